@@ -1,0 +1,48 @@
+"""invariantdp: inference for differentially private releases with invariants.
+
+The public API: a :class:`Release` crosses from curator to analyst; the
+mechanisms in :mod:`invariantdp.mechanisms` make releases; the functions in
+:mod:`invariantdp.inference` (re-exported here) test hypotheses from them.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from . import datasets, distributions, inference, mechanisms, privacy
+from ._results import ConfidenceInterval
+from ._validation import InvariantDPError
+from .inference import (
+    BinomialTestResult,
+    OddsRatioTestResult,
+    ump_binomial_test,
+    umpu_odds_ratio_critical_value,
+    umpu_odds_ratio_power,
+    umpu_odds_ratio_test,
+)
+from .invariants import Invariants, one_way_margins
+from .release import NoiseLaw, PrivacyGuarantee, Release
+
+try:
+    __version__ = version("invariantdp")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0+unknown"
+
+__all__ = [
+    "BinomialTestResult",
+    "ConfidenceInterval",
+    "InvariantDPError",
+    "Invariants",
+    "NoiseLaw",
+    "OddsRatioTestResult",
+    "PrivacyGuarantee",
+    "Release",
+    "datasets",
+    "distributions",
+    "inference",
+    "mechanisms",
+    "one_way_margins",
+    "privacy",
+    "ump_binomial_test",
+    "umpu_odds_ratio_critical_value",
+    "umpu_odds_ratio_power",
+    "umpu_odds_ratio_test",
+]

@@ -1,0 +1,86 @@
+"""Loaders for the data bundled with the package.
+
+The CSV files live in the repository's ``data/`` folder, whose ``README.md``
+states the source of each, and are installed inside the package as
+``invariantdp/_data``; they are read with :mod:`importlib.resources`.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import pandas as pd
+
+from ._validation import InvariantDPError
+
+__all__ = [
+    "aspirin_myocardial_infarction",
+    "data_path",
+    "fisher_tea_tasting",
+    "list_datasets",
+    "load_csv",
+]
+
+
+def _data_dir():
+    packaged = resources.files("invariantdp") / "_data"
+    if packaged.is_dir():
+        return packaged
+    # an editable install or a source checkout: the repository's data/ folder
+    source = Path(__file__).resolve().parents[2] / "data"
+    if source.is_dir():
+        return source
+    raise FileNotFoundError(
+        "the bundled data folder of invariantdp is missing from this install."
+    )
+
+
+def list_datasets() -> list[str]:
+    """Names of the bundled CSV files (without the extension)."""
+    return sorted(p.name[:-4] for p in _data_dir().iterdir() if p.name.endswith(".csv"))
+
+
+def data_path(name: str):
+    """Path (a ``Traversable``) of the bundled file ``name`` (``.csv`` optional)."""
+    names = list_datasets()
+    stem = name[:-4] if name.endswith(".csv") else name
+    if stem not in names:
+        raise InvariantDPError(
+            f"`name` ({name!r}) is not a bundled data set; choose from {names}."
+        )
+    return _data_dir() / f"{stem}.csv"
+
+
+def load_csv(name: str, **kwargs) -> pd.DataFrame:
+    """Read a bundled CSV file into a DataFrame (``kwargs`` go to ``read_csv``)."""
+    with data_path(name).open("r", encoding="utf-8") as fh:
+        return pd.read_csv(fh, **kwargs)
+
+
+def aspirin_myocardial_infarction() -> pd.DataFrame:
+    """The Physicians' Health Study 2 x 2 table of aspirin and heart attack.
+
+    Rows are the treatment groups ``placebo`` and ``aspirin``; columns are
+    ``myocardial_infarction`` and ``no_myocardial_infarction``.  The odds
+    ratio ``(x11 x22) / (x12 x21)`` is that of a heart attack on placebo
+    relative to aspirin (about 1.83).
+
+    Source: Physicians' Health Study Research Group (1989), NEJM 321:129-135;
+    Agresti, *Categorical Data Analysis*, Table 2.3.
+
+    Examples
+    --------
+    >>> from invariantdp import datasets
+    >>> datasets.aspirin_myocardial_infarction().to_numpy().tolist()
+    [[189, 10845], [104, 10933]]
+    """
+    return load_csv("physicians_health_aspirin", index_col="group")
+
+
+def fisher_tea_tasting() -> pd.DataFrame:
+    """Fisher's tea-tasting experiment (rows: poured first; columns: guess).
+
+    Source: Fisher (1935), *The Design of Experiments*, Sec. 2.
+    """
+    return load_csv("fisher_tea_tasting", index_col="poured_first")

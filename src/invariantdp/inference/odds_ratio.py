@@ -1,0 +1,491 @@
+"""The semi-DP UMPU test for the odds ratio of a 2 x 2 table (Cho & Awan, Thm 37)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+from scipy import optimize
+
+from .._results import ConfidenceInterval, format_table
+from .._validation import (
+    InvariantDPError,
+    check_alternative,
+    check_confidence_level,
+    check_counts,
+    check_in_open_unit,
+    check_positive,
+    check_real,
+)
+from ._lattice import FisherNoncentralHypergeometric, log_expectation
+from ._noise import TestNoise, resolve_noise, tulap_noise
+
+__all__ = [
+    "OddsRatioTestResult",
+    "umpu_odds_ratio_critical_value",
+    "umpu_odds_ratio_power",
+    "umpu_odds_ratio_test",
+]
+
+_LOG_W_MAX = 700.0  # beyond this the noncentral law sits on an end of its support
+
+
+# ---------------------------------------------------------------------------
+# validation
+# ---------------------------------------------------------------------------
+
+
+def _check_margins(margins) -> tuple[int, int, int, int]:
+    m = check_counts("margins", margins)
+    if m.shape != (4,):
+        raise InvariantDPError(
+            f"`margins` must be the four one-way margins (t1., t2., t.1, t.2), got shape {m.shape}."
+        )
+    t1, t2, c1, c2 = (int(v) for v in m)
+    if t1 + t2 != c1 + c2:
+        raise InvariantDPError(
+            f"`margins` ({t1}, {t2}, {c1}, {c2}) do not add up: row total t1.+t2. = {t1 + t2} "
+            f"but column total t.1+t.2 = {c1 + c2}."
+        )
+    if t1 + t2 == 0:
+        raise InvariantDPError(
+            f"`margins` ({t1}, {t2}, {c1}, {c2}) describe an empty table."
+        )
+    return t1, t2, c1, c2
+
+
+def _check_odds_ratio(value, name="odds_ratio") -> float:
+    return check_positive(name, value)
+
+
+def _from_release(release, epsilon, delta, noise):
+    """Statistic, margins and noise taken from an ``odds_ratio_release``."""
+    if epsilon is not None or noise is not None or delta not in (0, 0.0):
+        raise InvariantDPError(
+            "a Release carries its own noise law: do not also give `epsilon`, `delta` or `noise`."
+        )
+    if release.invariants is None or release.invariants.values is None:
+        raise InvariantDPError("the Release has no invariant margins to condition on.")
+    if release.invariants.shape != (2, 2) or release.value.size != 1:
+        raise InvariantDPError(
+            f"the Release must hold one statistic of a 2 x 2 table (mechanism "
+            f"{release.mechanism!r} released shape {release.value.shape})."
+        )
+    if release.noise.family != "tulap":
+        raise InvariantDPError(
+            f"the UMPU test needs Tulap (canonical) noise, the Release has {release.noise.family!r}."
+        )
+    margins = tuple(int(round(v)) for v in release.invariants.values)
+    p = release.noise.params
+    g = release.guarantee.params
+    tn = tulap_noise(p["b"], p["q"], g.get("epsilon"), g.get("delta"))
+    return float(release.value.reshape(())), margins, tn
+
+
+def _parse(statistic, margins, epsilon, delta, noise):
+    from ..release import Release
+
+    if isinstance(statistic, Release):
+        if margins is not None:
+            raise InvariantDPError(
+                "a Release carries its margins: do not also give `margins`."
+            )
+        return _from_release(statistic, epsilon, delta, noise)
+    if margins is None:
+        raise InvariantDPError("`margins` is required unless `statistic` is a Release.")
+    u = check_real("statistic", statistic)
+    if not np.isfinite(u):
+        raise InvariantDPError(f"`statistic` ({u}) must be finite.")
+    return u, _check_margins(margins), resolve_noise(epsilon, delta, noise)
+
+
+# ---------------------------------------------------------------------------
+# the p-value as a function of the odds ratio
+# ---------------------------------------------------------------------------
+
+
+def _law(margins, log_w) -> FisherNoncentralHypergeometric:
+    t1, t2, c1, _ = margins
+    return FisherNoncentralHypergeometric(t1, t2, c1, log_w)
+
+
+def _log_p_one_sided(
+    u: float, margins, log_w: float, noise: TestNoise, side: str
+) -> float:
+    """log of Eq. 6: ``E F(H - u)`` ("greater") or ``E F(u - H)`` ("less")."""
+    dist = _law(margins, np.clip(log_w, -_LOG_W_MAX, _LOG_W_MAX))
+    if log_w == np.inf or log_w == -np.inf:
+        h = dist.hi if log_w > 0 else dist.lo
+        x = h - u if side == "greater" else u - h
+        return float(noise.logcdf(np.array([x]))[0])
+    if side == "greater":
+        return log_expectation(dist, lambda h: noise.logcdf_lattice(h, u, 1.0))
+    return log_expectation(dist, lambda h: noise.logcdf_lattice(h, u, -1.0))
+
+
+def _pvalue(u, margins, log_w, noise, alternative) -> float:
+    if alternative == "two-sided":
+        lg = _log_p_one_sided(u, margins, log_w, noise, "greater")
+        ll = _log_p_one_sided(u, margins, log_w, noise, "less")
+        return float(min(1.0, 2.0 * np.exp(min(lg, ll))))
+    return float(np.exp(_log_p_one_sided(u, margins, log_w, noise, alternative)))
+
+
+def _solve_log_w(u, margins, noise, side: str, target: float) -> float:
+    """The log odds ratio at which the one-sided p-value equals ``target``.
+
+    The "greater" p-value increases with the odds ratio and the "less"
+    p-value decreases; where the target lies beyond the p-value's limit at
+    ``w -> 0`` or ``w -> inf`` the answer is that end (``-inf`` or ``inf``).
+    """
+    log_t = np.log(target)
+
+    def g(theta):
+        return _log_p_one_sided(u, margins, theta, noise, side) - log_t
+
+    sign = 1.0 if side == "greater" else -1.0  # direction in which g increases
+    if g(-sign * np.inf) >= 0.0:  # target not reached before w -> 0 (or inf)
+        return -sign * np.inf
+    if g(sign * np.inf) <= 0.0:
+        return sign * np.inf
+    lo, hi = -1.0, 1.0
+    g_lo, g_hi = g(lo), g(hi)
+    while sign * g_lo > 0.0 and lo > -_LOG_W_MAX:
+        lo = max(2.0 * lo, -_LOG_W_MAX)
+        g_lo = g(lo)
+    while sign * g_hi < 0.0 and hi < _LOG_W_MAX:
+        hi = min(2.0 * hi, _LOG_W_MAX)
+        g_hi = g(hi)
+    if np.sign(g_lo) == np.sign(g_hi):
+        return lo if sign * g_lo > 0.0 else hi
+    return optimize.brentq(g, lo, hi, xtol=1e-12, rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# result
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OddsRatioTestResult:
+    """Result of :func:`umpu_odds_ratio_test`.
+
+    Attributes
+    ----------
+    statistic : float
+        The released statistic ``U = x11 + N``.
+    pvalue : float
+        The p-value (Eq. 6 of Cho & Awan for ``alternative="greater"``).
+    alternative : str
+        ``"greater"``, ``"less"`` or ``"two-sided"``.
+    odds_ratio : float
+        The odds ratio under the null hypothesis.
+    margins : tuple of int
+        The invariant one-way margins ``(t1., t2., t.1, t.2)``.
+    epsilon, delta : float or None
+        Privacy parameters of the Tulap noise, when it was given by them.
+    noise : str
+        Description of the noise law ``F``.
+    method : str
+        Name of the test.
+    estimate : float
+        Median-unbiased private estimate of the odds ratio: the odds ratio
+        at which the "greater" p-value is 1/2 (computed on first access).
+    """
+
+    statistic: float
+    pvalue: float
+    alternative: str
+    odds_ratio: float
+    margins: tuple[int, int, int, int]
+    epsilon: float | None
+    delta: float | None
+    noise: str
+    method: str = "semi-DP UMPU odds-ratio test (Cho & Awan, Thm 37)"
+    _noise: TestNoise = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def estimate(self) -> float:
+        theta = _solve_log_w(self.statistic, self.margins, self._noise, "greater", 0.5)
+        return float(np.exp(theta))
+
+    def confidence_interval(self, confidence_level=0.95) -> ConfidenceInterval:
+        """Confidence interval for the odds ratio by inverting the test.
+
+        For ``alternative="two-sided"`` each end is the odds ratio at which a
+        one-sided p-value equals ``(1 - confidence_level) / 2``; one-sided
+        alternatives give a one-sided interval.  An end is 0 or ``inf`` when
+        the data cannot bound the odds ratio on that side.
+        """
+        cl = check_confidence_level(confidence_level)
+        alpha = 1.0 - cl
+        u, m, nz = self.statistic, self.margins, self._noise
+        if self.alternative == "two-sided":
+            low = _solve_log_w(u, m, nz, "greater", alpha / 2.0)
+            high = _solve_log_w(u, m, nz, "less", alpha / 2.0)
+        elif self.alternative == "greater":
+            low, high = _solve_log_w(u, m, nz, "greater", alpha), np.inf
+        else:
+            low, high = -np.inf, _solve_log_w(u, m, nz, "less", alpha)
+        return ConfidenceInterval(float(np.exp(low)), float(np.exp(high)))
+
+    def summary(self, confidence_level=0.95) -> str:
+        ci = self.confidence_interval(confidence_level)
+        t1, t2, c1, c2 = self.margins
+        rows = [
+            ("released statistic U", self.statistic),
+            ("margins (t1., t2., t.1, t.2)", f"({t1}, {t2}, {c1}, {c2})"),
+            ("noise", self.noise),
+        ]
+        if self.epsilon is not None:
+            rows.append(
+                (
+                    "privacy",
+                    f"epsilon={self.epsilon:g}, delta={self.delta:g}, semi-DP a(t)=3",
+                )
+            )
+        rows += [
+            ("null odds ratio", self.odds_ratio),
+            ("alternative", self.alternative),
+            ("p-value", self.pvalue),
+            ("odds-ratio estimate (median-unbiased)", self.estimate),
+            (
+                f"{confidence_level:.0%} confidence interval",
+                f"({_num(ci.low)}, {_num(ci.high)})",
+            ),
+        ]
+        return format_table(self.method, rows)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+def _num(x: float) -> str:
+    return "inf" if x == np.inf else f"{x:.6g}"
+
+
+# ---------------------------------------------------------------------------
+# public functions
+# ---------------------------------------------------------------------------
+
+
+def umpu_odds_ratio_test(
+    statistic,
+    margins=None,
+    *,
+    epsilon=None,
+    delta=0.0,
+    alternative="greater",
+    odds_ratio=1.0,
+    noise=None,
+) -> OddsRatioTestResult:
+    r"""Semi-DP uniformly most powerful unbiased test of the odds ratio.
+
+    A 2 x 2 table ``(x11, x12, x21, x22)`` is released as ``U = x11 + N``
+    with ``N`` drawn from the canonical noise distribution ``F`` of the
+    privacy guarantee (Tulap for (epsilon, delta)-DP), while its one-way
+    margins are published exactly.  Conditionally on the margins, ``x11`` is
+    Fisher's noncentral hypergeometric with the odds ratio ``w``, and
+
+    .. math:: p = E_{H \sim \mathrm{Hyper}(t, w_0)}\, F(H - U)
+
+    is the p-value of the UMPU test of ``H0: w <= w0`` against ``w > w0``
+    (Cho & Awan, Theorem 37, Eq. 6): ``P(p <= alpha | x) = F(x11 - m(t))``.
+
+    Parameters
+    ----------
+    statistic : float or Release
+        The released ``U``, or the :class:`~invariantdp.Release` made by
+        :func:`~invariantdp.mechanisms.odds_ratio_release` (then ``margins``,
+        ``epsilon``, ``delta`` and ``noise`` come from it).
+    margins : sequence of 4 int
+        The invariant one-way margins ``(t1., t2., t.1, t.2)``.
+    epsilon, delta : float
+        Privacy parameters of the Tulap noise, ``epsilon > 0``,
+        ``0 <= delta < 1``.  The release is semi-DP with ``a(t) = 3``.
+    alternative : {"greater", "less", "two-sided"}
+        ``"greater"`` tests ``w <= w0`` against ``w > w0``; ``"less"`` the
+        mirror image; ``"two-sided"`` doubles the smaller one-sided p-value
+        (capped at 1), which matches the equal-tailed confidence interval.
+    odds_ratio : float
+        The null odds ratio ``w0 > 0``.
+    noise : frozen distribution or TradeoffFunction, optional
+        The noise law instead of ``epsilon``/``delta``: a Tulap given by
+        ``(b, q)`` directly (``tulap(b, q)``), another symmetric CND, or a
+        tradeoff function whose CND is used (Lemma 36).
+
+    Returns
+    -------
+    OddsRatioTestResult
+        With ``statistic``, ``pvalue``, ``estimate``,
+        ``confidence_interval()`` and ``summary()``.
+
+    Notes
+    -----
+    The conditional law of ``x11`` is summed on a window of its support that
+    grows until the neglected mass is below 1e-17 of the total, so the cost
+    grows like the square root of the table total (counts up to 1e8 take
+    milliseconds).  As ``epsilon -> inf`` the p-value for ``U = x11`` tends
+    to Fisher's one-sided mid-p value.
+
+    References
+    ----------
+    Cho, J. and Awan, J. "Formal privacy guarantees with invariant
+    statistics", Sec. 5.3, Theorem 37, Eq. 5-6; Awan, J. and Vadhan, S.
+    (2023), Lemma 47 (Theorem 4.8 there).
+
+    Examples
+    --------
+    >>> from invariantdp import umpu_odds_ratio_test
+    >>> res = umpu_odds_ratio_test(14.3, (20, 20, 20, 20), epsilon=1.0)
+    >>> round(res.pvalue, 4)
+    0.0292
+    >>> res.confidence_interval().low > 1
+    True
+    """
+    alternative = check_alternative(alternative)
+    w0 = _check_odds_ratio(odds_ratio)
+    u, margins, tn = _parse(statistic, margins, epsilon, delta, noise)
+    p = _pvalue(u, margins, float(np.log(w0)), tn, alternative)
+    return OddsRatioTestResult(
+        statistic=u,
+        pvalue=p,
+        alternative=alternative,
+        odds_ratio=w0,
+        margins=margins,
+        epsilon=tn.epsilon,
+        delta=tn.delta,
+        noise=tn.description,
+        _noise=tn,
+    )
+
+
+def _size(m, margins, log_w, noise, side):
+    """Rejection probability ``E F(H - m)`` ("greater") or ``E F(m - H)``."""
+    return float(np.exp(_log_p_one_sided(m, margins, log_w, noise, side)))
+
+
+def _critical(margins, log_w0, noise, side, alpha) -> float:
+    """``m`` with ``E_{w0} F(H - m) = alpha`` (or the mirror for "less")."""
+    dist = _law(margins, log_w0)
+    q = float(noise.ppf(alpha))  # F(q) = alpha
+    if side == "greater":
+        lo, hi = dist.lo - q - 1.0, dist.hi - q + 1.0  # size >= alpha at lo, <= at hi
+    else:
+        lo, hi = dist.lo + q - 1.0, dist.hi + q + 1.0
+
+    def g(m):
+        return _size(m, margins, log_w0, noise, side) - alpha
+
+    return optimize.brentq(
+        g, lo, hi, xtol=1e-13, rtol=4 * np.finfo(float).eps, maxiter=500
+    )
+
+
+def umpu_odds_ratio_critical_value(
+    margins,
+    *,
+    epsilon=None,
+    alpha=0.05,
+    delta=0.0,
+    alternative="greater",
+    null_odds_ratio=1.0,
+    noise=None,
+):
+    r"""The threshold ``m(t)`` of the level-``alpha`` UMPU test (Eq. 5).
+
+    The test rejects with probability :math:`\phi^*(x) = F(x_{11} - m(t))`
+    for ``alternative="greater"``; equivalently it rejects when the released
+    ``U >= m(t)``.  ``m(t)`` solves :math:`E_{H \sim \mathrm{Hyper}(t, w_0)}
+    F(H - m) = \alpha` exactly.  For ``"less"`` the test is
+    :math:`F(m - x_{11})`; for ``"two-sided"`` the pair ``(m_low, m_high)``
+    of the two one-sided tests at ``alpha / 2``.
+
+    Examples
+    --------
+    >>> from invariantdp import umpu_odds_ratio_critical_value
+    >>> m = umpu_odds_ratio_critical_value((20, 20, 20, 20), epsilon=1.0)
+    >>> round(m, 3)
+    13.839
+    """
+    alpha = check_in_open_unit("alpha", alpha)
+    alternative = check_alternative(alternative)
+    w0 = _check_odds_ratio(null_odds_ratio, "null_odds_ratio")
+    margins = _check_margins(margins)
+    tn = resolve_noise(epsilon, delta, noise)
+    lw0 = float(np.log(w0))
+    if alternative == "two-sided":
+        return (
+            _critical(margins, lw0, tn, "less", alpha / 2.0),
+            _critical(margins, lw0, tn, "greater", alpha / 2.0),
+        )
+    return _critical(margins, lw0, tn, alternative, alpha)
+
+
+def umpu_odds_ratio_power(
+    margins,
+    *,
+    epsilon=None,
+    odds_ratio,
+    alpha=0.05,
+    delta=0.0,
+    alternative="greater",
+    null_odds_ratio=1.0,
+    noise=None,
+):
+    r"""Exact power of the level-``alpha`` semi-DP UMPU odds-ratio test.
+
+    The power at odds ratio ``w`` given the invariant margins ``t`` is
+    :math:`E_{H \sim \mathrm{Hyper}(t, w)} F(H - m(t))` with ``m(t)`` chosen
+    so that the size at ``null_odds_ratio`` is exactly ``alpha``
+    (Cho & Awan, Theorem 37).  The randomness is that of the confidential
+    table given its margins and of the privacy noise.
+
+    Parameters
+    ----------
+    margins : sequence of 4 int
+        ``(t1., t2., t.1, t.2)``.
+    epsilon, delta : float
+        Privacy parameters (or give ``noise``).
+    odds_ratio : float or array_like
+        Odds ratio(s) at which to evaluate the power.
+    alpha : float
+        Level, in (0, 1).
+    alternative : {"greater", "less", "two-sided"}
+    null_odds_ratio : float
+        ``w0`` of the null hypothesis.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Power, with the shape of ``odds_ratio``.
+
+    Examples
+    --------
+    >>> from invariantdp import umpu_odds_ratio_power
+    >>> round(umpu_odds_ratio_power((20, 20, 20, 20), epsilon=1.0, odds_ratio=1.0), 10)
+    0.05
+    """
+    alpha = check_in_open_unit("alpha", alpha)
+    alternative = check_alternative(alternative)
+    w0 = _check_odds_ratio(null_odds_ratio, "null_odds_ratio")
+    margins = _check_margins(margins)
+    w = np.asarray(odds_ratio, dtype=float)
+    if w.size == 0 or not np.all(np.isfinite(w)) or np.any(w <= 0):
+        raise InvariantDPError(f"`odds_ratio` ({odds_ratio}) must be finite and > 0.")
+    tn = resolve_noise(epsilon, delta, noise)
+    lw0 = float(np.log(w0))
+    if alternative == "two-sided":
+        m_lo = _critical(margins, lw0, tn, "less", alpha / 2.0)
+        m_hi = _critical(margins, lw0, tn, "greater", alpha / 2.0)
+        power = [
+            _size(m_hi, margins, lw, tn, "greater")
+            + _size(m_lo, margins, lw, tn, "less")
+            for lw in np.log(w).ravel()
+        ]
+    else:
+        m = _critical(margins, lw0, tn, alternative, alpha)
+        power = [_size(m, margins, lw, tn, alternative) for lw in np.log(w).ravel()]
+    out = np.asarray(power).reshape(w.shape)
+    return float(out) if out.ndim == 0 else out

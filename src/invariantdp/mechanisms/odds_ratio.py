@@ -1,0 +1,84 @@
+"""Release of a 2 x 2 table's ``x11`` with Tulap noise under invariant margins."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._rng import as_generator
+from .._validation import check_counts, check_delta, check_epsilon
+from ..distributions.tulap import _bounds, _draw_untruncated, tulap_params
+from ..invariants import one_way_margins
+from ..release import NoiseLaw, PrivacyGuarantee, Release
+
+__all__ = ["odds_ratio_release"]
+
+
+def _tulap_draw(rng, b: float, q: float) -> float:
+    lo, hi = _bounds(b, q)
+    while True:
+        n = float(_draw_untruncated(rng, np.array([b]), (1,))[0])
+        if lo <= n <= hi:
+            return n
+
+
+def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None) -> Release:
+    r"""Release ``U = x11 + N`` of a 2 x 2 table with its one-way margins invariant.
+
+    ``N`` is Tulap, the canonical noise distribution of
+    :math:`f_{\epsilon,\delta}`.  With the margins published exactly, two
+    tables with the same margins differ by multiples of
+    ``(1, -1, -1, 1)``, which moves ``x11`` by 1, so the release is
+    :math:`(D_t, A_{a(t)}, f_{\epsilon,\delta})`-DP with semi-adjacent
+    parameter ``a(t) = 3`` (Cho & Awan, Examples 5 and 7, Theorem 37).  This
+    is the statistic that :func:`~invariantdp.umpu_odds_ratio_test` consumes.
+
+    Parameters
+    ----------
+    table : array_like, shape (2, 2)
+        Confidential counts ``[[x11, x12], [x21, x22]]``.
+    epsilon, delta : float
+        Privacy parameters, ``epsilon > 0``, ``0 <= delta < 1``.
+    rng : None, int, SeedSequence or numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    Release
+        ``value`` is ``U``; ``invariants`` hold ``(t1., t2., t.1, t.2)``.
+
+    References
+    ----------
+    Cho & Awan, Sec. 5.3; Awan & Slavkovic (2018) for the Tulap sampler.
+
+    Examples
+    --------
+    >>> from invariantdp.mechanisms import odds_ratio_release
+    >>> r = odds_ratio_release([[12, 5], [4, 9]], epsilon=1.0, rng=7)
+    >>> r.invariants.values
+    array([17., 13., 16., 14.])
+    """
+    x = check_counts("table", table, shape=(2, 2))
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    gen = as_generator(rng)
+    b, q = tulap_params(epsilon, delta)
+    u = float(x[0, 0]) + _tulap_draw(gen, b, q)
+    query = np.zeros((1, 4))
+    query[0, 0] = 1.0
+    return Release(
+        value=np.array(u),
+        mechanism="odds_ratio_release",
+        noise=NoiseLaw("tulap", {"b": b, "q": q}),
+        guarantee=PrivacyGuarantee(
+            definition="(epsilon, delta)-DP",
+            params={"epsilon": epsilon, "delta": delta},
+            adjacency="semi-adjacent: invariant-conforming tables at distance a(t) in the "
+            "replace-one-record adjacency",
+            semi_adjacent_parameter=3,
+            dataspace="2 x 2 tables with the released one-way margins",
+        ),
+        invariants=one_way_margins((2, 2)).of(x),
+        query=query,
+        data_shape=(2, 2),
+        metadata={"statistic": "x11"},
+    )

@@ -1,0 +1,256 @@
+"""Tradeoff functions of f-differential privacy.
+
+Convention (Cho & Awan, Sec. 2.2, footnote 1): ``f(alpha)`` is the smallest
+type II error of a test of ``M(X)`` against ``M(X')`` whose type I error is
+``1 - alpha``.  In this convention a function is a tradeoff function if and
+only if it is convex, continuous, non-decreasing and ``f(alpha) <= alpha``;
+group privacy is plain composition, ``f`` applied ``k`` times.
+
+References
+----------
+.. [1] Cho, J. and Awan, J. "Formal privacy guarantees with invariant
+   statistics", Sec. 2.2.
+.. [2] Dong, J., Roth, A. and Su, W. (2022). "Gaussian differential privacy",
+   JRSS-B 84(1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import optimize, special
+
+from .._validation import (
+    InvariantDPError,
+    check_delta,
+    check_positive,
+    check_positive_int,
+)
+
+__all__ = ["TradeoffFunction", "as_tradeoff", "eps_delta", "gaussian", "group"]
+
+
+class TradeoffFunction:
+    """A symmetric tradeoff function ``f : [0, 1] -> [0, 1]``.
+
+    Instances are callables that broadcast over ``alpha``.  Subclasses give a
+    closed form for ``__call__`` and, where available, for ``inverse``; the
+    base class inverts numerically by vectorised bisection.
+    """
+
+    #: short description used in ``repr`` and summaries
+    name: str = "f"
+
+    def __call__(self, alpha):
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def to_dict(self) -> dict:
+        """JSON-able description; ``from_dict`` rebuilds the function."""
+        raise TypeError(f"{type(self).__name__} cannot be serialised to JSON.")
+
+    @staticmethod
+    def from_dict(d: dict) -> TradeoffFunction:
+        kind = d.get("kind")
+        if kind == "eps_delta":
+            return eps_delta(d["epsilon"], d["delta"])
+        if kind == "gaussian":
+            return gaussian(d["mu"])
+        if kind == "group":
+            return group(TradeoffFunction.from_dict(d["base"]), d["k"])
+        raise InvariantDPError(f"unknown tradeoff-function kind {kind!r} in {d!r}.")
+
+    def inverse(self, y):
+        """Generalised inverse ``inf{alpha : f(alpha) >= y}`` (vectorised)."""
+        y = np.asarray(y, dtype=float)
+        lo = np.zeros_like(y)
+        hi = np.ones_like(y)
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            below = self(mid) < y
+            lo = np.where(below, mid, lo)
+            hi = np.where(below, hi, mid)
+            if np.all(hi - lo <= 4e-16):
+                break
+        return hi
+
+    def fixed_point(self) -> float:
+        """The unique ``c`` in [0, 1/2) with ``f(1 - c) = c`` (Lemma 36)."""
+        g = lambda c: float(self(1.0 - c)) - c  # noqa: E731
+        if g(0.0) <= 0.0:
+            return 0.0
+        return optimize.brentq(g, 0.0, 0.5, xtol=1e-16, rtol=4 * np.finfo(float).eps)
+
+    def is_nontrivial(self) -> bool:
+        alpha = np.linspace(0.0, 1.0, 1001)
+        return bool(np.any(self(alpha) < alpha - 1e-12))
+
+    def __repr__(self) -> str:
+        return f"TradeoffFunction({self.name})"
+
+
+class _EpsDelta(TradeoffFunction):
+    def __init__(self, epsilon: float, delta: float):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.name = f"f_eps,delta: epsilon={epsilon:g}, delta={delta:g}"
+
+    def __call__(self, alpha):
+        a = np.asarray(alpha, dtype=float)
+        e, d = self.epsilon, self.delta
+        with np.errstate(over="ignore"):
+            big = np.exp(e)
+            line_hi = np.where(a >= 1.0, 1.0 - d, 1.0 - d - big * (1.0 - a))
+        out = np.maximum(np.maximum(0.0, line_hi), np.exp(-e) * (a - d))
+        return out[()] if out.ndim == 0 else out
+
+    def inverse(self, y):
+        y = np.asarray(y, dtype=float)
+        e, d = self.epsilon, self.delta
+        # invert each linear piece and take the smaller pre-image that reaches y
+        via_low = d + np.exp(e) * y
+        via_high = 1.0 - (1.0 - d - y) * np.exp(-e)
+        out = np.clip(np.minimum(via_low, via_high), 0.0, 1.0)
+        out = np.where(y <= 0.0, 0.0, out)
+        return out[()] if out.ndim == 0 else out
+
+    def to_dict(self) -> dict:
+        return {"kind": "eps_delta", "epsilon": self.epsilon, "delta": self.delta}
+
+    def __repr__(self) -> str:
+        return f"eps_delta(epsilon={self.epsilon!r}, delta={self.delta!r})"
+
+
+class _Gaussian(TradeoffFunction):
+    def __init__(self, mu: float):
+        self.mu = mu
+        self.name = f"G_mu: mu={mu:g}"
+
+    def __call__(self, alpha):
+        a = np.asarray(alpha, dtype=float)
+        out = special.ndtr(special.ndtri(a) - self.mu)
+        return out[()] if out.ndim == 0 else out
+
+    def inverse(self, y):
+        y = np.asarray(y, dtype=float)
+        out = special.ndtr(special.ndtri(y) + self.mu)
+        return out[()] if out.ndim == 0 else out
+
+    def to_dict(self) -> dict:
+        return {"kind": "gaussian", "mu": self.mu}
+
+    def __repr__(self) -> str:
+        return f"gaussian(mu={self.mu!r})"
+
+
+class _Group(TradeoffFunction):
+    def __init__(self, base: TradeoffFunction, k: int):
+        self.base = base
+        self.k = k
+        self.name = f"{base.name}, composed {k} times"
+
+    def __call__(self, alpha):
+        out = np.asarray(alpha, dtype=float)
+        for _ in range(self.k):
+            out = np.asarray(self.base(out), dtype=float)
+        return out[()] if out.ndim == 0 else out
+
+    def inverse(self, y):
+        out = np.asarray(y, dtype=float)
+        for _ in range(self.k):
+            out = np.asarray(self.base.inverse(out), dtype=float)
+        return out[()] if out.ndim == 0 else out
+
+    def to_dict(self) -> dict:
+        return {"kind": "group", "base": self.base.to_dict(), "k": self.k}
+
+    def __repr__(self) -> str:
+        return f"group({self.base!r}, k={self.k})"
+
+
+class _Callable(TradeoffFunction):
+    def __init__(self, func):
+        self.func = func
+        self.name = getattr(func, "__name__", "f")
+
+    def __call__(self, alpha):
+        out = np.asarray(self.func(np.asarray(alpha, dtype=float)), dtype=float)
+        return out[()] if out.ndim == 0 else out
+
+
+def as_tradeoff(f) -> TradeoffFunction:
+    """Wrap a plain callable ``f(alpha)`` as a :class:`TradeoffFunction`."""
+    if isinstance(f, TradeoffFunction):
+        return f
+    if not callable(f):
+        raise TypeError(
+            f"`f` must be a tradeoff function or a callable, got {type(f).__name__}."
+        )
+    return _Callable(f)
+
+
+def eps_delta(epsilon, delta=0.0) -> TradeoffFunction:
+    r"""Tradeoff function of (epsilon, delta)-DP.
+
+    .. math:: f_{\epsilon,\delta}(\alpha) = \max\{0,\ 1-\delta-e^{\epsilon}+e^{\epsilon}\alpha,
+              \ e^{-\epsilon}(\alpha-\delta)\}
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy-loss parameter, ``epsilon > 0``.
+    delta : float, optional
+        ``0 <= delta < 1``.
+
+    Returns
+    -------
+    TradeoffFunction
+
+    References
+    ----------
+    Cho & Awan, Sec. 2.2 (definition of :math:`f_{\epsilon,\delta}`).
+
+    Examples
+    --------
+    >>> from invariantdp.privacy.tradeoff import eps_delta
+    >>> f = eps_delta(1.0)
+    >>> round(float(f(0.5)), 6)
+    0.18394
+    """
+    return _EpsDelta(check_positive("epsilon", epsilon), check_delta(delta))
+
+
+def gaussian(mu) -> TradeoffFunction:
+    r"""Tradeoff function of mu-Gaussian DP, :math:`G_\mu = T(N(0,1), N(\mu,1))`.
+
+    In the paper's convention :math:`G_\mu(\alpha) = \Phi(\Phi^{-1}(\alpha) - \mu)`.
+
+    Examples
+    --------
+    >>> from invariantdp.privacy.tradeoff import gaussian
+    >>> round(float(gaussian(1.0)(0.975)), 4)
+    0.8299
+    """
+    return _Gaussian(check_positive("mu", mu))
+
+
+def group(f, k) -> TradeoffFunction:
+    """Group privacy: ``f`` composed with itself ``k`` times (Cho & Awan, Sec. 2.2).
+
+    A mechanism that is f-DP for neighbours at distance 1 is ``f∘...∘f``-DP
+    (``k`` factors) for data at distance ``k``.
+
+    Examples
+    --------
+    >>> from invariantdp.privacy.tradeoff import eps_delta, group
+    >>> g = group(eps_delta(0.5), 3)
+    >>> bool(abs(g(0.7) - eps_delta(1.5)(0.7)) < 1e-12)
+    True
+    """
+    f = as_tradeoff(f)
+    k = check_positive_int("k", k)
+    if k == 1:
+        return f
+    if isinstance(f, _Gaussian):
+        return _Gaussian(k * f.mu)
+    if isinstance(f, _EpsDelta) and f.delta == 0.0:
+        return _EpsDelta(k * f.epsilon, 0.0)
+    return _Group(f, k)

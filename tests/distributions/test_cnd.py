@@ -1,0 +1,61 @@
+import numpy as np
+import pytest
+
+from invariantdp.distributions import canonical_noise, tulap_from_privacy
+from invariantdp.privacy import eps_delta, gaussian, group
+
+
+@pytest.mark.parametrize(
+    "eps,delta", [(1.0, 0.0), (0.5, 0.01), (2.0, 1e-3), (0.1, 0.2), (3.0, 0.0)]
+)
+def test_cnd_of_eps_delta_is_tulap(eps, delta):
+    F = canonical_noise(eps_delta(eps, delta))
+    T = tulap_from_privacy(eps, delta)
+    x = np.linspace(-8, 8, 321)
+    np.testing.assert_allclose(F.cdf(x), T.cdf(x), atol=1e-10)
+    u = np.linspace(0.01, 0.99, 99)
+    np.testing.assert_allclose(F.ppf(u), T.ppf(u), atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        gaussian(1.0),
+        gaussian(0.3),
+        eps_delta(1.0, 0.05),
+        group(eps_delta(0.4, 0.01), 2),
+    ],
+)
+def test_definition_35_properties(f):
+    F = canonical_noise(f)
+    alpha = np.linspace(0.01, 0.99, 49)
+    # property 3: T(F, F(. - 1))(alpha) = F(F^{-1}(alpha) - 1) = f(alpha)
+    np.testing.assert_allclose(F.cdf(F.ppf(alpha) - 1.0), f(alpha), atol=1e-9)
+    # property 4: symmetry
+    x = np.linspace(-5, 5, 41)
+    np.testing.assert_allclose(F.cdf(x), 1.0 - F.cdf(-x), atol=1e-12)
+    # the linear piece between -1/2 and 1/2 (Lemma 36)
+    c = f.fixed_point()
+    assert f(1 - c) == pytest.approx(c, abs=1e-12)
+    assert F.cdf(-0.5) == pytest.approx(c, abs=1e-12)
+
+
+def test_gaussian_fixed_point_closed_form():
+    from scipy.stats import norm
+
+    assert gaussian(1.3).fixed_point() == pytest.approx(norm.cdf(-1.3 / 2), abs=1e-12)
+
+
+def test_rvs_follow_cdf(rng):
+    from scipy import stats
+
+    F = canonical_noise(gaussian(0.8))
+    sample = F.rvs(size=3000, random_state=rng)
+    assert stats.kstest(sample, F.cdf).pvalue > 1e-3
+
+
+def test_rejects_trivial_and_asymmetric():
+    with pytest.raises(ValueError, match="nontrivial"):
+        canonical_noise(lambda a: a)
+    with pytest.raises(ValueError, match="symmetric"):
+        canonical_noise(lambda a: np.maximum(0.0, a - 0.5) * 1.9 * (a <= 1) + 0 * a)
