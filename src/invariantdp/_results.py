@@ -31,9 +31,7 @@ def _fmt_num(x) -> str:
     return f"{x:.6g}"
 
 
-def format_table(
-    title: str, rows: list[tuple[str, object]], notes: list[str] = ()
-) -> str:
+def format_table(title: str, rows: list[tuple[str, object]], notes: list[str] = ()) -> str:
     """Format a two-column ``summary()`` block, statsmodels style."""
     width = max(len(title), 60)
     key_w = max(len(k) for k, _ in rows)

@@ -18,9 +18,7 @@ def as_generator(rng=None) -> np.random.Generator:
     if isinstance(rng, np.random.Generator):
         return rng
     if isinstance(rng, bool):
-        raise TypeError(
-            f"`rng` must be None, an int, a SeedSequence or a Generator, got {rng!r}."
-        )
+        raise TypeError(f"`rng` must be None, an int, a SeedSequence or a Generator, got {rng!r}.")
     if rng is None or isinstance(rng, int | np.integer | np.random.SeedSequence):
         if isinstance(rng, int | np.integer) and rng < 0:
             raise ValueError(f"`rng` ({rng}) must be a non-negative seed.")

@@ -40,9 +40,7 @@ def _fmt(value) -> str:
 def check_real(name: str, value) -> float:
     """Return ``value`` as a Python float, rejecting non-reals and bools."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real | np.number):
-        raise TypeError(
-            f"`{name}` must be a real number, got {type(value).__name__} ({value!r})."
-        )
+        raise TypeError(f"`{name}` must be a real number, got {type(value).__name__} ({value!r}).")
     value = float(value)
     if np.isnan(value):
         raise InvariantDPError(f"`{name}` ({value}) must not be NaN.")
@@ -119,15 +117,11 @@ def check_finite_array(name: str, value, *, dtype=float) -> np.ndarray:
             f"`{name}` must be array-like of numbers, got {type(value).__name__}."
         ) from None
     if arr.size and not np.all(np.isfinite(arr)):
-        raise InvariantDPError(
-            f"`{name}` ({_fmt(value)}) must contain only finite values."
-        )
+        raise InvariantDPError(f"`{name}` ({_fmt(value)}) must contain only finite values.")
     return arr
 
 
-def check_counts(
-    name: str, value, *, shape: tuple[int, ...] | None = None
-) -> np.ndarray:
+def check_counts(name: str, value, *, shape: tuple[int, ...] | None = None) -> np.ndarray:
     """Return non-negative integer counts as an ``int64`` array.
 
     Floats are accepted only when they are whole numbers (``3.0``); anything
@@ -139,25 +133,17 @@ def check_counts(
             f"`{name}` must hold integer counts, got dtype {raw.dtype} ({_fmt(value)})."
         )
     if shape is not None and raw.shape != tuple(shape):
-        raise InvariantDPError(
-            f"`{name}` must have shape {tuple(shape)}, got {raw.shape}."
-        )
+        raise InvariantDPError(f"`{name}` must have shape {tuple(shape)}, got {raw.shape}.")
     if raw.dtype.kind == "f":
         if not np.all(np.isfinite(raw)):
-            raise InvariantDPError(
-                f"`{name}` ({_fmt(value)}) must contain only finite counts."
-            )
+            raise InvariantDPError(f"`{name}` ({_fmt(value)}) must contain only finite counts.")
         if not np.all(raw == np.round(raw)):
-            raise InvariantDPError(
-                f"`{name}` ({_fmt(value)}) must contain whole-number counts."
-            )
+            raise InvariantDPError(f"`{name}` ({_fmt(value)}) must contain whole-number counts.")
         if np.any(np.abs(raw) > 2.0**53):
             raise InvariantDPError(
                 f"`{name}` ({_fmt(value)}) has counts above 2**53, which floats cannot hold exactly;"
                 " pass integers."
             )
     if np.any(raw < 0):
-        raise InvariantDPError(
-            f"`{name}` ({_fmt(value)}) must contain non-negative counts."
-        )
+        raise InvariantDPError(f"`{name}` ({_fmt(value)}) must contain non-negative counts.")
     return raw.astype(np.int64, copy=True)

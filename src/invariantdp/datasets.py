@@ -31,9 +31,7 @@ def _data_dir():
     source = Path(__file__).resolve().parents[2] / "data"
     if source.is_dir():
         return source
-    raise FileNotFoundError(
-        "the bundled data folder of invariantdp is missing from this install."
-    )
+    raise FileNotFoundError("the bundled data folder of invariantdp is missing from this install.")
 
 
 def list_datasets() -> list[str]:
@@ -46,9 +44,7 @@ def data_path(name: str):
     names = list_datasets()
     stem = name[:-4] if name.endswith(".csv") else name
     if stem not in names:
-        raise InvariantDPError(
-            f"`name` ({name!r}) is not a bundled data set; choose from {names}."
-        )
+        raise InvariantDPError(f"`name` ({name!r}) is not a bundled data set; choose from {names}.")
     return _data_dir() / f"{stem}.csv"
 
 

@@ -41,9 +41,7 @@ class Invariants:
         else:
             C = check_finite_array("matrix", C)
             if C.ndim != 2:
-                raise InvariantDPError(
-                    f"`matrix` must be 2-D, got {C.ndim} dimension(s)."
-                )
+                raise InvariantDPError(f"`matrix` must be 2-D, got {C.ndim} dimension(s).")
         object.__setattr__(self, "matrix", C)
         k, n = C.shape
         shape = (n,) if self.shape is None else tuple(int(s) for s in self.shape)
@@ -55,16 +53,12 @@ class Invariants:
         if self.values is not None:
             v = check_finite_array("values", self.values)
             if v.shape != (k,):
-                raise InvariantDPError(
-                    f"`values` must have shape ({k},), got {v.shape}."
-                )
+                raise InvariantDPError(f"`values` must have shape ({k},), got {v.shape}.")
             object.__setattr__(self, "values", v)
         if self.names is not None:
             names = tuple(str(s) for s in self.names)
             if len(names) != k:
-                raise InvariantDPError(
-                    f"`names` must have {k} entries, got {len(names)}."
-                )
+                raise InvariantDPError(f"`names` must have {k} entries, got {len(names)}.")
             object.__setattr__(self, "names", names)
 
     @property
@@ -121,9 +115,7 @@ class Invariants:
     def from_dict(cls, d: dict) -> Invariants:
         m = d["matrix"]
         if m["sparse"]:
-            C = sparse.csr_array(
-                (m["data"], (m["row"], m["col"])), shape=tuple(m["shape"])
-            )
+            C = sparse.csr_array((m["data"], (m["row"], m["col"])), shape=tuple(m["shape"]))
         else:
             C = np.array(m["data"], dtype=float).reshape(-1, int(np.prod(d["shape"])))
         return cls(C, d["values"], tuple(d["shape"]), d["names"])

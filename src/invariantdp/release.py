@@ -237,9 +237,7 @@ class Release:
             q.setflags(write=False)
             object.__setattr__(self, "query", q)
         if self.data_shape is not None:
-            object.__setattr__(
-                self, "data_shape", tuple(int(s) for s in self.data_shape)
-            )
+            object.__setattr__(self, "data_shape", tuple(int(s) for s in self.data_shape))
 
     # --- serialisation -----------------------------------------------------
 
@@ -251,9 +249,7 @@ class Release:
             "mechanism": self.mechanism,
             "noise": self.noise.to_dict(),
             "guarantee": self.guarantee.to_dict(),
-            "invariants": None
-            if self.invariants is None
-            else self.invariants.to_dict(),
+            "invariants": None if self.invariants is None else self.invariants.to_dict(),
             "query": None if self.query is None else _array_to_json(self.query),
             "data_shape": None if self.data_shape is None else list(self.data_shape),
             "metadata": self.metadata,
@@ -262,9 +258,7 @@ class Release:
     @classmethod
     def from_dict(cls, d: dict) -> Release:
         if d.get("format") != "invariantdp.Release":
-            raise InvariantDPError(
-                f"not an invariantdp release: `format` is {d.get('format')!r}."
-            )
+            raise InvariantDPError(f"not an invariantdp release: `format` is {d.get('format')!r}.")
         if d.get("version", 0) > FORMAT_VERSION:
             raise InvariantDPError(
                 f"release format version {d['version']} is newer than this package "
@@ -275,9 +269,7 @@ class Release:
             mechanism=d["mechanism"],
             noise=NoiseLaw.from_dict(d["noise"]),
             guarantee=PrivacyGuarantee.from_dict(d["guarantee"]),
-            invariants=None
-            if d["invariants"] is None
-            else Invariants.from_dict(d["invariants"]),
+            invariants=None if d["invariants"] is None else Invariants.from_dict(d["invariants"]),
             query=None if d["query"] is None else _array_from_json(d["query"]),
             data_shape=None if d["data_shape"] is None else tuple(d["data_shape"]),
             metadata=d.get("metadata", {}),
@@ -296,9 +288,7 @@ class Release:
         """Write the JSON to ``path`` atomically (temporary file + rename)."""
         path = Path(path)
         text = self.to_json(indent=1)
-        fd, tmp = tempfile.mkstemp(
-            dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp"
-        )
+        fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)

@@ -23,9 +23,7 @@ def _cdf_by_definition(x, b, n_terms=4000):
 @pytest.mark.parametrize("b", [0.3, np.exp(-1.0), 0.8])
 def test_cdf_matches_definition(b):
     for x in np.linspace(-7.3, 7.3, 37):
-        assert tulap.cdf(x, b, 0.0) == pytest.approx(
-            _cdf_by_definition(x, b), abs=1e-13
-        )
+        assert tulap.cdf(x, b, 0.0) == pytest.approx(_cdf_by_definition(x, b), abs=1e-13)
 
 
 @pytest.mark.parametrize("b,q", PARAMS)
@@ -35,9 +33,7 @@ def test_generic_distribution_properties(b, q):
     np.testing.assert_allclose(tulap.cdf(x, b, q), u, atol=1e-12)
     np.testing.assert_allclose(tulap.isf(u, b, q), tulap.ppf(1 - u, b, q), atol=1e-9)
     grid = np.linspace(-12, 12, 301)
-    np.testing.assert_allclose(
-        tulap.sf(grid, b, q), 1 - tulap.cdf(grid, b, q), atol=1e-14
-    )
+    np.testing.assert_allclose(tulap.sf(grid, b, q), 1 - tulap.cdf(grid, b, q), atol=1e-14)
     # symmetric about the median
     np.testing.assert_allclose(tulap.cdf(-grid, b, q), tulap.sf(grid, b, q), atol=1e-14)
     lo, hi = tulap.support(b, q)
@@ -46,8 +42,7 @@ def test_generic_distribution_properties(b, q):
     knots = np.concatenate([[lo], np.arange(np.ceil(lo - 0.5), hi) + 0.5, [hi]])
     knots = np.unique(np.clip(knots, lo, hi))
     total = sum(
-        integrate.quad(tulap.pdf, a, c, args=(b, q))[0]
-        for a, c in zip(knots[:-1], knots[1:])
+        integrate.quad(tulap.pdf, a, c, args=(b, q))[0] for a, c in zip(knots[:-1], knots[1:], strict=False)
     )
     assert total == pytest.approx(1.0, abs=2e-9)
     inside = grid[(grid > lo) & (grid < hi)]

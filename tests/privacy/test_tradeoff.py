@@ -8,9 +8,7 @@ from invariantdp.privacy.tradeoff import TradeoffFunction
 ALPHA = np.linspace(0.0, 1.0, 201)
 
 
-@pytest.mark.parametrize(
-    "f", [eps_delta(1.0), eps_delta(0.5, 0.1), gaussian(0.7), gaussian(2.0)]
-)
+@pytest.mark.parametrize("f", [eps_delta(1.0), eps_delta(0.5, 0.1), gaussian(0.7), gaussian(2.0)])
 def test_is_a_tradeoff_function(f):
     y = f(ALPHA)
     assert np.all(y <= ALPHA + 1e-15)
@@ -38,18 +36,12 @@ def test_inverse():
         y = np.linspace(0.01, 0.95, 30)
         np.testing.assert_allclose(f(f.inverse(y)), y, atol=1e-12)
         # the generic bisection agrees with the closed form
-        np.testing.assert_allclose(
-            TradeoffFunction.inverse(f, y), f.inverse(y), atol=1e-12
-        )
+        np.testing.assert_allclose(TradeoffFunction.inverse(f, y), f.inverse(y), atol=1e-12)
 
 
 def test_group_privacy():
-    np.testing.assert_allclose(
-        group(gaussian(0.5), 3)(ALPHA), gaussian(1.5)(ALPHA), atol=1e-12
-    )
-    np.testing.assert_allclose(
-        group(eps_delta(0.5), 4)(ALPHA), eps_delta(2.0)(ALPHA), atol=1e-12
-    )
+    np.testing.assert_allclose(group(gaussian(0.5), 3)(ALPHA), gaussian(1.5)(ALPHA), atol=1e-12)
+    np.testing.assert_allclose(group(eps_delta(0.5), 4)(ALPHA), eps_delta(2.0)(ALPHA), atol=1e-12)
     f = eps_delta(0.5, 0.01)
     g = group(f, 3)
     np.testing.assert_allclose(g(ALPHA), f(f(f(ALPHA))), atol=1e-15)

@@ -21,9 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="invariantdp",
         description="Inference for differentially private releases with invariants.",
     )
-    parser.add_argument(
-        "--version", action="version", version=f"invariantdp {__version__}"
-    )
+    parser.add_argument("--version", action="version", version=f"invariantdp {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if info.name.startswith("_"):

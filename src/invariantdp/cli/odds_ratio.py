@@ -19,24 +19,14 @@ def register(sub) -> None:
         ),
     )
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument(
-        "--table", type=int_list, help="confidential counts x11,x12,x21,x22"
-    )
-    src.add_argument(
-        "--table-csv", help="CSV of a 2x2 table (first column: row labels)"
-    )
+    src.add_argument("--table", type=int_list, help="confidential counts x11,x12,x21,x22")
+    src.add_argument("--table-csv", help="CSV of a 2x2 table (first column: row labels)")
     src.add_argument("--statistic", type=float, help="released U = x11 + noise")
     src.add_argument("--release", help="Release JSON written by invariantdp")
-    p.add_argument(
-        "--margins", type=int_list, help="t1.,t2.,t.1,t.2 (with --statistic)"
-    )
+    p.add_argument("--margins", type=int_list, help="t1.,t2.,t.1,t.2 (with --statistic)")
     add_privacy_args(p)
-    p.add_argument(
-        "--alternative", default="greater", choices=["greater", "less", "two-sided"]
-    )
-    p.add_argument(
-        "--odds-ratio", type=float, default=1.0, help="null odds ratio (default 1)"
-    )
+    p.add_argument("--alternative", default="greater", choices=["greater", "less", "two-sided"])
+    p.add_argument("--odds-ratio", type=float, default=1.0, help="null odds ratio (default 1)")
     p.add_argument("--confidence-level", type=float, default=0.95)
     p.add_argument("--seed", type=int, default=None, help="seed of the release noise")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -51,16 +41,12 @@ def register(sub) -> None:
 def _table_from_args(args) -> np.ndarray | None:
     if args.table is not None:
         if len(args.table) != 4:
-            raise ValueError(
-                f"`--table` needs 4 counts x11,x12,x21,x22, got {len(args.table)}."
-            )
+            raise ValueError(f"`--table` needs 4 counts x11,x12,x21,x22, got {len(args.table)}.")
         return np.array(args.table).reshape(2, 2)
     if args.table_csv is not None:
         df = pd.read_csv(args.table_csv, index_col=0)
         if df.shape != (2, 2):
-            raise ValueError(
-                f"`--table-csv` must hold a 2x2 table, got shape {df.shape}."
-            )
+            raise ValueError(f"`--table-csv` must hold a 2x2 table, got shape {df.shape}.")
         return df.to_numpy()
     return None
 
@@ -73,18 +59,14 @@ def run_test(args) -> int:
     release = None
     if args.release is not None:
         if args.epsilon is not None or args.margins is not None:
-            raise ValueError(
-                "`--release` carries its noise and margins; drop --epsilon/--margins."
-            )
+            raise ValueError("`--release` carries its noise and margins; drop --epsilon/--margins.")
         release = Release.load(args.release)
         res = umpu_odds_ratio_test(
             release, alternative=args.alternative, odds_ratio=args.odds_ratio
         )
     else:
         if args.epsilon is None:
-            raise ValueError(
-                "`--epsilon` is required with --table, --table-csv or --statistic."
-            )
+            raise ValueError("`--epsilon` is required with --table, --table-csv or --statistic.")
         if table is not None:
             if args.margins is not None:
                 raise ValueError("`--margins` is computed from the table; drop it.")
@@ -96,9 +78,7 @@ def run_test(args) -> int:
             )
         else:
             if args.margins is None:
-                raise ValueError(
-                    "`--margins` t1.,t2.,t.1,t.2 is required with --statistic."
-                )
+                raise ValueError("`--margins` t1.,t2.,t.1,t.2 is required with --statistic.")
             res = umpu_odds_ratio_test(
                 args.statistic,
                 args.margins,
@@ -125,9 +105,7 @@ def run_test(args) -> int:
         )
         return 0
     if table is not None:
-        print(
-            f"Released U = x11 + Tulap noise from the confidential table (seed {args.seed}).\n"
-        )
+        print(f"Released U = x11 + Tulap noise from the confidential table (seed {args.seed}).\n")
     print(res.summary(args.confidence_level))
     return 0
 
@@ -140,12 +118,8 @@ def run_demo(args) -> int:
 
     df = datasets.aspirin_myocardial_infarction()
     table = df.to_numpy()
-    print(
-        "invariantdp demo: the semi-DP UMPU odds-ratio test (Cho & Awan, Theorem 37)\n"
-    )
-    print(
-        "Data: Physicians' Health Study (NEJM 1989), heart attacks by treatment group"
-    )
+    print("invariantdp demo: the semi-DP UMPU odds-ratio test (Cho & Awan, Theorem 37)\n")
+    print("Data: Physicians' Health Study (NEJM 1989), heart attacks by treatment group")
     print(df.to_string())
     print(
         "\nThe curator publishes the one-way margins exactly (the invariants) and releases\n"
@@ -153,9 +127,7 @@ def run_demo(args) -> int:
     )
     release = odds_ratio_release(table, epsilon=args.epsilon, rng=args.seed)
     print(release.summary())
-    print(
-        "\nThe analyst tests H0: odds ratio <= 1 against > 1 (placebo raises the odds):\n"
-    )
+    print("\nThe analyst tests H0: odds ratio <= 1 against > 1 (placebo raises the odds):\n")
     res = umpu_odds_ratio_test(release, alternative="greater")
     print(res.summary())
     fisher = stats.fisher_exact(table, alternative="greater")

@@ -41,9 +41,7 @@ class CanonicalNoise(stats.rv_continuous):
         alpha = np.linspace(0.0, 1.0, 257)[1:-1]
         if not np.allclose(f(alpha), 1.0 - f.inverse(1.0 - alpha), atol=1e-6):
             # symmetric f equals its own inverse reflected: f(a) = 1 - f^{-1}(1 - a)
-            raise InvariantDPError(
-                f"`f` ({f!r}) must be a symmetric tradeoff function."
-            )
+            raise InvariantDPError(f"`f` ({f!r}) must be a symmetric tradeoff function.")
         self.tradeoff = f
         self.c = f.fixed_point()
         super().__init__(name=kwargs.pop("name", "canonical_noise"), **kwargs)

@@ -149,9 +149,7 @@ class tulap_gen(stats.rv_continuous):
         return _pdf0(x, b) / (1.0 - q)
 
     def _logpdf(self, x, b, q):
-        return (
-            np.log(b) * np.abs(np.round(x)) + np.log1p(-b) - np.log1p(b) - np.log1p(-q)
-        )
+        return np.log(b) * np.abs(np.round(x)) + np.log1p(-b) - np.log1p(b) - np.log1p(-q)
 
     def _cdf(self, x, b, q):
         return np.clip((_cdf0(x, b) - q / 2.0) / (1.0 - q), 0.0, 1.0)

@@ -65,10 +65,7 @@ class FisherNoncentralHypergeometric(_Lattice):
     def log_ratio(self, h):
         h = h.astype(float)
         t1, t2, c1 = self.t1, self.t2, self.c1
-        return (
-            np.log(((t1 - h) * (c1 - h)) / ((h + 1.0) * (t2 - c1 + h + 1.0)))
-            + self.log_w
-        )
+        return np.log(((t1 - h) * (c1 - h)) / ((h + 1.0) * (t2 - c1 + h + 1.0))) + self.log_w
 
     def logpmf_abs(self, h):
         h = np.asarray(h, dtype=float)
@@ -119,9 +116,7 @@ class Binomial(_Lattice):
 
     def logpmf_abs(self, k):
         k = np.asarray(k, dtype=float)
-        return (
-            -special.gammaln(k + 1) - special.gammaln(self.n - k + 1) + k * self._logit
-        )
+        return -special.gammaln(k + 1) - special.gammaln(self.n - k + 1) + k * self._logit
 
     def mode(self) -> int:
         return int(np.clip(np.floor((self.n + 1) * self.p), 0, self.n))
@@ -226,9 +221,7 @@ def log_expectation(dist: _Lattice, logf) -> float:
     ok = np.isfinite(peak_g)
     for a, b in ((0, 1), (-1, -2)):
         edge = h[a] in (dist.lo, dist.hi)
-        ok = ok and (
-            edge or (_tail_ok(lp[a], lp[b], peak_p) and _tail_ok(lg[a], lg[b], peak_g))
-        )
+        ok = ok and (edge or (_tail_ok(lp[a], lp[b], peak_p) and _tail_ok(lg[a], lg[b], peak_g)))
     if ok:
         return float(_logsumexp(lg) - _logsumexp(lp))
     # general case: the integrand peaks away from the bulk (tiny p-values)

@@ -38,11 +38,7 @@ class TestNoise:
     def logcdf(self, x):
         x = np.asarray(x, dtype=float)
         if self.b is not None:
-            return (
-                tulap._logcdf(x, self.b, self.q)
-                if self.q > 0
-                else _tulap_logcdf0(x, self.b)
-            )
+            return tulap._logcdf(x, self.b, self.q) if self.q > 0 else _tulap_logcdf0(x, self.b)
         return np.asarray(self.dist.logcdf(x), dtype=float)
 
     def logcdf_lattice(self, h: np.ndarray, u: float, sign: float) -> np.ndarray:
@@ -82,9 +78,7 @@ class TestNoise:
         if self.b is not None:
             from ..distributions.tulap import _ppf0
 
-            return _ppf0(
-                self.q / 2.0 + np.asarray(u, dtype=float) * (1.0 - self.q), self.b
-            )
+            return _ppf0(self.q / 2.0 + np.asarray(u, dtype=float) * (1.0 - self.q), self.b)
         return np.asarray(self.dist.ppf(u), dtype=float)
 
 
@@ -109,9 +103,7 @@ def resolve_noise(epsilon, delta, noise) -> TestNoise:
     """
     if noise is None:
         if epsilon is None:
-            raise InvariantDPError(
-                "give `epsilon` (and `delta`), a `noise` law, or a Release."
-            )
+            raise InvariantDPError("give `epsilon` (and `delta`), a `noise` law, or a Release.")
         epsilon, delta = check_epsilon(epsilon), check_delta(delta)
         b, q = tulap_params(epsilon, delta)
         return tulap_noise(b, q, epsilon, delta)
@@ -138,9 +130,5 @@ def resolve_noise(epsilon, delta, noise) -> TestNoise:
         )
     med = float(noise.ppf(0.5))
     if abs(med) > 1e-8:
-        raise InvariantDPError(
-            f"`noise` must be symmetric about 0, but its median is {med:g}."
-        )
-    return TestNoise(
-        noise, f"{getattr(getattr(noise, 'dist', None), 'name', 'custom')} noise"
-    )
+        raise InvariantDPError(f"`noise` must be symmetric about 0, but its median is {med:g}.")
+    return TestNoise(noise, f"{getattr(getattr(noise, 'dist', None), 'name', 'custom')} noise")

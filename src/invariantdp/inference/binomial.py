@@ -22,9 +22,7 @@ from ._noise import TestNoise, resolve_noise
 __all__ = ["BinomialTestResult", "ump_binomial_test"]
 
 
-def _log_p_one_sided(
-    z: float, n: int, logit_p: float, noise: TestNoise, side: str
-) -> float:
+def _log_p_one_sided(z: float, n: int, logit_p: float, noise: TestNoise, side: str) -> float:
     """``log E F(X - z)`` ("greater") or ``log E F(z - X)`` ("less"), X ~ Bin(n, p)."""
     if not np.isfinite(logit_p):
         x = 0 if logit_p < 0 else n

@@ -49,9 +49,7 @@ def _check_margins(margins) -> tuple[int, int, int, int]:
             f"but column total t.1+t.2 = {c1 + c2}."
         )
     if t1 + t2 == 0:
-        raise InvariantDPError(
-            f"`margins` ({t1}, {t2}, {c1}, {c2}) describe an empty table."
-        )
+        raise InvariantDPError(f"`margins` ({t1}, {t2}, {c1}, {c2}) describe an empty table.")
     return t1, t2, c1, c2
 
 
@@ -88,9 +86,7 @@ def _parse(statistic, margins, epsilon, delta, noise):
 
     if isinstance(statistic, Release):
         if margins is not None:
-            raise InvariantDPError(
-                "a Release carries its margins: do not also give `margins`."
-            )
+            raise InvariantDPError("a Release carries its margins: do not also give `margins`.")
         return _from_release(statistic, epsilon, delta, noise)
     if margins is None:
         raise InvariantDPError("`margins` is required unless `statistic` is a Release.")
@@ -110,9 +106,7 @@ def _law(margins, log_w) -> FisherNoncentralHypergeometric:
     return FisherNoncentralHypergeometric(t1, t2, c1, log_w)
 
 
-def _log_p_one_sided(
-    u: float, margins, log_w: float, noise: TestNoise, side: str
-) -> float:
+def _log_p_one_sided(u: float, margins, log_w: float, noise: TestNoise, side: str) -> float:
     """log of Eq. 6: ``E F(H - u)`` ("greater") or ``E F(u - H)`` ("less")."""
     dist = _law(margins, np.clip(log_w, -_LOG_W_MAX, _LOG_W_MAX))
     if log_w == np.inf or log_w == -np.inf:
@@ -378,9 +372,7 @@ def _critical(margins, log_w0, noise, side, alpha) -> float:
     def g(m):
         return _size(m, margins, log_w0, noise, side) - alpha
 
-    return optimize.brentq(
-        g, lo, hi, xtol=1e-13, rtol=4 * np.finfo(float).eps, maxiter=500
-    )
+    return optimize.brentq(g, lo, hi, xtol=1e-13, rtol=4 * np.finfo(float).eps, maxiter=500)
 
 
 def umpu_odds_ratio_critical_value(
@@ -480,8 +472,7 @@ def umpu_odds_ratio_power(
         m_lo = _critical(margins, lw0, tn, "less", alpha / 2.0)
         m_hi = _critical(margins, lw0, tn, "greater", alpha / 2.0)
         power = [
-            _size(m_hi, margins, lw, tn, "greater")
-            + _size(m_lo, margins, lw, tn, "less")
+            _size(m_hi, margins, lw, tn, "greater") + _size(m_lo, margins, lw, tn, "less")
             for lw in np.log(w).ravel()
         ]
     else:

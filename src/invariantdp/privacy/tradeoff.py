@@ -181,9 +181,7 @@ def as_tradeoff(f) -> TradeoffFunction:
     if isinstance(f, TradeoffFunction):
         return f
     if not callable(f):
-        raise TypeError(
-            f"`f` must be a tradeoff function or a callable, got {type(f).__name__}."
-        )
+        raise TypeError(f"`f` must be a tradeoff function or a callable, got {type(f).__name__}.")
     return _Callable(f)
 
 
