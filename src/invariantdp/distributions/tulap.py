@@ -117,9 +117,10 @@ class tulap_gen(stats.rv_continuous):
     is the canonical noise distribution of :math:`f_{\epsilon,\delta}`; build
     it with :func:`tulap_from_privacy`.
 
-    Sampling is exact: ``G1 - G2 + U`` with geometric ``G1, G2`` and uniform
-    ``U`` (Awan & Slavkovic 2018, Def. 4.1), with rejection of draws outside
-    the central ``1 - q`` interval when ``q > 0``.
+    Sampling follows the definition: ``G1 - G2 + U`` with geometric
+    ``G1, G2`` (drawn as ``floor(E / log(1/b))`` from exponentials ``E``) and
+    uniform ``U`` (Awan & Slavkovic 2018, Def. 4.1), with rejection of draws
+    outside the central ``1 - q`` interval when ``q > 0``.
 
     %(after_notes)s
 
@@ -163,7 +164,8 @@ class tulap_gen(stats.rv_continuous):
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             ratio = np.where(q > 0, (q / 2.0) * np.exp(-lf), 0.0)
             out = lf + np.log1p(-np.minimum(ratio, 1.0)) - np.log1p(-q)
-        return out
+        # above the support F - q/2 > 1 - q: the truncated cdf is 1 there
+        return np.minimum(out, 0.0)
 
     def _logsf(self, x, b, q):
         return self._logcdf(-x, b, q)
@@ -183,27 +185,58 @@ class tulap_gen(stats.rv_continuous):
 
     def _rvs(self, b, q, size=None, random_state=None):
         rng = random_state
-        b = np.broadcast_to(b, size) if size is not None else np.asarray(b)
-        q = np.broadcast_to(q, b.shape)
-        out = _draw_untruncated(rng, b, b.shape)
-        if np.any(q > 0):
-            lo, hi = _bounds(b, q)
-            bad = (out < lo) | (out > hi)
-            while np.any(bad):
-                idx = np.flatnonzero(bad)
-                flat = out.reshape(-1)
-                flat[idx] = _draw_untruncated(rng, b.reshape(-1)[idx], idx.shape)
-                out = flat.reshape(out.shape)
-                bad = (out < lo) | (out > hi)
-        return out
+        shape = np.broadcast_shapes(np.shape(b), np.shape(q), () if size is None else size)
+        b_arr = np.asarray(b, dtype=float)
+        q_arr = np.asarray(q, dtype=float)
+        scalar = (
+            b_arr.size == 1
+            and q_arr.size == 1
+            or (np.all(b_arr == b_arr.flat[0]) and np.all(q_arr == q_arr.flat[0]))
+        )
+        if scalar:
+            return _draw_tulap(rng, float(b_arr.flat[0]), float(q_arr.flat[0]), shape)
+        b_full = np.broadcast_to(b_arr, shape).reshape(-1)
+        q_full = np.broadcast_to(q_arr, shape).reshape(-1)
+        out = np.empty(b_full.size)
+        # one vectorised draw per distinct (b, q) pair
+        pairs, inverse = np.unique(np.stack([b_full, q_full], axis=1), axis=0, return_inverse=True)
+        for j, (bj, qj) in enumerate(pairs):
+            idx = np.flatnonzero(inverse.reshape(-1) == j)
+            out[idx] = _draw_tulap(rng, bj, qj, (idx.size,))
+        return out.reshape(shape)
 
 
-def _draw_untruncated(rng, b, shape):
-    """``G1 - G2 + U``: numpy's geometric counts trials, so subtract 1 from each."""
-    p = 1.0 - np.asarray(b, dtype=float)
-    g1 = rng.geometric(p, size=shape)
-    g2 = rng.geometric(p, size=shape)
-    return (g1 - g2).astype(float) + rng.uniform(-0.5, 0.5, size=shape)
+def _draw_untruncated(rng, b: float, shape) -> np.ndarray:
+    """``G1 - G2 + U`` with ``G = floor(E / log(1/b))``, ``E ~ Exp(1)``.
+
+    ``floor(E / lambda)`` is geometric with ``P(G >= k) = exp(-lambda k) = b**k``,
+    so this is the defining construction of Tulap with two exponential draws
+    (numpy's ziggurat) instead of two slower geometric draws.
+    """
+    scale = -1.0 / np.log(b)
+    g1 = rng.standard_exponential(shape)
+    g1 *= scale
+    np.floor(g1, out=g1)
+    g2 = rng.standard_exponential(shape)
+    g2 *= scale
+    np.floor(g2, out=g2)
+    g1 -= g2
+    g1 += rng.random(shape)
+    g1 -= 0.5
+    return g1
+
+
+def _draw_tulap(rng, b: float, q: float, shape) -> np.ndarray:
+    """Exact Tulap(0, b, q) draws: untruncated draws, rejecting outside the central 1 - q."""
+    out = _draw_untruncated(rng, b, shape)
+    if q > 0:
+        lo, hi = (float(v) for v in _bounds(b, q))
+        flat = out.reshape(-1)
+        bad = np.flatnonzero((flat < lo) | (flat > hi))
+        while bad.size:
+            flat[bad] = _draw_untruncated(rng, b, (bad.size,))
+            bad = bad[(flat[bad] < lo) | (flat[bad] > hi)]
+    return out
 
 
 tulap = tulap_gen(name="tulap", shapes="b, q")

@@ -26,8 +26,11 @@ class _Lattice:
     lo: int
     hi: int
 
-    def log_ratio(self, h: np.ndarray) -> np.ndarray:  # log pmf(h+1) - log pmf(h)
+    def ratio(self, h: np.ndarray) -> np.ndarray:  # pmf(h+1) / pmf(h)
         raise NotImplementedError  # pragma: no cover - abstract
+
+    def log_ratio(self, h: np.ndarray) -> np.ndarray:  # log pmf(h+1) - log pmf(h)
+        return np.log(self.ratio(h))
 
     def logpmf_abs(self, h: np.ndarray) -> np.ndarray:  # unnormalised, absolute
         raise NotImplementedError  # pragma: no cover - abstract
@@ -61,6 +64,12 @@ class FisherNoncentralHypergeometric(_Lattice):
         self.log_w = float(log_w)
         self.lo = max(0, self.c1 - self.t2)
         self.hi = min(self.t1, self.c1)
+        self._w = float(np.exp(np.clip(self.log_w, -700.0, 700.0)))
+
+    def ratio(self, h):
+        h = h.astype(float)
+        t1, t2, c1 = self.t1, self.t2, self.c1
+        return ((t1 - h) * (c1 - h)) / ((h + 1.0) * (t2 - c1 + h + 1.0)) * self._w
 
     def log_ratio(self, h):
         h = h.astype(float)
@@ -109,6 +118,11 @@ class Binomial(_Lattice):
         self.p = float(p)
         self.lo, self.hi = 0, self.n
         self._logit = float(np.log(p) - np.log1p(-p))
+        self._odds = float(np.exp(self._logit))
+
+    def ratio(self, k):
+        k = k.astype(float)
+        return (self.n - k) / (k + 1.0) * self._odds
 
     def log_ratio(self, k):
         k = k.astype(float)
@@ -202,17 +216,59 @@ def _peak(dist: _Lattice, logf) -> int | None:
         a, b = int(g[max(i - 1, 0)]), int(g[min(i + 1, g.size - 1)])
 
 
-def log_expectation(dist: _Lattice, logf) -> float:
+_LINEAR_TAIL = float(np.exp(-_TAIL_LOG))
+
+
+def _linear_tail_ok(end: float, inner: float, peak: float) -> bool:
+    """:func:`_tail_ok` on the linear scale."""
+    if end == 0.0:
+        return True
+    if not end < inner:
+        return False
+    return end / (1.0 - end / inner) < peak * _LINEAR_TAIL
+
+
+def _linear_window(dist: _Lattice, start: int, stop: int, f) -> float | None:
+    """The common case on the linear scale (no log or exp for the pmf).
+
+    Returns None when the window misses mass or the scale would overflow;
+    the caller then takes the log-scale path.
+    """
+    h = np.arange(start, stop + 1, dtype=np.int64)
+    w = np.empty(h.size)
+    w[0] = 1.0
+    np.cumprod(dist.ratio(h[:-1]), out=w[1:])
+    w_max = float(np.max(w))
+    if not (np.isfinite(w_max) and w_max < 1e250 and np.all(np.isfinite(w))):
+        return None
+    g = w * f(h)
+    g_max = float(np.max(g))
+    if not g_max > 0.0:
+        return None
+    for a, b, edge in ((0, 1, dist.lo), (-1, -2, dist.hi)):
+        if h[a] != edge and not (
+            _linear_tail_ok(w[a], w[b], w_max) and _linear_tail_ok(g[a], g[b], g_max)
+        ):
+            return None
+    return float(np.log(np.sum(g)) - np.log(np.sum(w)))
+
+
+def log_expectation(dist: _Lattice, logf, f=None) -> float:
     """``log E[exp(logf(H))]`` for ``H ~ dist`` with log-concave ``exp(logf)``.
 
     ``logf`` maps an int64 array of support points to log values in
-    ``[-inf, 0]`` (a test function or a cdf).
+    ``[-inf, 0]`` (a test function or a cdf); ``f``, optional, is the same
+    function on the linear scale, used for speed where nothing underflows.
     """
     if dist.hi - dist.lo + 1 <= _FULL:
         h, lp = dist.window_logpmf(dist.lo, dist.hi)
         return float(_logsumexp(lp + logf(h)) - _logsumexp(lp))
     mode = dist.mode()
     half = int(np.ceil(9.5 * dist.sd())) + 8
+    if f is not None:
+        out = _linear_window(dist, max(dist.lo, mode - half), min(dist.hi, mode + half), f)
+        if out is not None:
+            return out
     # common case: one window around the mode holds both sums
     start, stop = max(dist.lo, mode - half), min(dist.hi, mode + half)
     h, lp = dist.window_logpmf(start, stop)

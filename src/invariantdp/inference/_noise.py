@@ -41,34 +41,63 @@ class TestNoise:
             return tulap._logcdf(x, self.b, self.q) if self.q > 0 else _tulap_logcdf0(x, self.b)
         return np.asarray(self.dist.logcdf(x), dtype=float)
 
-    def logcdf_lattice(self, h: np.ndarray, u: float, sign: float) -> np.ndarray:
-        """``log F(sign * (h - u))`` for consecutive integers ``h``.
+    def _lattice_parts(self, h: np.ndarray, u: float, sign: float):
+        """Split ``x = sign * (h - u)`` into its lower-half prefix/suffix.
 
         For Tulap the fractional part of ``h - u`` is the same for every
-        ``h``, so the log cdf is linear in ``h`` on the lower tail and one
-        ``log1p(-exp(.))`` on the upper: no rounding or log per point.
+        integer ``h``, so the cdf is ``exp(-k log b + c)`` on the lower half
+        and ``1 - exp(k log b + c')`` on the upper: no rounding per point.
+        Returns ``(k, lower_slice, upper_slice, c_left, c_right)``.
         """
-        if self.b is None or h.size == 0:
-            return self.logcdf(sign * (h - u))
-        b, q = self.b, self.q
+        b = self.b
         d0 = sign * (float(h[0]) - u)
         k0 = np.round(d0)
         frac = d0 - k0
-        k = k0 + sign * (h - h[0]).astype(float)
-        log_b, log1p_b = np.log(b), np.log1p(b)
+        k = (h - h[0]).astype(float)
+        k *= sign
+        k += k0
+        log1p_b = np.log1p(b)
         c_left = np.log(b + (frac + 0.5) * (1.0 - b)) - log1p_b
         c_right = np.log(b + (0.5 - frac) * (1.0 - b)) - log1p_b
-        lower = (k < 0) | ((k == 0) & (frac <= 0))
+        # k is monotone in h, so the lower half (x <= 0) is a prefix or a suffix
+        n_low = int(np.count_nonzero((k < 0) | ((k == 0) & (frac <= 0))))
+        if sign > 0:
+            low, high = slice(0, n_low), slice(n_low, k.size)
+        else:
+            low, high = slice(k.size - n_low, k.size), slice(0, k.size - n_low)
+        return k, low, high, c_left, c_right
+
+    def _truncate_log(self, out: np.ndarray) -> np.ndarray:
+        q = self.q
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            ratio = (q / 2.0) * np.exp(-out)
+            out = out + np.log1p(-np.minimum(ratio, 1.0)) - np.log1p(-q)
+        return np.minimum(out, 0.0)  # the truncated cdf is 1 above the support
+
+    def logcdf_lattice(self, h: np.ndarray, u: float, sign: float) -> np.ndarray:
+        """``log F(sign * (h - u))`` for integers ``h`` (any order for non-Tulap)."""
+        if self.b is None or h.size == 0:
+            return self.logcdf(sign * (h - u))
+        if h.size > 1 and np.any(np.diff(h) <= 0):
+            return self.logcdf(sign * (h - u))
+        k, low, high, c_left, c_right = self._lattice_parts(h, u, sign)
+        log_b = np.log(self.b)
+        out = np.empty(k.size)
+        out[low] = -log_b * k[low] + c_left
         with np.errstate(divide="ignore"):
-            out = np.where(
-                lower,
-                -k * log_b + c_left,
-                np.log1p(-np.exp(np.minimum(k * log_b + c_right, 0.0))),
-            )
-        if q > 0:
-            with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-                ratio = (q / 2.0) * np.exp(-out)
-                out = out + np.log1p(-np.minimum(ratio, 1.0)) - np.log1p(-q)
+            out[high] = np.log1p(-np.exp(np.minimum(log_b * k[high] + c_right, 0.0)))
+        return self._truncate_log(out) if self.q > 0 else out
+
+    def cdf_lattice(self, h: np.ndarray, u: float, sign: float) -> np.ndarray:
+        """``F(sign * (h - u))`` for increasing integers ``h`` (linear scale)."""
+        if self.b is None or self.q > 0 or h.size < 2 or np.any(np.diff(h) <= 0):
+            return np.exp(self.logcdf_lattice(h, u, sign))
+        k, low, high, c_left, c_right = self._lattice_parts(h, u, sign)
+        log_b = np.log(self.b)
+        out = np.empty(k.size)
+        np.exp(-log_b * k[low] + c_left, out=out[low])
+        np.exp(log_b * k[high] + c_right, out=out[high])
+        np.subtract(1.0, out[high], out=out[high])
         return out
 
     def cdf(self, x):

@@ -30,8 +30,16 @@ def _log_p_one_sided(z: float, n: int, logit_p: float, noise: TestNoise, side: s
         return float(noise.logcdf(np.array([arg]))[0])
     dist = Binomial(n, float(special.expit(logit_p)))
     if side == "greater":
-        return log_expectation(dist, lambda k: noise.logcdf_lattice(k, z, 1.0))
-    return log_expectation(dist, lambda k: noise.logcdf_lattice(k, z, -1.0))
+        return log_expectation(
+            dist,
+            lambda k: noise.logcdf_lattice(k, z, 1.0),
+            lambda k: noise.cdf_lattice(k, z, 1.0),
+        )
+    return log_expectation(
+        dist,
+        lambda k: noise.logcdf_lattice(k, z, -1.0),
+        lambda k: noise.cdf_lattice(k, z, -1.0),
+    )
 
 
 def _pvalue(z, n, p0, noise, alternative) -> float:

@@ -114,8 +114,16 @@ def _log_p_one_sided(u: float, margins, log_w: float, noise: TestNoise, side: st
         x = h - u if side == "greater" else u - h
         return float(noise.logcdf(np.array([x]))[0])
     if side == "greater":
-        return log_expectation(dist, lambda h: noise.logcdf_lattice(h, u, 1.0))
-    return log_expectation(dist, lambda h: noise.logcdf_lattice(h, u, -1.0))
+        return log_expectation(
+            dist,
+            lambda h: noise.logcdf_lattice(h, u, 1.0),
+            lambda h: noise.cdf_lattice(h, u, 1.0),
+        )
+    return log_expectation(
+        dist,
+        lambda h: noise.logcdf_lattice(h, u, -1.0),
+        lambda h: noise.cdf_lattice(h, u, -1.0),
+    )
 
 
 def _pvalue(u, margins, log_w, noise, alternative) -> float:

@@ -6,19 +6,11 @@ import numpy as np
 
 from .._rng import as_generator
 from .._validation import check_counts, check_delta, check_epsilon
-from ..distributions.tulap import _bounds, _draw_untruncated, tulap_params
+from ..distributions.tulap import _draw_tulap, tulap_params
 from ..invariants import one_way_margins
 from ..release import NoiseLaw, PrivacyGuarantee, Release
 
 __all__ = ["odds_ratio_release"]
-
-
-def _tulap_draw(rng, b: float, q: float) -> float:
-    lo, hi = _bounds(b, q)
-    while True:
-        n = float(_draw_untruncated(rng, np.array([b]), (1,))[0])
-        if lo <= n <= hi:
-            return n
 
 
 def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None) -> Release:
@@ -62,7 +54,7 @@ def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None) -> Release:
     delta = check_delta(delta)
     gen = as_generator(rng)
     b, q = tulap_params(epsilon, delta)
-    u = float(x[0, 0]) + _tulap_draw(gen, b, q)
+    u = float(x[0, 0]) + float(_draw_tulap(gen, b, q, ())[()])
     query = np.zeros((1, 4))
     query[0, 0] = 1.0
     return Release(

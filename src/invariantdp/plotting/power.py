@@ -1,0 +1,79 @@
+"""Figures for tests of hypotheses: power curves, p-value histograms, p-value vs epsilon."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._common import get_ax
+
+__all__ = ["plot_power_curves", "plot_pvalue_histogram", "plot_pvalue_vs_epsilon"]
+
+
+def plot_power_curves(x, curves: dict, *, alpha=None, xlabel="odds ratio", ax=None):
+    """Power against an effect size for several tests.
+
+    Parameters
+    ----------
+    x : array_like
+        Effect sizes (e.g. odds ratios).
+    curves : dict
+        ``label -> power array`` (same length as ``x``).
+    alpha : float, optional
+        Level, drawn as a horizontal reference line.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    ax = get_ax(ax)
+    x = np.asarray(x, dtype=float)
+    for label, power in curves.items():
+        ax.plot(x, np.asarray(power, dtype=float), marker="o", ms=3, label=label)
+    if alpha is not None:
+        ax.axhline(alpha, color="grey", ls=":", lw=1, label=f"level {alpha:g}")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("power")
+    ax.set_ylim(0, 1)
+    ax.legend(frameon=False)
+    return ax
+
+
+def plot_pvalue_histogram(pvalues, *, bins=20, ax=None, label=None):
+    """Histogram of p-values on [0, 1] with the uniform density for reference.
+
+    Under the null hypothesis the p-values of an exact test with continuous
+    noise are uniform, so the bars should scatter around the dashed line.
+    """
+    ax = get_ax(ax)
+    p = np.asarray(pvalues, dtype=float)
+    ax.hist(p, bins=np.linspace(0, 1, bins + 1), density=True, alpha=0.7, label=label)
+    ax.axhline(1.0, color="k", ls="--", lw=1)
+    ax.set_xlabel("p-value")
+    ax.set_ylabel("density")
+    ax.set_xlim(0, 1)
+    if label is not None:
+        ax.legend(frameon=False)
+    return ax
+
+
+def plot_pvalue_vs_epsilon(epsilons, pvalues, *, band=None, reference=None, ax=None):
+    """p-value as a function of the privacy-loss parameter (log-scaled x axis).
+
+    ``band`` is an optional ``(low, high)`` pair of arrays (e.g. quartiles over
+    noise draws); ``reference`` an optional horizontal line (e.g. the
+    non-private mid-p value) as ``(value, label)``.
+    """
+    ax = get_ax(ax)
+    eps = np.asarray(epsilons, dtype=float)
+    ax.plot(eps, np.asarray(pvalues, dtype=float), color="C0", label="p-value at the median")
+    if band is not None:
+        ax.fill_between(eps, band[0], band[1], color="C0", alpha=0.25, label="noise quartiles")
+    if reference is not None:
+        value, label = reference
+        ax.axhline(value, color="C3", ls="--", lw=1, label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel("epsilon")
+    ax.set_ylabel("p-value")
+    ax.legend(frameon=False)
+    return ax

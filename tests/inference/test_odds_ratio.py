@@ -1,0 +1,263 @@
+import numpy as np
+import pytest
+from scipy import optimize, stats
+
+import invariantdp as idp
+from invariantdp.distributions import tulap, tulap_from_privacy
+from invariantdp.mechanisms import odds_ratio_release
+
+MARGINS = [(20, 20, 20, 20), (7, 13, 9, 11), (30, 5, 12, 23), (1, 9, 4, 6), (50, 70, 40, 80)]
+
+
+def _hyper(margins):
+    t1, t2, c1, _ = margins
+    return stats.hypergeom(t1 + t2, t1, c1)  # number of row-1 items among c1 draws
+
+
+def _support(margins):
+    t1, t2, c1, _ = margins
+    return np.arange(max(0, c1 - t2), min(t1, c1) + 1)
+
+
+def _pvalue_brute_force(u, margins, eps, delta=0.0, w=1.0):
+    """Eq. 6 summed over the whole support with scipy's noncentral law."""
+    t1, t2, c1, _ = margins
+    h = _support(margins)
+    pmf = stats.nchypergeom_fisher(t1 + t2, t1, c1, w).pmf(h)
+    return float(np.sum(pmf * tulap_from_privacy(eps, delta).cdf(h - u)))
+
+
+@pytest.mark.parametrize("margins", MARGINS)
+@pytest.mark.parametrize("eps,delta", [(1.0, 0.0), (0.3, 0.01), (3.0, 1e-4)])
+def test_size_is_exact(margins, eps, delta):
+    """E_{H ~ Hyper(w=1)} phi*(H) = alpha, summed independently with scipy."""
+    for alpha in (0.01, 0.05, 0.2):
+        m = idp.umpu_odds_ratio_critical_value(margins, epsilon=eps, delta=delta, alpha=alpha)
+        h = _support(margins)
+        size = np.sum(_hyper(margins).pmf(h) * tulap_from_privacy(eps, delta).cdf(h - m))
+        assert size == pytest.approx(alpha, abs=1e-10)
+
+
+@pytest.mark.parametrize("margins", MARGINS[:3])
+def test_theorem_37_rejection_probability(margins):
+    """P(p <= alpha | x) = phi*(x) = F(x11 - m(t)), computed exactly."""
+    eps, alpha = 0.7, 0.05
+    F = tulap_from_privacy(eps)
+    m = idp.umpu_odds_ratio_critical_value(margins, epsilon=eps, alpha=alpha)
+
+    def p_of(u):
+        return idp.umpu_odds_ratio_test(u, margins, epsilon=eps).pvalue
+
+    # the p-value decreases in U, so {p <= alpha} = {U >= u*}
+    u_star = optimize.brentq(lambda u: p_of(u) - alpha, -50, 100, xtol=1e-12)
+    for x in _support(margins):
+        reject = F.sf(u_star - x)  # P(x + N >= u*)
+        assert reject == pytest.approx(F.cdf(x - m), abs=1e-9)
+
+
+def test_pvalues_uniform_under_null(rng):
+    margins = (40, 60, 45, 55)
+    eps = 1.0
+    n_rep = 3000
+    x = _hyper(margins).rvs(size=n_rep, random_state=rng)
+    u = x + tulap.rvs(np.exp(-eps), 0.0, size=n_rep, random_state=rng)
+    p = np.array([idp.umpu_odds_ratio_test(ui, margins, epsilon=eps).pvalue for ui in u])
+    assert stats.kstest(p, "uniform").pvalue > 1e-3
+    for alpha in (0.05, 0.1):
+        se = np.sqrt(alpha * (1 - alpha) / n_rep)
+        assert abs(np.mean(p <= alpha) - alpha) < 4 * se
+
+
+@pytest.mark.parametrize("margins", MARGINS)
+def test_pvalue_matches_brute_force(margins, rng):
+    for u in rng.uniform(-3, max(margins) + 3, size=5):
+        for w in (0.3, 1.0, 4.0):
+            got = idp.umpu_odds_ratio_test(u, margins, epsilon=0.9, odds_ratio=w).pvalue
+            assert got == pytest.approx(_pvalue_brute_force(u, margins, 0.9, w=w), rel=1e-10)
+
+
+def test_windowed_sum_matches_full_support_at_large_n():
+    margins = (400_000, 600_000, 300_000, 700_000)
+    h = _support(margins)
+    pmf = _hyper(margins).pmf(h)
+    for u in (120_000.4, 120_450.2, 119_100.0):
+        full = np.sum(pmf * tulap_from_privacy(0.5).cdf(h - u))
+        got = idp.umpu_odds_ratio_test(u, margins, epsilon=0.5).pvalue
+        assert got == pytest.approx(full, rel=1e-8)
+
+
+def test_tiny_pvalues_stay_accurate_in_log_space():
+    margins = (200, 200, 200, 200)
+    # U far in the upper tail: compare with the full-support sum in log space
+    h = _support(margins)
+    logpmf = _hyper(margins).logpmf(h)
+    u = 160.0
+    logF = tulap.logcdf(h - u, np.exp(-2.0), 0.0)
+    expected = np.exp(np.logaddexp.reduce(logpmf + logF))
+    got = idp.umpu_odds_ratio_test(u, margins, epsilon=2.0).pvalue
+    assert 0 < expected < 1e-20
+    assert got == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("table", [[[12, 5], [4, 9]], [[3, 1], [1, 3]], [[30, 2], [10, 25]]])
+def test_large_epsilon_tends_to_fisher_mid_p(table):
+    t = np.array(table)
+    margins = (t[0].sum(), t[1].sum(), t[:, 0].sum(), t[:, 1].sum())
+    H = _hyper(margins)
+    x = t[0, 0]
+    mid_p = H.sf(x) + H.pmf(x) / 2
+    gaps = [
+        abs(idp.umpu_odds_ratio_test(x, margins, epsilon=e).pvalue - mid_p) for e in (1, 5, 20, 50)
+    ]
+    assert gaps[-1] < 1e-12
+    assert all(a >= b for a, b in zip(gaps, gaps[1:], strict=False))
+
+
+def test_alternatives_and_symmetry():
+    margins = (20, 20, 20, 20)
+    g = idp.umpu_odds_ratio_test(12.3, margins, epsilon=1.0, alternative="greater")
+    s = idp.umpu_odds_ratio_test(12.3, margins, epsilon=1.0, alternative="less")
+    two = idp.umpu_odds_ratio_test(12.3, margins, epsilon=1.0, alternative="two-sided")
+    assert g.pvalue + s.pvalue == pytest.approx(1.0, abs=1e-12)
+    assert two.pvalue == pytest.approx(2 * min(g.pvalue, s.pvalue))
+    # swapping the rows of a symmetric-margin table mirrors x11 about 10
+    mirror = idp.umpu_odds_ratio_test(20 - 12.3, margins, epsilon=1.0, alternative="less")
+    assert mirror.pvalue == pytest.approx(g.pvalue, rel=1e-12)
+
+
+def test_estimate_and_confidence_interval():
+    margins = (20, 20, 20, 20)
+    res = idp.umpu_odds_ratio_test(14.3, margins, epsilon=1.0, alternative="two-sided")
+    est = res.estimate
+    half = idp.umpu_odds_ratio_test(14.3, margins, epsilon=1.0, odds_ratio=est)
+    assert half.pvalue == pytest.approx(0.5, abs=1e-9)
+    low, high = res.confidence_interval(0.9)
+    assert low < est < high
+    at_low = idp.umpu_odds_ratio_test(14.3, margins, epsilon=1.0, odds_ratio=low)
+    at_high = idp.umpu_odds_ratio_test(
+        14.3, margins, epsilon=1.0, odds_ratio=high, alternative="less"
+    )
+    assert at_low.pvalue == pytest.approx(0.05, abs=1e-9)
+    assert at_high.pvalue == pytest.approx(0.05, abs=1e-9)
+    wider = res.confidence_interval(0.99)
+    assert wider.low < low and wider.high > high
+    one_sided = idp.umpu_odds_ratio_test(14.3, margins, epsilon=1.0).confidence_interval(0.95)
+    assert one_sided.high == np.inf and one_sided.low > 1
+
+
+def test_interval_ends_are_infinite_without_information():
+    margins = (5, 5, 5, 5)
+    above = idp.umpu_odds_ratio_test(25.0, margins, epsilon=1.0, alternative="two-sided")
+    assert above.confidence_interval().high == np.inf
+    assert above.estimate == np.inf
+    below = idp.umpu_odds_ratio_test(-20.0, margins, epsilon=1.0, alternative="two-sided")
+    assert below.confidence_interval().low == 0.0
+    assert below.estimate == 0.0
+
+
+def test_confidence_interval_coverage(rng):
+    """Inverting an exact test gives exact conditional coverage."""
+    margins, w, eps, n_rep = (30, 30, 25, 35), 2.5, 1.0, 300
+    t1, t2, c1, _ = margins
+    x = stats.nchypergeom_fisher(t1 + t2, t1, c1, w).rvs(size=n_rep, random_state=rng)
+    u = x + tulap.rvs(np.exp(-eps), 0.0, size=n_rep, random_state=rng)
+    cover = []
+    for ui in u:
+        ci = idp.umpu_odds_ratio_test(ui, margins, epsilon=eps, alternative="two-sided")
+        lo, hi = ci.confidence_interval(0.9)
+        cover.append(lo <= w <= hi)
+    se = np.sqrt(0.9 * 0.1 / n_rep)
+    assert abs(np.mean(cover) - 0.9) < 4 * se
+
+
+def test_power_function():
+    margins = (50, 50, 50, 50)
+    w = np.array([1.0, 1.5, 2.0, 3.0, 5.0])
+    power = idp.umpu_odds_ratio_power(margins, epsilon=1.0, odds_ratio=w, alpha=0.05)
+    assert power[0] == pytest.approx(0.05, abs=1e-10)
+    assert np.all(np.diff(power) > 0)
+    # more privacy loss, more power; the non-private limit is the mid-p test
+    weaker = idp.umpu_odds_ratio_power(margins, epsilon=0.2, odds_ratio=3.0)
+    assert weaker < power[3]
+    two = idp.umpu_odds_ratio_power(margins, epsilon=1.0, odds_ratio=[1.0], alternative="two-sided")
+    assert two[0] == pytest.approx(0.05, abs=1e-10)
+
+
+def test_power_matches_simulation(rng):
+    margins, w, eps, n_rep = (40, 40, 40, 40), 2.5, 1.0, 4000
+    power = idp.umpu_odds_ratio_power(margins, epsilon=eps, odds_ratio=w)
+    m = idp.umpu_odds_ratio_critical_value(margins, epsilon=eps)
+    x = stats.nchypergeom_fisher(80, 40, 40, w).rvs(size=n_rep, random_state=rng)
+    u = x + tulap.rvs(np.exp(-eps), 0.0, size=n_rep, random_state=rng)
+    se = np.sqrt(power * (1 - power) / n_rep)
+    assert abs(np.mean(u >= m) - power) < 4 * se
+
+
+def test_release_roundtrip_and_test_from_release():
+    release = odds_ratio_release([[12, 5], [4, 9]], epsilon=1.0, delta=0.001, rng=5)
+    again = idp.Release.from_json(release.to_json())
+    assert again == release
+    a = idp.umpu_odds_ratio_test(again)
+    b = idp.umpu_odds_ratio_test(float(release.value), (17, 13, 16, 14), epsilon=1.0, delta=0.001)
+    assert a.pvalue == b.pvalue
+    assert a.margins == (17, 13, 16, 14)
+    with pytest.raises(ValueError, match="Release carries its own noise"):
+        idp.umpu_odds_ratio_test(release, epsilon=1.0)
+
+
+def test_noise_given_directly():
+    a = idp.umpu_odds_ratio_test(9.2, (20, 20, 20, 20), noise=tulap(0.3, 0.05))
+    eps = -np.log(0.3)
+    b = idp.umpu_odds_ratio_test(9.2, (20, 20, 20, 20), noise=tulap_from_privacy(eps, 0.0))
+    assert a.pvalue != b.pvalue
+    g = idp.umpu_odds_ratio_test(9.2, (20, 20, 20, 20), noise=stats.norm(scale=2.0))
+    h = _support((20, 20, 20, 20))
+    expected = np.sum(_hyper((20, 20, 20, 20)).pmf(h) * stats.norm(scale=2.0).cdf(h - 9.2))
+    assert g.pvalue == pytest.approx(expected, rel=1e-10)
+
+
+def test_summary_mentions_the_numbers():
+    res = idp.umpu_odds_ratio_test(14.3, (20, 20, 20, 20), epsilon=1.0)
+    text = res.summary()
+    assert "p-value" in text and f"{res.pvalue:.6g}" in text
+    assert "confidence interval" in text
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(margins=(5, 5, 6, 5)), r"`margins` \(5, 5, 6, 5\) do not add up"),
+        (dict(margins=(5, -1, 2, 2)), "`margins`.*non-negative"),
+        (dict(margins=(5, 5.5, 5, 5.5)), "`margins`.*whole-number"),
+        (dict(margins=(5, 5, 5)), "`margins` must be the four one-way margins"),
+        (dict(epsilon=0.0), r"`epsilon` \(0.0\) must be > 0"),
+        (dict(epsilon=-1), r"`epsilon` \(-1.0\) must be > 0"),
+        (dict(delta=1.0), r"`delta` \(1.0\) must be in \[0, 1\)"),
+        (dict(delta=-0.1), r"`delta` \(-0.1\) must be in \[0, 1\)"),
+        (dict(alternative="bigger"), r"`alternative` \('bigger'\) must be one of"),
+        (dict(odds_ratio=0.0), r"`odds_ratio` \(0.0\) must be > 0"),
+        (dict(statistic=np.nan), r"`statistic` \(nan\) must not be NaN"),
+    ],
+)
+def test_bad_input(kwargs, match):
+    args = dict(statistic=3.0, margins=(5, 5, 5, 5), epsilon=1.0)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        idp.umpu_odds_ratio_test(args.pop("statistic"), args.pop("margins"), **args)
+
+
+def test_bad_alpha_and_confidence_level():
+    with pytest.raises(ValueError, match=r"`alpha` \(1.5\) must be in \(0, 1\)"):
+        idp.umpu_odds_ratio_power((5, 5, 5, 5), epsilon=1.0, odds_ratio=2.0, alpha=1.5)
+    res = idp.umpu_odds_ratio_test(3.0, (5, 5, 5, 5), epsilon=1.0)
+    with pytest.raises(ValueError, match=r"`confidence_level` \(0.0\) must be in \(0, 1\)"):
+        res.confidence_interval(0.0)
+
+
+def test_counts_up_to_1e8():
+    n = 10**8
+    margins = (n // 2, n // 2, n // 4, n - n // 4)
+    res = idp.umpu_odds_ratio_test(n // 8 + 5000.5, margins, epsilon=0.01)
+    assert 0 < res.pvalue < 1
+    ci = res.confidence_interval()
+    assert 0 < ci.low < 1 < ci.high < np.inf or 0 < ci.low
