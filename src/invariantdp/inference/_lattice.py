@@ -13,6 +13,8 @@ Inside a window the log pmf is accumulated from the ratio
 
 from __future__ import annotations
 
+import abc
+
 import numpy as np
 from scipy import special
 
@@ -22,24 +24,31 @@ _TAIL_LOG = 40.0  # neglect mass below exp(-40) ~ 4e-18 of the peak
 _FULL = 4096  # supports this small are summed in full
 
 
-class _Lattice:
+class _Lattice(abc.ABC):
+    """A log-concave law on the integers ``lo..hi``."""
+
     lo: int
     hi: int
 
-    def ratio(self, h: np.ndarray) -> np.ndarray:  # pmf(h+1) / pmf(h)
-        raise NotImplementedError  # pragma: no cover - abstract
+    @abc.abstractmethod
+    def ratio(self, h: np.ndarray) -> np.ndarray:
+        """``pmf(h + 1) / pmf(h)``."""
 
-    def log_ratio(self, h: np.ndarray) -> np.ndarray:  # log pmf(h+1) - log pmf(h)
+    def log_ratio(self, h: np.ndarray) -> np.ndarray:
+        """``log pmf(h + 1) - log pmf(h)``."""
         return np.log(self.ratio(h))
 
-    def logpmf_abs(self, h: np.ndarray) -> np.ndarray:  # unnormalised, absolute
-        raise NotImplementedError  # pragma: no cover - abstract
+    @abc.abstractmethod
+    def logpmf_abs(self, h: np.ndarray) -> np.ndarray:
+        """Unnormalised log pmf with a fixed constant, comparable across windows."""
 
+    @abc.abstractmethod
     def mode(self) -> int:
-        raise NotImplementedError  # pragma: no cover - abstract
+        """A mode of the law."""
 
+    @abc.abstractmethod
     def sd(self) -> float:
-        raise NotImplementedError  # pragma: no cover - abstract
+        """Standard deviation, or the normal approximation to it at the mode."""
 
     def window_logpmf(self, start: int, stop: int, anchor: float | None = None):
         """Unnormalised log pmf on ``start..stop`` (inclusive) by recurrence."""

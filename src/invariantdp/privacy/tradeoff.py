@@ -16,6 +16,8 @@ References
 
 from __future__ import annotations
 
+import abc
+
 import numpy as np
 from scipy import optimize, special
 
@@ -29,7 +31,7 @@ from .._validation import (
 __all__ = ["TradeoffFunction", "as_tradeoff", "eps_delta", "gaussian", "group"]
 
 
-class TradeoffFunction:
+class TradeoffFunction(abc.ABC):
     """A symmetric tradeoff function ``f : [0, 1] -> [0, 1]``.
 
     Instances are callables that broadcast over ``alpha``.  Subclasses give a
@@ -40,8 +42,9 @@ class TradeoffFunction:
     #: short description used in ``repr`` and summaries
     name: str = "f"
 
+    @abc.abstractmethod
     def __call__(self, alpha):
-        raise NotImplementedError  # pragma: no cover - abstract
+        """``f(alpha)``, broadcasting over ``alpha``."""
 
     def to_dict(self) -> dict:
         """JSON-able description; ``from_dict`` rebuilds the function."""
