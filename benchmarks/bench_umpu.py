@@ -50,8 +50,8 @@ def bench_pvalue():
         t = table_of_size(n)
         margins = (t[0].sum(), t[1].sum(), t[:, 0].sum(), t[:, 1].sum())
         u = t[0, 0] + 0.37
-        t_umpu = best_time(lambda: idp.umpu_odds_ratio_test(u, margins, epsilon=1.0))
-        t_fisher = best_time(lambda: stats.fisher_exact(t, alternative="greater"))
+        t_umpu = best_time(lambda u=u, m=margins: idp.umpu_odds_ratio_test(u, m, epsilon=1.0))
+        t_fisher = best_time(lambda t=t: stats.fisher_exact(t, alternative="greater"))
         print(f"{n:>10.0e} {1e3 * t_umpu:>10.3f} {1e3 * t_fisher:>12.3f} {t_umpu / t_fisher:>7.2f}")
 
 

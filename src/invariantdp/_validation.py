@@ -141,8 +141,8 @@ def check_counts(name: str, value, *, shape: tuple[int, ...] | None = None) -> n
             raise InvariantDPError(f"`{name}` ({_fmt(value)}) must contain whole-number counts.")
         if np.any(np.abs(raw) > 2.0**53):
             raise InvariantDPError(
-                f"`{name}` ({_fmt(value)}) has counts above 2**53, which floats cannot hold exactly;"
-                " pass integers."
+                f"`{name}` ({_fmt(value)}) has counts above 2**53, which floats cannot hold "
+                "exactly; pass integers."
             )
     if np.any(raw < 0):
         raise InvariantDPError(f"`{name}` ({_fmt(value)}) must contain non-negative counts.")

@@ -333,6 +333,7 @@ class Release:
 
     def __repr__(self) -> str:
         return (
-            f"Release(mechanism={self.mechanism!r}, value={np.array2string(self.value, threshold=6)}, "
+            f"Release(mechanism={self.mechanism!r}, "
+            f"value={np.array2string(self.value, threshold=6)}, "
             f"noise={self.noise.family}, guarantee={self.guarantee.describe()!r})"
         )

@@ -42,7 +42,8 @@ def test_generic_distribution_properties(b, q):
     knots = np.concatenate([[lo], np.arange(np.ceil(lo - 0.5), hi) + 0.5, [hi]])
     knots = np.unique(np.clip(knots, lo, hi))
     total = sum(
-        integrate.quad(tulap.pdf, a, c, args=(b, q))[0] for a, c in zip(knots[:-1], knots[1:], strict=False)
+        integrate.quad(tulap.pdf, a, c, args=(b, q))[0]
+        for a, c in zip(knots[:-1], knots[1:], strict=True)
     )
     assert total == pytest.approx(1.0, abs=2e-9)
     inside = grid[(grid > lo) & (grid < hi)]

@@ -72,7 +72,8 @@ def _from_release(release, epsilon, delta, noise):
         )
     if release.noise.family != "tulap":
         raise InvariantDPError(
-            f"the UMPU test needs Tulap (canonical) noise, the Release has {release.noise.family!r}."
+            "the UMPU test needs Tulap (canonical) noise, the Release has "
+            f"{release.noise.family!r}."
         )
     margins = tuple(int(round(v)) for v in release.invariants.values)
     p = release.noise.params
