@@ -120,7 +120,7 @@ def canonical_noise(f) -> CanonicalNoise:
     >>> from invariantdp.privacy import eps_delta
     >>> from invariantdp.distributions import canonical_noise, tulap_from_privacy
     >>> F = canonical_noise(eps_delta(1.0, 0.01))
-    >>> abs(F.cdf(-1.3) - tulap_from_privacy(1.0, 0.01).cdf(-1.3)) < 1e-12
+    >>> bool(abs(F.cdf(-1.3) - tulap_from_privacy(1.0, 0.01).cdf(-1.3)) < 1e-12)
     True
     """
     return CanonicalNoise(f)

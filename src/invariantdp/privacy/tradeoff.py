@@ -228,7 +228,7 @@ def gaussian(mu) -> TradeoffFunction:
     --------
     >>> from invariantdp.privacy.tradeoff import gaussian
     >>> round(float(gaussian(1.0)(0.975)), 4)
-    0.8299
+    0.8315
     """
     return _Gaussian(check_positive("mu", mu))
 
