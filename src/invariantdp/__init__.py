@@ -18,7 +18,7 @@ from .inference import (
     umpu_odds_ratio_power,
     umpu_odds_ratio_test,
 )
-from .invariants import Invariants, one_way_margins
+from .invariants import Invariants, nested_totals, null_space_projector, one_way_margins, totals
 from .release import NoiseLaw, PrivacyGuarantee, Release
 
 try:
@@ -39,8 +39,11 @@ __all__ = [
     "distributions",
     "inference",
     "mechanisms",
+    "nested_totals",
+    "null_space_projector",
     "one_way_margins",
     "privacy",
+    "totals",
     "ump_binomial_test",
     "umpu_odds_ratio_critical_value",
     "umpu_odds_ratio_power",

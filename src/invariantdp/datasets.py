@@ -16,10 +16,12 @@ from ._validation import InvariantDPError
 
 __all__ = [
     "aspirin_myocardial_infarction",
+    "congenial_sex_by_age",
     "data_path",
     "fisher_tea_tasting",
     "list_datasets",
     "load_csv",
+    "massachusetts_1940_ownership",
 ]
 
 
@@ -80,3 +82,55 @@ def fisher_tea_tasting() -> pd.DataFrame:
     Source: Fisher (1935), *The Design of Experiments*, Sec. 2.
     """
     return load_csv("fisher_tea_tasting", index_col="poured_first")
+
+
+def massachusetts_1940_ownership(*, swapped: bool = False) -> pd.DataFrame:
+    """Dwellings by county and ownership, Massachusetts, 1940 Census (full count).
+
+    Table 5.1 of Bailie, Gong & Meng: rows are the 14 counties, columns
+    ``owned`` and ``rented`` (with ``total``).  ``swapped=True`` returns the
+    right half of the table instead: one run of the Permutation Algorithm
+    (Algorithm 5.1) at swap rate 50% with the county swapped and household
+    size x state matched.  County totals (1,144,424 dwellings) and the state
+    totals of owned (435,805) and rented (708,619) dwellings are invariant.
+
+    Source: Bailie, Gong & Meng, "Can swapping be differentially private?",
+    Table 5.1, tabulated from the IPUMS USA full-count 1940 Census
+    (Ruggles et al., 2021).
+
+    Examples
+    --------
+    >>> from invariantdp import datasets
+    >>> t = datasets.massachusetts_1940_ownership()
+    >>> t.loc["Suffolk"].tolist(), t.sum().tolist()
+    ([49656, 176553, 226209], [435805, 708619, 1144424])
+    """
+    df = load_csv("massachusetts_1940_ownership", index_col="county")
+    cols = ["owned", "rented", "total"]
+    if swapped:
+        return df[[f"{c}_swapped" for c in cols]].set_axis(cols, axis=1)
+    return df[cols]
+
+
+def congenial_sex_by_age(table: str = "confidential") -> pd.DataFrame:
+    """The 2 x 23 sex-by-age table of Gong & Meng (2020), Section 3, Table 1.
+
+    Rows ``female`` and ``male``; 23 age groups (the paper's labels, after
+    Census tables P12 / P7).  ``table="confidential"`` is the simulated
+    confidential table (top of Table 1; totals 130 female, 126 male, 43 under
+    18); ``table="privatized"`` the congenial release printed beneath it, which
+    keeps those three invariants.
+
+    Examples
+    --------
+    >>> from invariantdp import datasets
+    >>> t = datasets.congenial_sex_by_age()
+    >>> t.shape, int(t.to_numpy().sum())
+    ((2, 23), 256)
+    """
+    if table not in ("confidential", "privatized"):
+        raise InvariantDPError(f"`table` ({table!r}) must be 'confidential' or 'privatized'.")
+    df = load_csv("congenial_sex_by_age")
+    out = df[df["table"] == table].drop(columns="table").set_index("sex")
+    out.columns.name = "age"
+    return out

@@ -1,6 +1,13 @@
 """Inference from releases: tests of hypotheses, likelihoods, posteriors."""
 
 from .binomial import BinomialTestResult, ump_binomial_test
+from .likelihood import (
+    conditional_laplace_logpdf,
+    degenerate_gaussian_logpdf,
+    projected_gaussian_logpdf,
+    projected_gaussian_marginal_loglik,
+)
+from .models import IndependenceTestResult, PrivatizedLogLinear, PrivatizedPoisson
 from .odds_ratio import (
     OddsRatioTestResult,
     umpu_odds_ratio_critical_value,
@@ -9,6 +16,13 @@ from .odds_ratio import (
 )
 
 __all__ = [
+    "IndependenceTestResult",
+    "PrivatizedLogLinear",
+    "PrivatizedPoisson",
+    "conditional_laplace_logpdf",
+    "degenerate_gaussian_logpdf",
+    "projected_gaussian_logpdf",
+    "projected_gaussian_marginal_loglik",
     "BinomialTestResult",
     "OddsRatioTestResult",
     "ump_binomial_test",

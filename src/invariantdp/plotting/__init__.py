@@ -4,6 +4,16 @@ Each function takes an optional matplotlib ``ax`` and returns it, like
 ArviZ's plotting functions; nothing is shown or saved implicitly.
 """
 
+from .congenial import plot_release_distances
 from .power import plot_power_curves, plot_pvalue_histogram, plot_pvalue_vs_epsilon
+from .swapping import plot_swapping_epsilon, plot_swapping_mape, swapping_mape
 
-__all__: list[str] = ["plot_power_curves", "plot_pvalue_histogram", "plot_pvalue_vs_epsilon"]
+__all__: list[str] = [
+    "plot_power_curves",
+    "plot_pvalue_histogram",
+    "plot_pvalue_vs_epsilon",
+    "plot_release_distances",
+    "plot_swapping_epsilon",
+    "plot_swapping_mape",
+    "swapping_mape",
+]

@@ -1,0 +1,196 @@
+"""``invariantdp account``: privacy-accounting conversions.
+
+Sub-commands::
+
+    invariantdp account gdp       --epsilon E --delta D       (eps, delta) -> mu
+    invariantdp account eps-delta --mu M (--epsilon E | --delta D)
+    invariantdp account zcdp      --rho R --delta D [--group K]
+    invariantdp account census    [--rho R] [--a A] [--delta D]
+    invariantdp account topdown   [--delta D]
+    invariantdp account swapping  --b B --swap-rate P
+"""
+
+from __future__ import annotations
+
+from ._common import print_json
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "account",
+        help="privacy accounting: GDP / zCDP / (epsilon, delta) conversions, group privacy",
+        description=(
+            "Convert between privacy definitions (Gaussian DP, zCDP, (epsilon, delta)-DP), "
+            "apply group privacy, and reproduce the papers' Census accounting."
+        ),
+    )
+    p.set_defaults(func=lambda args: _missing(p))
+    acc = p.add_subparsers(dest="account_command", metavar="CONVERSION")
+
+    g = acc.add_parser(
+        "gdp",
+        help="(epsilon, delta)-DP -> mu-GDP (exact Balle-Wang relation)",
+        description="The mu with delta_mu(epsilon) = delta (Balle & Wang 2018, Thm. 8).",
+    )
+    g.add_argument("--epsilon", type=float, required=True, help="> 0")
+    g.add_argument("--delta", type=float, required=True, help="in (0, 1)")
+    g.add_argument("--group", type=int, default=None, help="group size k: report k * mu")
+    _add_json(g)
+    g.set_defaults(func=run_gdp)
+
+    e = acc.add_parser(
+        "eps-delta",
+        help="mu-GDP -> delta at --epsilon, or epsilon at --delta",
+        description="delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2).",
+    )
+    e.add_argument("--mu", type=float, required=True, help="> 0")
+    which = e.add_mutually_exclusive_group(required=True)
+    which.add_argument("--epsilon", type=float, help="> 0: report delta")
+    which.add_argument("--delta", type=float, help="in (0, 1): report epsilon")
+    _add_json(e)
+    e.set_defaults(func=run_eps_delta)
+
+    z = acc.add_parser(
+        "zcdp",
+        help="rho-zCDP -> (epsilon, delta)-DP, optionally for groups of size k",
+        description="epsilon = rho + 2 sqrt(rho log(1/delta)); groups of size k: k^2 rho.",
+    )
+    z.add_argument("--rho", type=float, required=True, help="> 0")
+    z.add_argument("--delta", type=float, required=True, help="in (0, 1)")
+    z.add_argument("--group", type=int, default=1, help="group size k (default 1)")
+    _add_json(z)
+    z.set_defaults(func=run_zcdp)
+
+    c = acc.add_parser(
+        "census",
+        help="Semi-DP analysis of the 2020 Census (Cho & Awan, Sec. 6.1)",
+        description="rho-zCDP with invariants of semi-adjacent parameter a: a^2 rho-zCDP.",
+    )
+    c.add_argument("--rho", type=float, default=2.56, help="advertised rho (default 2.56)")
+    c.add_argument("--a", type=int, default=2, help="semi-adjacent parameter a(t) (default 2)")
+    c.add_argument("--delta", type=float, default=1e-10, help="default 1e-10")
+    _add_json(c)
+    c.set_defaults(func=run_census)
+
+    t = acc.add_parser(
+        "topdown",
+        help="zCDP budgets of the 2020 TopDown algorithm (swapping paper, Table 6.2)",
+    )
+    t.add_argument("--delta", type=float, default=1e-10, help="default 1e-10")
+    _add_json(t)
+    t.set_defaults(func=run_topdown)
+
+    s = acc.add_parser(
+        "swapping",
+        help="epsilon of the swapping Permutation Algorithm (swapping paper, Thm. 5.6)",
+    )
+    s.add_argument("--b", type=int, required=True, help="largest matching stratum size")
+    s.add_argument("--swap-rate", type=float, required=True, help="swap rate p in (0, 1)")
+    _add_json(s)
+    s.set_defaults(func=run_swapping)
+
+
+def _add_json(p) -> None:
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def _missing(p) -> int:
+    p.print_help()
+    return 2
+
+
+def _emit(args, data: dict, text: str) -> int:
+    if args.json:
+        print_json(data)
+    else:
+        print(text)
+    return 0
+
+
+def run_gdp(args) -> int:
+    from ..privacy.accounting import eps_delta_to_gdp, gdp_group_privacy
+
+    mu = eps_delta_to_gdp(args.epsilon, args.delta)
+    data = {"epsilon": args.epsilon, "delta": args.delta, "mu": mu}
+    text = f"({args.epsilon:g}, {args.delta:g})-DP at epsilon: mu = {mu:.10g} (mu-GDP)"
+    if args.group is not None:
+        data["group"] = args.group
+        data["group_mu"] = gdp_group_privacy(mu, args.group)
+        text += f"\ngroups of size {args.group}: mu = {data['group_mu']:.10g}"
+    return _emit(args, data, text)
+
+
+def run_eps_delta(args) -> int:
+    from ..privacy.accounting import gdp_to_eps_delta, gdp_to_epsilon
+
+    if args.epsilon is not None:
+        delta = gdp_to_eps_delta(args.mu, args.epsilon)
+        data = {"mu": args.mu, "epsilon": args.epsilon, "delta": delta}
+        text = f"{args.mu:g}-GDP implies (epsilon={args.epsilon:g}, delta={delta:.10g})-DP"
+    else:
+        eps = gdp_to_epsilon(args.mu, args.delta)
+        data = {"mu": args.mu, "epsilon": eps, "delta": args.delta}
+        text = f"{args.mu:g}-GDP implies (epsilon={eps:.10g}, delta={args.delta:g})-DP"
+    return _emit(args, data, text)
+
+
+def run_zcdp(args) -> int:
+    from ..privacy.accounting import zcdp_group_privacy, zcdp_to_eps_delta
+
+    rho = zcdp_group_privacy(args.rho, args.group)
+    eps = zcdp_to_eps_delta(rho, args.delta)
+    data = {"rho": args.rho, "group": args.group, "group_rho": rho, "delta": args.delta}
+    data["epsilon"] = eps
+    text = (
+        f"{args.rho:g}-zCDP, groups of size {args.group}: {rho:.10g}-zCDP, "
+        f"(epsilon={eps:.10g}, delta={args.delta:g})-DP"
+    )
+    return _emit(args, data, text)
+
+
+def run_census(args) -> int:
+    from ..privacy.census import census_semi_dp_analysis
+
+    res = census_semi_dp_analysis(args.rho, args.a, args.delta)
+    data = {
+        "rho": res.rho,
+        "a": res.a,
+        "delta": res.delta,
+        "semi_dp_rho": res.semi_dp_rho,
+        "epsilon": res.epsilon,
+        "semi_dp_epsilon": res.semi_dp_epsilon,
+    }
+    return _emit(args, data, res.summary())
+
+
+def run_topdown(args) -> int:
+    from ..privacy.census import topdown_privacy_accounting
+
+    res = topdown_privacy_accounting(delta=args.delta)
+    data = {
+        "rows": [{"file": f, "unit": u, "rho": r, "epsilon": e} for f, u, r, e in res.rows],
+        "total_rho": res.total_rho,
+        "total_epsilon": res.total_epsilon,
+        "delta": res.delta,
+    }
+    return _emit(args, data, res.summary())
+
+
+def run_swapping(args) -> int:
+    from ..privacy.swapping import swapping_epsilon
+
+    eps = float(swapping_epsilon(args.b, args.swap_rate))
+    data = {"b": args.b, "swap_rate": args.swap_rate, "epsilon": eps}
+    text = f"swapping with b = {args.b}, swap rate {args.swap_rate:g}: epsilon = {eps:.10g}"
+    return _emit(args, data, text)
+
+
+__all__ = [
+    "register",
+    "run_census",
+    "run_eps_delta",
+    "run_gdp",
+    "run_swapping",
+    "run_topdown",
+    "run_zcdp",
+]

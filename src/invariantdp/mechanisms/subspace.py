@@ -1,0 +1,490 @@
+"""Induced subspace DP mechanisms under linear equality invariants.
+
+Gao, Gong & Yu (2022): for invariants ``C s = c`` with null space ``N``,
+
+* **projected** mechanisms add ``Pi_N e`` with ``e`` the noise of an ordinary
+  DP mechanism (Cor. 11; Gaussian Cor. 14, Laplace Cor. 17);
+* **extended** mechanisms add ``Q_N e_N`` with ``e_N`` DP noise for the
+  query ``Q_N^T A`` in the ``n - n_c`` null-space coordinates (Cor. 15, 18).
+
+Both satisfy the invariants exactly in every draw (``C Pi_N = 0``), are
+unbiased, and are ``N``-subspace DP (Def. 5-6).  The projection is chosen by
+the structure of the :class:`~invariantdp.Invariants` (``O(n)`` for totals,
+nested totals and table margins).  Since the noise never depends on the
+data, agents holding parts of ``x`` and a common seed reproduce the central
+release exactly (:func:`distributed_privatize`, Algorithm 4).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+from .._rng import as_generator
+from .._validation import InvariantDPError, check_epsilon
+from ..invariants import Invariants
+from ..release import NoiseLaw, PrivacyGuarantee, Release, register_noise_family
+from .additive import _check_x, _gaussian_calibration, _release, _sensitivity
+
+__all__ = [
+    "SubspaceNoise",
+    "distributed_privatize",
+    "extended_gaussian",
+    "extended_laplace",
+    "projected_gaussian",
+    "projected_laplace",
+]
+
+
+class SubspaceNoise:
+    r"""Law of the noise of a projected or extended mechanism.
+
+    ``construction="projected"``: ``Pi_N e`` with ``e`` i.i.d. ``base(scale)``;
+    ``construction="extended"``: ``Q_N w`` with ``w`` i.i.d. ``base(scale)`` in
+    the ``n - rank`` coordinates of the basis of
+    :meth:`Invariants.null_space_apply`.  For Gaussian noise both are
+    :math:`N(0, \sigma^2 \Pi_N)`.
+
+    Parameters
+    ----------
+    base : {"gaussian", "laplace"}
+    construction : {"projected", "extended"}
+    scale : float
+        Gaussian standard deviation or Laplace scale of each coordinate.
+    invariants : Invariants
+        The invariant structure (values are not used).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from invariantdp.invariants import one_way_margins
+    >>> from invariantdp.mechanisms import SubspaceNoise
+    >>> N = SubspaceNoise("gaussian", "projected", 2.0, one_way_margins((2, 2)))
+    >>> np.allclose(N.cov(), 4.0 * one_way_margins((2, 2)).projector())
+    True
+    """
+
+    def __init__(self, base: str, construction: str, scale: float, invariants: Invariants):
+        if base not in ("gaussian", "laplace"):
+            raise InvariantDPError(f"`base` ({base!r}) must be 'gaussian' or 'laplace'.")
+        if construction not in ("projected", "extended"):
+            raise InvariantDPError(
+                f"`construction` ({construction!r}) must be 'projected' or 'extended'."
+            )
+        self.base = base
+        self.construction = construction
+        self.scale = float(scale)
+        self.invariants = invariants
+        self.dim = invariants.n_cells
+        self.intrinsic_dim = invariants.n_cells - invariants.rank
+
+    def _draw(self, gen, m):
+        inv = self.invariants
+        k = self.dim if self.construction == "projected" else self.intrinsic_dim
+        if self.base == "gaussian":
+            e = gen.standard_normal((m, k) if m > 1 else k)
+        else:
+            e = gen.laplace(0.0, 1.0, size=(m, k) if m > 1 else k)
+        e *= self.scale
+        if self.construction == "projected":
+            return inv.project(e).reshape(m, -1)
+        return inv.null_space_apply(e).reshape(m, -1)
+
+    def rvs(self, size=None, random_state=None):
+        """Noise draws of shape ``invariants.shape`` or ``(size,) + invariants.shape``."""
+        gen = as_generator(random_state)
+        m = 1 if size is None else int(size)
+        out = self._draw(gen, m)
+        shape = self.invariants.shape
+        return out.reshape(shape) if size is None else out.reshape((m,) + shape)
+
+    def mean(self) -> np.ndarray:
+        return np.zeros(self.invariants.shape)
+
+    def var(self) -> np.ndarray:
+        """Per-cell variance ``c * diag(Pi_N)`` (``c`` = sigma^2 or 2 b^2), in O(n)."""
+        inv = self.invariants
+        c = self.scale**2 if self.base == "gaussian" else 2.0 * self.scale**2
+        if inv.kind in ("totals", "nested_totals"):
+            codes, _ = inv._groups()
+            d = 1.0 - 1.0 / inv._group_counts()[codes]
+        elif inv.kind == "one_way_margins":
+            n = inv.n_cells
+            d = np.full(n, 1.0 - (1.0 + sum(s - 1.0 for s in inv.shape)) / n)
+        else:
+            QR = inv._row_basis()
+            d = 1.0 - np.sum(QR**2, axis=0)
+        return (c * d).reshape(inv.shape)
+
+    def cov(self) -> np.ndarray:
+        """Dense covariance ``c * Pi_N`` (``n <= 5000``), the same for both constructions."""
+        c = self.scale**2 if self.base == "gaussian" else 2.0 * self.scale**2
+        return c * self.invariants.projector()
+
+    def expected_squared_error(self) -> float:
+        """``E ||noise||^2 = c (n - n_c)`` (Gao, Gong & Yu, Cor. 14 and 15)."""
+        c = self.scale**2 if self.base == "gaussian" else 2.0 * self.scale**2
+        return c * self.intrinsic_dim
+
+    def logpdf(self, v) -> np.ndarray:
+        r"""Log density on ``N`` (Lebesgue measure of the null space).
+
+        Gaussian: :math:`-\frac{s}{2}\log(2\pi\sigma^2) - \|v\|^2/(2\sigma^2)`;
+        extended Laplace: the product Laplace density of ``Q_N^T v``.  Points
+        off ``N`` get ``-inf``.  The projected Laplace law has no closed-form
+        density and raises.
+        """
+        if self.base == "laplace" and self.construction == "projected":
+            raise InvariantDPError(
+                "the projected Laplace noise Pi_N e has no closed-form density; "
+                "simulate it with rvs()."
+            )
+        inv = self.invariants
+        v = np.asarray(v, dtype=float)
+        V = inv._batch(v, "v")
+        off = np.linalg.norm(V - inv.project(V), axis=1)
+        ok = off <= 1e-9 * np.maximum(1.0, np.linalg.norm(V, axis=1))
+        if self.base == "gaussian":
+            s = self.intrinsic_dim
+            out = -0.5 * s * np.log(2 * np.pi * self.scale**2) - np.sum(V**2, axis=1) / (
+                2 * self.scale**2
+            )
+        else:
+            W = inv.null_space_coordinates(V)
+            W = W.reshape(V.shape[0], -1)
+            out = np.sum(stats.laplace.logpdf(W, scale=self.scale), axis=1)
+        out = np.where(ok, out, -np.inf)
+        single = v.shape == inv.shape or v.shape == (inv.n_cells,)
+        return out[0] if single else out
+
+    def __repr__(self) -> str:
+        return (
+            f"SubspaceNoise({self.construction} {self.base}, scale={self.scale:g}, "
+            f"n={self.dim}, rank={self.dim - self.intrinsic_dim})"
+        )
+
+
+def _factory(base, construction):
+    def make(p):
+        return SubspaceNoise(base, construction, p["scale"], Invariants.from_dict(p["invariants"]))
+
+    return make
+
+
+for _b in ("gaussian", "laplace"):
+    for _c in ("projected", "extended"):
+        register_noise_family(f"{_c}_{_b}", _factory(_b, _c))
+
+
+def _prepare(x, invariants):
+    """Validated data, and the invariants with their values (from ``x`` if absent)."""
+    if not isinstance(invariants, Invariants):
+        raise TypeError(f"`invariants` must be an Invariants, got {type(invariants).__name__}.")
+    xv = _check_x(x)
+    if xv.shape != invariants.shape and xv.shape != (invariants.n_cells,):
+        raise InvariantDPError(
+            f"`x` must have shape {invariants.shape} to match `invariants`, got {xv.shape}."
+        )
+    if invariants.values is None:
+        with_values = invariants._with_values(invariants._apply_flat(xv.reshape(-1)))
+    else:
+        try:
+            invariants.check(xv, name="x")
+        except InvariantDPError as exc:
+            raise InvariantDPError(f"`invariants` are inconsistent with the data: {exc}") from None
+        with_values = invariants
+    if invariants.rank >= invariants.n_cells:
+        raise InvariantDPError(
+            f"`invariants` have rank {invariants.rank} = n: nothing is left to privatize."
+        )
+    return xv, with_values
+
+
+def _guarantee(definition, params, invariants, extra=""):
+    return PrivacyGuarantee(
+        definition,
+        params,
+        "neighbouring data sets (bounded DP); the guarantee is N-subspace DP on the null "
+        "space N of the invariants (induced subspace DP, Gao, Gong & Yu Def. 6)" + extra,
+        None,
+        f"data of shape {invariants.shape} with {invariants.n_invariants} linear invariants "
+        f"(rank {invariants.rank}) published exactly",
+    )
+
+
+def _noise_law(family, scale, invariants):
+    return NoiseLaw(family, {"scale": float(scale), "invariants": invariants.structure_dict()})
+
+
+def projected_gaussian(
+    x, invariants, *, mu=None, epsilon=None, delta=None, sensitivity=1.0, rng=None
+) -> Release:
+    r"""Projected Gaussian mechanism: ``x + Pi_N e``, ``e ~ N(0, sigma^2 I_n)``.
+
+    ``sigma = sensitivity / mu`` (mu-GDP), or ``mu`` from ``(epsilon, delta)``
+    through the exact Balle & Wang relation (instead of the classical
+    :math:`c_{\epsilon,\delta}` of Lemma 13, which over-noises).  The noise
+    has covariance :math:`\sigma^2 \Pi_N`, mean squared error
+    :math:`(n - n_c)\sigma^2` (Cor. 14), and equals in law the unconstrained
+    Gaussian mechanism conditioned on the invariants (Theorem 22).
+
+    Parameters
+    ----------
+    x : array_like
+        The confidential query (shape ``invariants.shape``).
+    invariants : Invariants
+        ``C`` with the values ``c``; values absent are computed from ``x``,
+        values present must agree with ``x``.
+    mu, epsilon, delta : float
+        ``mu``, or both ``epsilon`` and ``delta``.
+    sensitivity : float or array_like, optional
+        :math:`\Delta_2(A)` (default 1), or the sensitivity space of the query.
+    rng : None, int, SeedSequence or numpy.random.Generator
+
+    Returns
+    -------
+    Release
+        Noise family ``"projected_gaussian"`` with ``scale`` and the
+        invariant structure (``Release.noise.distribution()`` is a
+        :class:`SubspaceNoise`).
+
+    References
+    ----------
+    Gao, Gong & Yu (2022), Theorem 10, Cor. 11 and 14, Theorem 22.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from invariantdp.invariants import totals
+    >>> from invariantdp.mechanisms import projected_gaussian
+    >>> x = np.array([120.0, 80.0, 50.0, 30.0, 20.0])
+    >>> r = projected_gaussian(x, totals([0, 0, 1, 1, 1]), mu=1.0, rng=0)
+    >>> r.invariants.check(r.value)  # state totals held exactly
+    >>> r.invariants.values
+    array([200., 100.])
+    """
+    xv, inv = _prepare(x, invariants)
+    mu, gparams, how = _gaussian_calibration(mu, epsilon, delta)
+    delta2 = _sensitivity(sensitivity, 2, dim=inv.n_cells)
+    gen = as_generator(rng)
+    sigma = delta2 / mu
+    e = gen.standard_normal(inv.n_cells)
+    e *= sigma
+    value = invariants.project(e).reshape(xv.shape)
+    value += xv
+    return _release(
+        value,
+        "projected_gaussian",
+        _noise_law("projected_gaussian", sigma, invariants),
+        _guarantee("GDP", gparams, inv),
+        data_shape=xv.shape,
+        metadata={"sensitivity": delta2, "norm": "l2", "calibration": how},
+        invariants=inv,
+    )
+
+
+def projected_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None) -> Release:
+    r"""Projected Laplace mechanism: ``x + Pi_N e``, ``e ~ Lap(sensitivity/epsilon)^n``.
+
+    (epsilon, 0)-induced subspace DP (Cor. 17); unbiased; the invariants hold
+    exactly.  ``sensitivity`` is :math:`\Delta_1(A)` or a sensitivity space.
+
+    References
+    ----------
+    Gao, Gong & Yu (2022), Lemma 16, Cor. 17; Sec. 5.1 (county populations
+    with state totals invariant).
+
+    Examples
+    --------
+    >>> from invariantdp.invariants import totals
+    >>> from invariantdp.mechanisms import projected_laplace
+    >>> r = projected_laplace([5.0, 7.0, 9.0], totals([0, 0, 0]), epsilon=1.0, rng=0)
+    >>> round(float(r.value.sum()), 9)
+    21.0
+    """
+    xv, inv = _prepare(x, invariants)
+    epsilon = check_epsilon(epsilon)
+    delta1 = _sensitivity(sensitivity, 1, dim=inv.n_cells)
+    gen = as_generator(rng)
+    b = delta1 / epsilon
+    noise = invariants.project(gen.laplace(0.0, b, size=inv.n_cells))
+    return _release(
+        xv + noise.reshape(xv.shape),
+        "projected_laplace",
+        _noise_law("projected_laplace", b, invariants),
+        _guarantee("epsilon-DP", {"epsilon": epsilon}, inv),
+        data_shape=xv.shape,
+        metadata={"sensitivity": delta1, "norm": "l1"},
+        invariants=inv,
+    )
+
+
+def _null_transform(invariants):
+    return lambda S: invariants.null_space_coordinates(S).reshape(S.shape[0], -1)
+
+
+def extended_gaussian(
+    x, invariants, *, mu=None, epsilon=None, delta=None, sensitivity=1.0, rng=None
+) -> Release:
+    r"""Extended Gaussian mechanism: ``x + Q_N e_N``, ``e_N ~ N(0, sigma^2 I_{n-n_c})``.
+
+    ``sigma = Delta_2(Q_N^T A) / mu``: the sensitivity of the query restricted
+    to the null space, never larger than :math:`\Delta_2(A)`, so the mean
+    squared error :math:`(n - n_c)\sigma^2` (Cor. 15) is at most that of
+    :func:`projected_gaussian`.
+
+    Parameters
+    ----------
+    sensitivity : float or array_like, optional
+        :math:`\Delta_2(Q_N^T A)` (default 1), or the sensitivity space of the
+        query ``A`` in the data coordinates, from which
+        :math:`\max_u \|Q_N^T u\|_2` is computed.
+
+    Other parameters are as in :func:`projected_gaussian`.
+
+    References
+    ----------
+    Gao, Gong & Yu (2022), Theorem 12, Algorithm 1, Cor. 15.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from invariantdp.invariants import totals
+    >>> from invariantdp.mechanisms import extended_gaussian
+    >>> S = np.array([[1.0, -1.0, 0.0], [5.0, 5.0, 5.0]])  # the second lies in the row space
+    >>> r = extended_gaussian([1.0, 2.0, 3.0], totals([0, 0, 0]), mu=1.0, sensitivity=S, rng=0)
+    >>> round(r.metadata["sensitivity"], 12)
+    1.414213562373
+    """
+    xv, inv = _prepare(x, invariants)
+    mu, gparams, how = _gaussian_calibration(mu, epsilon, delta)
+    delta2 = _sensitivity(sensitivity, 2, dim=inv.n_cells, transform=_null_transform(invariants))
+    gen = as_generator(rng)
+    sigma = delta2 / mu
+    e = gen.standard_normal(inv.n_cells - inv.rank)
+    e *= sigma
+    noise = invariants.null_space_apply(e)
+    return _release(
+        xv + noise.reshape(xv.shape),
+        "extended_gaussian",
+        _noise_law("extended_gaussian", sigma, invariants),
+        _guarantee("GDP", gparams, inv),
+        data_shape=xv.shape,
+        metadata={"sensitivity": delta2, "norm": "l2", "calibration": how},
+        invariants=inv,
+    )
+
+
+def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None) -> Release:
+    r"""Extended Laplace mechanism: ``x + Q_N w_N``, ``w_N ~ Lap(Delta_1(Q_N^T A)/epsilon)``.
+
+    (epsilon, 0)-induced subspace DP (Cor. 18).  ``Q_N`` is the basis of
+    :meth:`Invariants.null_space_apply` (Helmert for structured invariants);
+    ``sensitivity`` is :math:`\Delta_1(Q_N^T A)` or the sensitivity space of
+    ``A``, from which it is computed in that basis.
+
+    References
+    ----------
+    Gao, Gong & Yu (2022), Theorem 12, Cor. 18.
+
+    Examples
+    --------
+    >>> from invariantdp.invariants import totals
+    >>> from invariantdp.mechanisms import extended_laplace
+    >>> r = extended_laplace([5.0, 7.0, 9.0], totals([0, 0, 0]), epsilon=1.0, rng=0)
+    >>> round(float(r.value.sum()), 9)
+    21.0
+    """
+    xv, inv = _prepare(x, invariants)
+    epsilon = check_epsilon(epsilon)
+    delta1 = _sensitivity(sensitivity, 1, dim=inv.n_cells, transform=_null_transform(invariants))
+    gen = as_generator(rng)
+    b = delta1 / epsilon
+    noise = invariants.null_space_apply(gen.laplace(0.0, b, size=inv.n_cells - inv.rank))
+    return _release(
+        xv + noise.reshape(xv.shape),
+        "extended_laplace",
+        _noise_law("extended_laplace", b, invariants),
+        _guarantee("epsilon-DP", {"epsilon": epsilon}, inv),
+        data_shape=xv.shape,
+        metadata={"sensitivity": delta1, "norm": "l1"},
+        invariants=inv,
+    )
+
+
+_MECHANISMS = {
+    "projected_gaussian": projected_gaussian,
+    "projected_laplace": projected_laplace,
+    "extended_gaussian": extended_gaussian,
+    "extended_laplace": extended_laplace,
+}
+
+
+def distributed_privatize(x_local, cells, invariants, *, mechanism, seed, **params):
+    r"""One agent's share of a distributed release (Gao, Gong & Yu, Algorithm 4).
+
+    Agent ``l`` holds the entries ``x_local`` of the cells ``cells`` (flat,
+    C-order indices).  It simulates the mechanism's noise ``e`` from the
+    common ``seed`` -- by running the mechanism on zero data with the
+    invariant *structure* (the noise of an additive mechanism does not depend
+    on the data) -- and outputs ``x_local + e[cells]``.  Concatenating the
+    agents' outputs gives exactly (bit for bit) the central release
+    ``mechanism(x, invariants, rng=seed, **params).value``.
+
+    Parameters
+    ----------
+    x_local : array_like, shape (k,)
+        The agent's confidential entries.
+    cells : array_like of int, shape (k,)
+        Their flat indices in the full data.
+    invariants : Invariants
+        The invariant structure (values are ignored: agents need not know them).
+    mechanism : {"projected_gaussian", "projected_laplace", "extended_gaussian", "extended_laplace"}
+    seed : int or SeedSequence
+        The common seed (a ``Generator`` is refused: its state is not shared).
+    **params
+        Privacy parameters and ``sensitivity`` of the mechanism.
+
+    Returns
+    -------
+    numpy.ndarray, shape (k,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from invariantdp.invariants import totals
+    >>> from invariantdp.mechanisms import distributed_privatize, projected_gaussian
+    >>> x = np.array([4.0, 6.0, 1.0, 9.0]); inv = totals([0, 0, 1, 1])
+    >>> a = distributed_privatize(x[:2], [0, 1], inv, mechanism="projected_gaussian", seed=5, mu=1)
+    >>> b = distributed_privatize(x[2:], [2, 3], inv, mechanism="projected_gaussian", seed=5, mu=1)
+    >>> bool(np.array_equal(np.concatenate([a, b]), projected_gaussian(x, inv, mu=1, rng=5).value))
+    True
+    """
+    if mechanism not in _MECHANISMS:
+        raise InvariantDPError(
+            f"`mechanism` ({mechanism!r}) must be one of {', '.join(sorted(_MECHANISMS))}."
+        )
+    if isinstance(seed, np.random.Generator) or seed is None:
+        raise InvariantDPError(
+            "`seed` must be an int or SeedSequence shared by all agents, "
+            f"got {type(seed).__name__}."
+        )
+    if not isinstance(invariants, Invariants):
+        raise TypeError(f"`invariants` must be an Invariants, got {type(invariants).__name__}.")
+    xl = _check_x(x_local, "x_local").reshape(-1)
+    idx = np.asarray(cells)
+    if idx.dtype.kind not in "iu" or idx.shape != xl.shape:
+        raise InvariantDPError(
+            f"`cells` must be integer indices, one per entry of `x_local` ({xl.size}), "
+            f"got {idx.dtype} of shape {idx.shape}."
+        )
+    if idx.size and (idx.min() < 0 or idx.max() >= invariants.n_cells):
+        raise InvariantDPError(f"`cells` must lie in [0, {invariants.n_cells}).")
+    structure = Invariants(
+        invariants.matrix, None, invariants.shape, invariants.names, invariants.structure
+    )
+    structure._cache.update(invariants._cache)
+    e = _MECHANISMS[mechanism](
+        np.zeros(invariants.shape), structure, rng=seed, **params
+    ).value.reshape(-1)
+    return xl + e[idx]

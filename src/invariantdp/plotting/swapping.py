@@ -1,0 +1,199 @@
+r"""Figures of data swapping (Bailie, Gong & Meng, Figures 2.1 and 5.1).
+
+* :func:`plot_swapping_epsilon` -- :math:`\epsilon` of the Permutation
+  Algorithm against the swap rate for several largest-stratum sizes ``b``
+  (Figure 2.1), with the smallest attainable :math:`\epsilon_b` marked.
+* :func:`swapping_mape` and :func:`plot_swapping_mape` -- the mean absolute
+  percentage error that swapping induces in the swapping x holding table,
+  over repeated runs at several swap rates (Figure 5.1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .._rng import as_generator
+from .._validation import InvariantDPError, check_in_open_unit, check_positive_int
+from ..mechanisms.swapping import _roles, _sources_global
+from ..privacy.swapping import _group_codes, min_swapping_epsilon, swapping_epsilon
+from ._common import get_ax
+
+__all__ = ["plot_swapping_epsilon", "plot_swapping_mape", "swapping_mape"]
+
+_DEFAULT_B = (2, 10, 100, 10**3, 10**4, 10**5, 10**6)
+
+
+def plot_swapping_epsilon(b=_DEFAULT_B, *, swap_rates=None, ax=None):
+    r"""Privacy loss :math:`\epsilon` against swap rate ``p`` for several ``b`` (Figure 2.1).
+
+    Each curve is Eq. (5.1) of Theorem 5.6 at one ``b``; an outlined diamond
+    marks its minimum :math:`\epsilon_b = \ln(b+1)/2` at
+    :math:`p_b = \sqrt{b+1}/(1+\sqrt{b+1})`; dotted lines mark the swap rates
+    5% and 50%.
+
+    Parameters
+    ----------
+    b : sequence of int, optional
+        Largest-stratum sizes (each 0 or >= 2); default 2 to 10^6.
+    swap_rates : array_like, optional
+        Swap rates to evaluate, in (0, 1); default a fine grid from 0.005 to
+        0.9995.
+    ax : matplotlib.axes.Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    References
+    ----------
+    Bailie, Gong & Meng, Figure 2.1 and Theorem 5.6.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from invariantdp.plotting import plot_swapping_epsilon
+    >>> ax = plot_swapping_epsilon([10, 1000])
+    >>> len(ax.get_lines())  # two curves, two diamonds, two reference lines
+    6
+    """
+    bs = [int(v) for v in np.atleast_1d(b)]
+    if not bs:
+        raise InvariantDPError("`b` must name at least one stratum size.")
+    if swap_rates is None:
+        p = np.unique(np.concatenate([np.linspace(0.005, 0.995, 397), [0.999, 0.9995]]))
+    else:
+        p = np.asarray(swap_rates, dtype=float)
+    ax = get_ax(ax)
+    import matplotlib.pyplot as plt
+
+    colors = plt.get_cmap("viridis")(np.linspace(0.0, 0.9, len(bs)))
+    for bi, color in zip(bs, colors, strict=True):
+        eps = swapping_epsilon(np.full(p.shape, bi), p)
+        label = f"b = {bi:,}"
+        ax.plot(p, eps, color=color, label=label)
+        if bi >= 2:
+            m = min_swapping_epsilon(bi)
+            ax.plot(
+                [m.swap_rate], [m.epsilon], marker="D", markerfacecolor="white",
+                markeredgecolor=color, linestyle="none",
+            )  # fmt: skip
+    for rate in (0.05, 0.5):
+        ax.axvline(rate, color="grey", linestyle=":", linewidth=1)
+    ax.set_xlabel("swap rate p")
+    ax.set_ylabel(r"$\epsilon$ (Theorem 5.6)")
+    ax.set_xlim(0, 1)
+    ax.legend(fontsize="small", title="largest stratum")
+    ax.set_title(r"Swap rate to $\epsilon$ (Figure 2.1)")
+    return ax
+
+
+def swapping_mape(data: pd.DataFrame, *, swap, match=(), swap_rates, n_runs=20, rng=None):
+    r"""Mean absolute percentage error of swapping, over runs and swap rates (Figure 5.1).
+
+    For each swap rate, the Permutation Algorithm (Algorithm 5.1) is run
+    ``n_runs`` times; each run's error is (footnote 22)
+
+    .. math:: \mathrm{MAPE} = \frac{1}{|\{kl: n^X_{kl} > 0\}|}\sum_{k,l:\ n^X_{kl}>0}
+              \frac{|n^X_{kl} - n^Z_{kl}|}{n^X_{kl}}
+
+    on the table of the swapping variables ``k`` by the non-matching holding
+    variables ``l`` (e.g. county by ownership); cells empty in the
+    confidential table are left out (the ratio is undefined there).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Confidential microdata.
+    swap, match : str or sequence of str
+        As in :func:`invariantdp.mechanisms.permutation_swap`.
+    swap_rates : sequence of float
+        Swap rates in (0, 1).
+    n_runs : int, optional
+        Runs per swap rate (20 in the paper).
+    rng : None, int, SeedSequence or numpy.random.Generator
+        Each (rate, run) draws from its own child of ``rng`` (``spawn``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``swap_rate``, ``run``, ``mape``.
+
+    References
+    ----------
+    Bailie, Gong & Meng, Section 5.3, Figure 5.1 and footnote 22.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from invariantdp.plotting import swapping_mape
+    >>> g = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"county": g.integers(0, 5, 2000), "owned": g.integers(0, 2, 2000)})
+    >>> res = swapping_mape(df, swap="county", swap_rates=[0.01, 0.5], n_runs=3, rng=1)
+    >>> res.groupby("swap_rate")["mape"].mean().is_monotonic_increasing
+    True
+    """
+    kind, swap, match, hold, rest = _roles(data, swap, match)
+    if kind != "pandas":
+        raise TypeError("`data` must be a pandas DataFrame.")
+    rates = [check_in_open_unit("swap_rates", r) for r in np.atleast_1d(swap_rates)]
+    n_runs = check_positive_int("n_runs", n_runs)
+    if not rates:
+        raise InvariantDPError("`swap_rates` must hold at least one rate.")
+    gen = as_generator(rng)
+    j, n_match = _group_codes(data, match)
+    k, n_swap = _group_codes(data, swap)
+    l, n_rest = _group_codes(data, rest)
+    size = n_swap * n_rest
+    truth = np.bincount(k * n_rest + l, minlength=size)
+    keep = truth > 0
+    children = gen.spawn(len(rates) * n_runs)
+    rows = []
+    for i, p in enumerate(rates):
+        for r in range(n_runs):
+            src = _sources_global(j, n_match, p, children[i * n_runs + r])
+            swapped = np.bincount(k[src] * n_rest + l, minlength=size)
+            err = np.abs(swapped[keep] - truth[keep]) / truth[keep]
+            rows.append((p, r, float(err.mean())))
+    return pd.DataFrame(rows, columns=["swap_rate", "run", "mape"])
+
+
+def plot_swapping_mape(results: pd.DataFrame, *, ax=None):
+    """Box plots of :func:`swapping_mape` results by swap rate (Figure 5.1).
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Output of :func:`swapping_mape` (columns ``swap_rate`` and ``mape``).
+    ax : matplotlib.axes.Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    References
+    ----------
+    Bailie, Gong & Meng, Figure 5.1.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import pandas as pd
+    >>> from invariantdp.plotting import plot_swapping_mape
+    >>> res = pd.DataFrame({"swap_rate": [0.1, 0.1, 0.5, 0.5], "mape": [.02, .03, .1, .12]})
+    >>> plot_swapping_mape(res).get_xlabel()
+    'swap rate'
+    """
+    missing = {"swap_rate", "mape"} - set(results.columns)
+    if missing:
+        raise InvariantDPError(f"`results` lacks the column(s) {sorted(missing)}.")
+    ax = get_ax(ax)
+    rates = np.sort(results["swap_rate"].unique())
+    groups = [results.loc[results["swap_rate"] == r, "mape"].to_numpy() * 100 for r in rates]
+    ax.boxplot(groups, tick_labels=[f"{r:.0%}" for r in rates])
+    ax.set_xlabel("swap rate")
+    ax.set_ylabel("MAPE (%)")
+    ax.set_title("Error of the swapped table (Figure 5.1)")
+    return ax

@@ -1,0 +1,323 @@
+"""Congenial (conditional) mechanisms: samplers target M | S* (Gong & Meng 2020)."""
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+from scipy import optimize, stats
+
+from invariantdp import Invariants, Release, datasets, one_way_margins
+from invariantdp.mechanisms import (
+    ConvergenceWarning,
+    LinearInequalities,
+    conditional_release,
+    l1_postprocess,
+    l1_privacy_level,
+    l2_postprocess,
+)
+
+TOTAL2 = Invariants(np.ones((1, 2)))
+
+
+def sex_by_age_invariants():
+    """Total, female total and voting-age (18+) total of the 2 x 23 table."""
+    C = np.zeros((3, 46))
+    C[0] = 1
+    C[1, :23] = 1
+    C[2, 4:23] = 1
+    C[2, 27:] = 1
+    return Invariants(C, shape=(2, 23), names=("total", "female", "voting age"))
+
+
+def quiet(**kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return conditional_release(**kw)
+
+
+# --- Example 4.1: closed form --------------------------------------------------
+
+
+@pytest.mark.parametrize("sampler", ["exact", "gibbs", "mis"])
+def test_example_4_1_two_bin_laplace_is_laplace_one_over_epsilon(sampler, rng):
+    eps = 0.8
+    kw = dict(n_draws=2000, n_chains=2, n_tune=100)
+    if sampler != "exact":
+        kw.update(thin=2 if sampler == "gibbs" else 25)
+    res = quiet(
+        x=[30.0, 70.0],
+        mechanism="laplace",
+        invariants=TOTAL2,
+        epsilon=eps,
+        sensitivity=2.0,  # u_i ~ Lap(2 / eps)
+        sampler=sampler,
+        rng=rng,
+        **kw,
+    )
+    d = res.draws.reshape(-1, 2)
+    np.testing.assert_allclose(d.sum(axis=1), 100.0, atol=1e-9)
+    u = d[:, 0] - 30.0
+    # Eq. 4.6: m1 - s1 ~ Lap(1/eps); thinned chains are close to independent
+    assert stats.kstest(u, stats.laplace(scale=1 / eps).cdf).pvalue > 1e-3
+    assert abs(np.var(u) - 2 / eps**2) < 0.2 * 2 / eps**2
+
+
+# --- exact enumeration of a small integer fibre ------------------------------------
+
+
+def _fibre_pmf(x, C, logp, bounds=(0, 12)):
+    x = np.asarray(x)
+    a = C @ x.ravel()
+    pts = np.array(list(itertools.product(range(*bounds), repeat=x.size)))
+    pts = pts[np.all(pts @ C.T == a, axis=1)]
+    lw = logp(pts - x.ravel())
+    w = np.exp(lw - lw.max())
+    return pts, w / w.sum()
+
+
+def _tv(draws, pts, p):
+    index = {tuple(r): i for i, r in enumerate(pts.astype(int))}
+    counts = np.zeros(len(pts))
+    for r in draws.astype(int):
+        counts[index[tuple(r)]] += 1
+    return 0.5 * np.abs(counts / counts.sum() - p).sum()
+
+
+def _tv_bound(p, n_eff):
+    """Three times the expected TV of n_eff i.i.d. draws (approximately)."""
+    return 3 * 0.5 * np.sum(np.sqrt(p * (1 - p) / n_eff) * np.sqrt(2 / np.pi))
+
+
+@pytest.mark.parametrize(
+    "mechanism, kw, logp",
+    [
+        ("double_geometric", {"epsilon": 0.7}, lambda u: -0.7 * np.abs(u).sum(1)),
+        ("discrete_gaussian", {"rho": 0.125}, lambda u: -0.125 * (u * u).sum(1)),  # sigma = 2
+    ],
+)
+@pytest.mark.parametrize("sampler", ["gibbs", "mis"])
+def test_samplers_match_enumerated_fibre(mechanism, kw, logp, sampler, rng):
+    x = np.array([[2, 1, 3], [1, 2, 0]])
+    inv = one_way_margins((2, 3))  # 5 margins of rank 4: a 2-D integer fibre
+    C = np.asarray(inv.matrix.toarray() if hasattr(inv.matrix, "toarray") else inv.matrix)
+    pts, p = _fibre_pmf(x, C, logp)
+    n_draws = 2500 if sampler == "gibbs" else 30000
+    res = quiet(
+        x=x,
+        mechanism=mechanism,
+        invariants=inv,
+        inequalities="nonnegative",
+        sampler=sampler,
+        n_draws=n_draws,
+        n_chains=2,
+        n_tune=200,
+        rng=rng,
+        **kw,
+    )
+    draws = res.draws.reshape(-1, 6)
+    assert np.all(draws >= 0)
+    np.testing.assert_array_equal(draws @ C.T, np.tile(C @ x.ravel(), (len(draws), 1)))
+    n_eff = max(min(res.diagnostics.ess_min, len(draws)), 50)
+    assert _tv(draws, pts, p) < _tv_bound(p, n_eff)
+
+
+def test_coupled_inequality_rows_match_enumeration(rng):
+    # a row of B with two cells: s_0 + s_1 >= 5 on top of non-negativity
+    x = np.array([3, 3, 2, 1])
+    inv = Invariants(np.ones((1, 4)))
+    B = np.vstack([np.eye(4), [1, 1, 0, 0]])
+    b = np.array([0, 0, 0, 0, 5.0])
+    res = quiet(
+        x=x,
+        mechanism="double_geometric",
+        invariants=inv,
+        inequalities=(B, b),
+        epsilon=0.9,
+        n_draws=5000,
+        n_chains=2,
+        rng=rng,
+    )
+    pts, p = _fibre_pmf(x, np.ones((1, 4)), lambda u: -0.9 * np.abs(u).sum(1), (0, 10))
+    keep = pts[:, 0] + pts[:, 1] >= 5
+    pts, p = pts[keep], p[keep] / p[keep].sum()
+    draws = res.draws.reshape(-1, 4)
+    assert np.all(draws[:, 0] + draws[:, 1] >= 5)
+    assert _tv(draws, pts, p) < _tv_bound(p, max(res.diagnostics.ess_min, 50))
+
+
+def test_continuous_gibbs_and_mis_agree_with_inequalities(rng):
+    x = np.array([2.0, 5.0, 1.0, 4.0])
+    inv = Invariants(np.array([[1.0, 1, 1, 1], [1, -1, 0, 0]]))
+    common = dict(x=x, invariants=inv, inequalities="nonnegative", n_chains=2, rng=rng)
+    for mech, kw in [("laplace", {"epsilon": 0.5}), ("gaussian", {"mu": 0.5})]:
+        g = quiet(mechanism=mech, sampler="gibbs", n_draws=4000, **common, **kw)
+        m = quiet(mechanism=mech, sampler="mis", n_draws=40000, thin=1, **common, **kw)
+        dg, dm = g.draws.reshape(-1, 4), m.draws.reshape(-1, 4)
+        assert dg.min() >= -1e-9 and dm.min() >= -1e-9
+        se = dg.std(0) * (1 / np.sqrt(g.diagnostics.ess_min) + 1 / np.sqrt(m.diagnostics.ess_min))
+        assert np.all(np.abs(dg.mean(0) - dm.mean(0)) < 4 * se + 1e-9)
+
+
+def test_gaussian_equalities_exact_is_projection(rng):
+    x = np.array([10.0, 20.0, 30.0, 40.0])
+    inv = Invariants(np.array([[1.0, 1, 0, 0], [0, 0, 1, 1]]))
+    res = conditional_release(x, "gaussian", inv, mu=0.5, n_draws=20000, n_chains=1, rng=rng)
+    assert res.method == "exact"
+    d = res.draws[0]
+    P = np.eye(4) - inv.matrix.T @ np.linalg.pinv(inv.matrix.T)
+    np.testing.assert_allclose(np.cov(d.T), 4.0 * P, atol=0.15)
+    assert res.release.guarantee.definition == "GDP"
+
+
+# --- the 2 x 23 table ----------------------------------------------------------------
+
+
+def test_sex_by_age_release_respects_invariants(rng):
+    x = datasets.congenial_sex_by_age().to_numpy()
+    inv = sex_by_age_invariants()
+    res = quiet(
+        x=x,
+        mechanism="double_geometric",
+        invariants=inv,
+        inequalities="nonnegative",
+        epsilon=0.5,
+        n_draws=300,
+        rng=rng,
+    )
+    v = res.value
+    assert v.shape == (2, 23) and v.dtype.kind == "i" and v.min() >= 0
+    np.testing.assert_array_equal(inv.apply(v), [256, 130, 213])
+    assert res.diagnostics.rhat_max < 1.05
+    assert 0 < res.diagnostics.acceptance_rate <= 1
+    assert "Sampler diagnostics" in res.summary()
+    r2 = Release.from_json(res.release.to_json())
+    assert r2 == res.release
+    assert res.release.guarantee.params["epsilon"] == 1.0  # Theorem 2.1, gamma = 1
+
+
+def test_mis_paper_tuning_acceptance_is_low_and_warns(rng):
+    x = datasets.congenial_sex_by_age().to_numpy()
+    index = np.setdiff1d(np.arange(46), [0, 22, 45])  # the paper's I = {2..22, 24..45}
+    with pytest.warns(ConvergenceWarning, match="R-hat"):
+        res = conditional_release(
+            x,
+            "double_geometric",
+            sex_by_age_invariants(),
+            "nonnegative",
+            epsilon=0.5,
+            sampler="mis",
+            proposal_index=index,
+            proposal_epsilon=0.6,
+            n_draws=3000,
+            n_tune=0,
+            rng=rng,
+        )
+    # Appendix C: about 1.7 % acceptance at epsilon-tilde = 0.6
+    assert 0.005 < res.diagnostics.acceptance_rate < 0.04
+
+
+# --- bad input -------------------------------------------------------------------------
+
+
+def test_bad_input_names_the_argument():
+    inv = Invariants(np.ones((1, 2)), [10.0])
+    with pytest.raises(ValueError, match="`x` does not satisfy the invariants"):
+        conditional_release([3, 4], "double_geometric", inv, epsilon=1.0)
+    with pytest.raises(ValueError, match="`x` must have the shape"):
+        conditional_release([3, 4, 5], "double_geometric", TOTAL2, epsilon=1.0)
+    with pytest.raises(ValueError, match="`inequalities` are infeasible"):
+        conditional_release(
+            [3, 4], "laplace", TOTAL2, ([[1.0, 1.0]], [20.0]), epsilon=1.0, n_draws=2
+        )
+    with pytest.raises(ValueError, match="`x` violates `inequalities`"):
+        conditional_release([-3.0, 4.0], "laplace", TOTAL2, "nonnegative", epsilon=1.0)
+    with pytest.raises(ValueError, match="`inequalities.lower` must have shape"):
+        conditional_release([3, 4], "laplace", TOTAL2, ([[1.0, 0.0]], [0.0, 1.0]), epsilon=1.0)
+    with pytest.raises(ValueError, match="`mechanism`"):
+        conditional_release([3, 4], "cauchy", TOTAL2, epsilon=1.0)
+    with pytest.raises(ValueError, match=r"`epsilon` \(-1.0\) must be > 0"):
+        conditional_release([3, 4], "laplace", TOTAL2, epsilon=-1.0)
+    with pytest.raises(ValueError, match="`proposal_index` must have"):
+        conditional_release(
+            [1, 2, 3],
+            "laplace",
+            Invariants(np.ones((1, 3))),
+            epsilon=1.0,
+            sampler="mis",
+            proposal_index=np.array([0]),
+        )
+    with pytest.raises(ValueError, match="`sampler`"):
+        conditional_release([3, 4], "laplace", TOTAL2, epsilon=1.0, sampler="hmc")
+
+
+# --- Section 4: post-processing, Table 2 ------------------------------------------------
+
+
+def test_table_2_expectations_and_variances(rng):
+    eps, s1, s2, n = 1.0, 30.0, 70.0, 200_000
+    inv = Invariants(np.ones((1, 2)), [100.0])
+    m = np.array([s1, s2]) + rng.laplace(scale=2 / eps, size=(n, 2))
+    l2 = l2_postprocess(m, inv)
+    cong = conditional_release(
+        [s1, s2], "laplace", TOTAL2, epsilon=eps, sensitivity=2.0, n_draws=n, n_chains=1, rng=rng
+    ).draws[0]
+    tol = 4 * np.sqrt(8 / eps**2 / n)
+    # expectations: all three unbiased (Table 2 prints (s-bar, s-bar) for f_L2; the
+    # orthogonal projection is in fact unbiased)
+    for out in (cong, l2, l1_postprocess(m, inv, beta=0.8)):
+        np.testing.assert_allclose(out.mean(0), [s1, s2], atol=tol)
+        np.testing.assert_allclose(out.sum(1), 100.0)
+    assert abs(cong[:, 0].var() / (2 / eps**2) - 1) < 0.03
+    assert abs(l2[:, 0].var() / (4 / eps**2) - 1) < 0.03
+    for beta in (0.5, 0.8, 1.0):
+        v = l1_postprocess(m, inv, beta=beta)[:, 0].var()
+        assert abs(v / ((beta**2 + (1 - beta) ** 2) * 8 / eps**2) - 1) < 0.03
+
+    # (4.7): the L2 error is a 50-50 mixture of Lap(1/eps) and SgnGamma(2, 1/eps)
+    def mix_cdf(t):
+        return 0.5 * stats.laplace(scale=1 / eps).cdf(t) + 0.5 * (
+            0.5 + 0.5 * np.sign(t) * stats.gamma(2, scale=1 / eps).cdf(np.abs(t))
+        )
+
+    assert stats.kstest(l2[:20000, 0] - s1, mix_cdf).pvalue > 1e-3
+
+
+def test_l1_privacy_level_and_lp_solution():
+    assert l1_privacy_level(1.0, 0.5) == 1.0
+    assert l1_privacy_level(2.0, 0.75) == pytest.approx(4 / 3)
+    assert l1_privacy_level(1.0, 0.0) == 0.5
+    with pytest.raises(ValueError, match="`beta`"):
+        l1_privacy_level(1.0, 1.5)
+    inv = Invariants(np.ones((1, 2)), [100.0])
+    out = l1_postprocess([42.0, 61.0], inv)
+    assert out.sum() == pytest.approx(100.0)
+    assert np.abs(out - [42.0, 61.0]).sum() == pytest.approx(3.0)  # the L1 minimum
+
+
+def test_nonnegative_l2_projection_is_the_constrained_minimiser(rng):
+    x = datasets.congenial_sex_by_age().to_numpy().ravel().astype(float)
+    inv = sex_by_age_invariants().of(x.reshape(2, 23))
+    m = x + rng.laplace(scale=2.0, size=(5, 46))
+    out = l2_postprocess(m, inv, "nonnegative")
+    C = inv.matrix
+    for row, mrow in zip(out, m, strict=True):
+        assert row.min() >= -1e-9
+        np.testing.assert_allclose(C @ row, inv.values, atol=1e-7)
+        ref = optimize.minimize(
+            lambda s, mrow=mrow: 0.5 * np.sum((s - mrow) ** 2),
+            np.maximum(mrow, 0),
+            jac=lambda s, mrow=mrow: s - mrow,
+            constraints=[{"type": "eq", "fun": lambda s: C @ s - inv.values}],
+            bounds=[(0, None)] * 46,
+            method="SLSQP",
+            options={"ftol": 1e-12, "maxiter": 500},
+        )
+        assert np.sum((row - mrow) ** 2) <= np.sum((ref.x - mrow) ** 2) + 1e-6
+
+
+def test_inequalities_object():
+    ineq = LinearInequalities.nonnegative(3)
+    assert ineq.matrix.shape == (3, 3)
+    with pytest.raises(ValueError, match="`inequalities.matrix` must be 2-D"):
+        LinearInequalities(np.ones(3), np.zeros(3))

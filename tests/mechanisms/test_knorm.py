@@ -1,0 +1,91 @@
+"""K-norm mechanism: exact sampler, its law, and the speed target."""
+
+import time
+
+import numpy as np
+import pytest
+
+from invariantdp import InvariantDPError, Release
+from invariantdp.mechanisms import KNormNoise, knorm, semi_dp_knorm
+from invariantdp.sensitivity import HullNorm, contingency_sensitivity_space
+
+ALL_TABLES = [(r, c) for r in range(2, 11) for c in range(2, 11) if (r - 1) * (c - 1) <= 9]
+
+
+@pytest.mark.parametrize("r,c", [(2, 2), (3, 3), (2, 4)])
+def test_radial_law(r, c):
+    # ||V||_K ~ Gamma(s, scale): density of the K-norm mechanism in s dimensions
+    S = contingency_sensitivity_space(r, c)
+    law = KNormNoise("polytope", r * c, 2.0, S)
+    v = law.rvs(size=20_000, random_state=1)
+    s = law.intrinsic_dim
+    norms = law.norm(v)
+    assert abs(norms.mean() - 2.0 * s) < 4 * 2.0 * np.sqrt(s) / np.sqrt(norms.size)
+    # the noise lives in span(S): the margins are untouched
+    T = v.reshape(-1, r, c)
+    np.testing.assert_allclose(T.sum(axis=1), 0.0, atol=1e-9)
+    np.testing.assert_allclose(T.sum(axis=2), 0.0, atol=1e-9)
+
+
+def test_covariance_matches_exact_formula():
+    law = KNormNoise("polytope", 9, 1.0, contingency_sensitivity_space(3, 3))
+    v = law.rvs(size=60_000, random_state=2)
+    emp, exact = np.cov(v.T), law.cov()
+    se = np.sqrt((np.diag(exact)[:, None] * np.diag(exact)[None, :] + exact**2) / v.shape[0])
+    assert np.all(np.abs(emp - exact) < 5 * se + 1e-12)
+
+
+def test_triangulation_and_rejection_samplers_agree():
+    S = contingency_sensitivity_space(2, 3)
+    a = KNormNoise("polytope", 6, 1.0, S).rvs(size=20_000, random_state=3)
+    b = KNormNoise("polytope", 6, 1.0, S).rvs(size=20_000, random_state=4, method="rejection")
+    diff = (a**2).mean(0) - (b**2).mean(0)
+    se = np.sqrt(((a**2).var(0) + (b**2).var(0)) / 20_000)
+    assert np.all(np.abs(diff) < 4.5 * se)
+
+
+def test_logpdf_is_the_laplace_density_in_one_dimension():
+    law = KNormNoise("polytope", 4, 0.5, contingency_sensitivity_space(2, 2))
+    u = np.array([1.0, -1.0, -1.0, 1.0]) / 2  # unit vector; ||2u||_K = 1
+    t = np.array([-3.0, 0.1, 2.0])
+    # coordinate along u is Laplace with scale 2 * 0.5
+    expected = -np.abs(t) / 1.0 - np.log(2.0)
+    np.testing.assert_allclose(law.logpdf(t[:, None] * u), expected, rtol=1e-12)
+    assert law.logpdf(np.ones(4)) == -np.inf
+
+
+def test_knorm_any_polytope_and_round_trip():
+    V = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 1.0, 1.0]])
+    r = knorm([1.0, 2.0, 3.0], V, epsilon=0.5, sensitivity=2.0, rng=5)
+    assert r == knorm([1.0, 2.0, 3.0], V, epsilon=0.5, sensitivity=2.0, rng=5)
+    back = Release.from_json(r.to_json())
+    assert back == r
+    law = back.noise.distribution()
+    assert law.scale == 4.0 and law.intrinsic_dim == 3
+    with pytest.raises(InvariantDPError, match="`vertices` must have shape"):
+        knorm([1.0, 2.0], V, epsilon=1.0)
+    with pytest.raises(InvariantDPError, match=r"`epsilon` \(0.0\) must be > 0"):
+        knorm([1.0, 2.0, 3.0], V, epsilon=0.0)
+
+
+def _rate(r, c, calls=60):
+    table = np.arange(1, r * c + 1).reshape(r, c) * 3
+    semi_dp_knorm(table, epsilon=1.0, rng=0)  # builds and caches the hull
+    gen = np.random.default_rng(1)
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        semi_dp_knorm(table, epsilon=1.0, rng=gen)
+    return calls / (time.perf_counter() - t0)
+
+
+@pytest.mark.parametrize("r,c", [(3, 3), (2, 6), (3, 4)])
+def test_speed_small_tables(r, c):
+    assert _rate(r, c) >= 200
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("r,c", ALL_TABLES)
+def test_speed_every_table_up_to_nine_dimensions(r, c):
+    assert _rate(r, c) >= 200
+    K = HullNorm.from_space(contingency_sensitivity_space(r, c))
+    assert K.dim == (r - 1) * (c - 1)

@@ -1,0 +1,77 @@
+"""Semi-DP Gaussian (Algorithm 1) and K-norm (Algorithms 2-3) mechanisms."""
+
+import numpy as np
+import pytest
+
+from invariantdp import InvariantDPError, Release
+from invariantdp.invariants import one_way_margins
+from invariantdp.mechanisms import semi_dp_gaussian, semi_dp_knorm
+
+TABLE = np.array([[30, 12, 8], [5, 22, 17]])
+
+
+@pytest.mark.parametrize(
+    "mech, kw", [(semi_dp_gaussian, {"mu": 1.0}), (semi_dp_knorm, {"epsilon": 1.0})]
+)
+def test_margins_kept_and_reproducible(mech, kw):
+    r = mech(TABLE, rng=3, **kw)
+    np.testing.assert_allclose(r.value.sum(axis=0), TABLE.sum(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(r.value.sum(axis=1), TABLE.sum(axis=1), rtol=1e-12)
+    r.invariants.check(r.value)
+    assert r == mech(TABLE, rng=3, **kw)
+    assert r.guarantee.semi_adjacent_parameter == 3
+    assert Release.from_json(r.to_json()) == r
+
+
+def test_gaussian_noise_covariance_is_sigma2_times_projector():
+    mu, m = 0.8, 3000
+    gen = np.random.default_rng(4)
+    noise = np.array([semi_dp_gaussian(TABLE, mu=mu, rng=gen).value - TABLE for _ in range(m)])
+    noise = noise.reshape(m, -1)
+    exact = (2.0 / mu) ** 2 * one_way_margins(TABLE.shape).projector()
+    emp = noise.T @ noise / m
+    se = np.sqrt((np.diag(exact)[:, None] * np.diag(exact)[None, :] + exact**2) / m)
+    assert np.all(np.abs(emp - exact) < 4.5 * se)
+
+
+def test_example_8_noise_for_2x2():
+    r = semi_dp_gaussian([[3, 4], [5, 6]], mu=2.0, rng=0)
+    law = r.noise.distribution()
+    P = np.array([[1, -1, -1, 1], [-1, 1, 1, -1], [-1, 1, 1, -1], [1, -1, -1, 1]]) / 4
+    np.testing.assert_allclose(law.cov(), 1.0 * P, atol=1e-15)  # (Delta_2 / mu)^2 = 1
+
+
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_l2_cost_beats_the_naive_group_privacy_mechanism(k):
+    # Figure 2: E||N||^2 = (2/mu)^2 (k-1)^2 for Algorithm 1 vs (3 sqrt(2)/mu)^2 k^2
+    mu = 1.0
+    law = semi_dp_gaussian(np.ones((k, k), dtype=int), mu=mu, rng=0).noise.distribution()
+    assert law.expected_squared_error() == pytest.approx(4.0 * (k - 1) ** 2)
+    assert law.expected_squared_error() < 18.0 * k**2
+
+
+def test_knorm_is_the_rejection_sampler_law():
+    a = np.array([semi_dp_knorm(TABLE, epsilon=1.0, rng=s).value for s in range(400)])
+    b = np.array(
+        [semi_dp_knorm(TABLE, epsilon=1.0, rng=s, method="rejection").value for s in range(400)]
+    )
+    va, vb = ((a - TABLE) ** 2).sum((1, 2)), ((b - TABLE) ** 2).sum((1, 2))
+    se = np.sqrt((va.var() + vb.var()) / 400)
+    assert abs(va.mean() - vb.mean()) < 4.5 * se
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: semi_dp_gaussian(TABLE, mu=0.0), r"`mu` \(0.0\) must be > 0"),
+        (lambda: semi_dp_gaussian(TABLE, mu=np.inf), r"`mu` \(inf\) must be finite"),
+        (lambda: semi_dp_knorm(TABLE, epsilon=-2), r"`epsilon` \(-2.0\) must be > 0"),
+        (lambda: semi_dp_gaussian([[1, 2, 3]], mu=1.0), "at least 2 rows"),
+        (lambda: semi_dp_gaussian([1, 2, 3, 4], mu=1.0), "2-D"),
+        (lambda: semi_dp_knorm([[1, -2], [3, 4]], epsilon=1.0), "non-negative"),
+        (lambda: semi_dp_knorm([[1, np.nan], [3, 4]], epsilon=1.0), "finite"),
+    ],
+)
+def test_bad_arguments(call, match):
+    with pytest.raises(InvariantDPError, match=match):
+        call()
