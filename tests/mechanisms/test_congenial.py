@@ -43,8 +43,10 @@ def quiet(**kw):
 def test_example_4_1_two_bin_laplace_is_laplace_one_over_epsilon(sampler, rng):
     eps = 0.8
     kw = dict(n_draws=2000, n_chains=2, n_tune=100)
-    if sampler != "exact":
-        kw.update(thin=2 if sampler == "gibbs" else 25)
+    if sampler == "gibbs":  # chains are vectorised: many short chains are cheap
+        kw.update(n_draws=250, n_chains=16, n_tune=50, thin=2)
+    elif sampler == "mis":
+        kw.update(thin=25)
     res = quiet(
         x=[30.0, 70.0],
         mechanism="laplace",
@@ -66,14 +68,27 @@ def test_example_4_1_two_bin_laplace_is_laplace_one_over_epsilon(sampler, rng):
 # --- exact enumeration of a small integer fibre ------------------------------------
 
 
-def _fibre_pmf(x, C, logp, bounds=(0, 12)):
+def _fibre_pmf(x, C, logp, bounds=(0, 12), candidates=None):
     x = np.asarray(x)
     a = C @ x.ravel()
-    pts = np.array(list(itertools.product(range(*bounds), repeat=x.size)))
+    if candidates is None:
+        pts = np.array(list(itertools.product(range(*bounds), repeat=x.size)))
+    else:
+        pts = candidates
     pts = pts[np.all(pts @ C.T == a, axis=1)]
     lw = logp(pts - x.ravel())
     w = np.exp(lw - lw.max())
     return pts, w / w.sum()
+
+
+def _compositions(n, k):
+    """All vectors of k non-negative integers summing to n."""
+    return np.array(
+        [
+            np.diff((-1,) + c + (n + k - 1,)) - 1
+            for c in itertools.combinations(range(n + k - 1), k - 1)
+        ]
+    )
 
 
 def _tv(draws, pts, p):
@@ -96,13 +111,17 @@ def _tv_bound(p, n_eff):
         ("discrete_gaussian", {"rho": 0.125}, lambda u: -0.125 * (u * u).sum(1)),  # sigma = 2
     ],
 )
-@pytest.mark.parametrize("sampler", ["gibbs", "mis"])
+@pytest.mark.parametrize("sampler", ["exact", "gibbs", "mis"])
 def test_samplers_match_enumerated_fibre(mechanism, kw, logp, sampler, rng):
     x = np.array([[2, 1, 3], [1, 2, 0]])
     inv = one_way_margins((2, 3))  # 5 margins of rank 4: a 2-D integer fibre
     C = np.asarray(inv.matrix.toarray() if hasattr(inv.matrix, "toarray") else inv.matrix)
-    pts, p = _fibre_pmf(x, C, logp)
-    n_draws = 2500 if sampler == "gibbs" else 30000
+    # the fibre lies in the product of the compositions of the row totals
+    rows = [_compositions(int(t), 3) for t in x.sum(axis=1)]
+    pts, p = _fibre_pmf(
+        x, C, logp, candidates=np.array([np.r_[u, v] for u in rows[0] for v in rows[1]])
+    )
+    n_chains, n_draws = {"exact": (2, 5000), "gibbs": (16, 320), "mis": (2, 10000)}[sampler]
     res = quiet(
         x=x,
         mechanism=mechanism,
@@ -110,16 +129,68 @@ def test_samplers_match_enumerated_fibre(mechanism, kw, logp, sampler, rng):
         inequalities="nonnegative",
         sampler=sampler,
         n_draws=n_draws,
-        n_chains=2,
-        n_tune=200,
+        n_chains=n_chains,
+        n_tune=100,
         rng=rng,
         **kw,
     )
     draws = res.draws.reshape(-1, 6)
     assert np.all(draws >= 0)
     np.testing.assert_array_equal(draws @ C.T, np.tile(C @ x.ravel(), (len(draws), 1)))
-    n_eff = max(min(res.diagnostics.ess_min, len(draws)), 50)
+    # exact draws are i.i.d.: the bound uses their number, not an estimate
+    n_eff = len(draws) if sampler == "exact" else max(min(res.diagnostics.ess_min, len(draws)), 50)
     assert _tv(draws, pts, p) < _tv_bound(p, n_eff)
+
+
+@pytest.mark.parametrize(
+    "mechanism, kw, logp",
+    [
+        ("double_geometric", {"epsilon": 0.6}, lambda u: -0.6 * np.abs(u).sum(1)),
+        ("discrete_gaussian", {"rho": 0.08}, lambda u: -0.08 * (u * u).sum(1)),  # sigma = 2.5
+    ],
+)
+def test_exact_sampler_matches_enumeration_with_subtotal_and_upper_bound(mechanism, kw, logp, rng):
+    # 2 x 4 table, invariants: the two row totals and the sub-total of columns 0-1 (the
+    # "under 18" total of Section 3); non-negativity and an upper bound s_0 <= 3
+    x = np.array([[2, 1, 3, 1], [1, 2, 0, 2]])
+    C = np.array([[1, 1, 1, 1, 0, 0, 0, 0], [0, 0, 0, 0, 1, 1, 1, 1], [1, 1, 0, 0, 1, 1, 0, 0]])
+    inv = Invariants(C, shape=(2, 4))
+    B = np.vstack([np.eye(8), -np.eye(8)[:1]])
+    b = np.r_[np.zeros(8), -3.0]
+    a = C @ x.ravel()
+    rows = [_compositions(int(t), 4) for t in a[:2]]
+    pts = np.array([np.r_[u, v] for u in rows[0] for v in rows[1]])
+    pts = pts[np.all(pts @ C.T == a, axis=1) & (pts[:, 0] <= 3)]
+    lw = logp(pts - x.ravel())
+    p = np.exp(lw - lw.max())
+    p /= p.sum()
+    res = conditional_release(
+        x, mechanism, inv, (B, b), sampler="auto", n_draws=6000, n_chains=2, rng=rng, **kw
+    )
+    assert res.method == "exact"
+    draws = res.draws.reshape(-1, 8)
+    assert draws.min() >= 0 and draws[:, 0].max() <= 3
+    assert _tv(draws, pts, p) < _tv_bound(p, len(draws))
+    assert res.diagnostics.acceptance_rate == 1.0
+    assert res.diagnostics.ess_min > 0.7 * len(draws)  # ArviZ ESS of i.i.d. draws
+
+
+def test_exact_sampler_cells_outside_the_invariants(rng):
+    # cell 3 is in no invariant: independent double geometric noise truncated at 0
+    x = np.array([2, 1, 3, 1])
+    inv = Invariants(np.array([[1.0, 1, 1, 0]]))
+    res = conditional_release(
+        x, "double_geometric", inv, "nonnegative", epsilon=0.7, n_draws=8000, n_chains=1, rng=rng
+    )
+    assert res.method == "exact"
+    head = _compositions(6, 3)
+    pts = np.array([np.r_[h, k] for h in head for k in range(60)])
+    lw = -0.7 * np.abs(pts - x).sum(1)
+    p = np.exp(lw - lw.max())
+    p /= p.sum()
+    draws = res.draws[0]
+    assert draws[:, 3].max() < 60
+    assert _tv(draws, pts, p) < _tv_bound(p, len(draws))
 
 
 def test_coupled_inequality_rows_match_enumeration(rng):
@@ -134,10 +205,12 @@ def test_coupled_inequality_rows_match_enumeration(rng):
         invariants=inv,
         inequalities=(B, b),
         epsilon=0.9,
-        n_draws=5000,
-        n_chains=2,
+        n_draws=400,
+        n_chains=16,
+        n_tune=100,
         rng=rng,
     )
+    assert res.method == "gibbs"  # a coupled inequality row: no exact sampler
     pts, p = _fibre_pmf(x, np.ones((1, 4)), lambda u: -0.9 * np.abs(u).sum(1), (0, 10))
     keep = pts[:, 0] + pts[:, 1] >= 5
     pts, p = pts[keep], p[keep] / p[keep].sum()
@@ -149,10 +222,12 @@ def test_coupled_inequality_rows_match_enumeration(rng):
 def test_continuous_gibbs_and_mis_agree_with_inequalities(rng):
     x = np.array([2.0, 5.0, 1.0, 4.0])
     inv = Invariants(np.array([[1.0, 1, 1, 1], [1, -1, 0, 0]]))
-    common = dict(x=x, invariants=inv, inequalities="nonnegative", n_chains=2, rng=rng)
+    common = dict(x=x, invariants=inv, inequalities="nonnegative", rng=rng)
     for mech, kw in [("laplace", {"epsilon": 0.5}), ("gaussian", {"mu": 0.5})]:
-        g = quiet(mechanism=mech, sampler="gibbs", n_draws=4000, **common, **kw)
-        m = quiet(mechanism=mech, sampler="mis", n_draws=40000, thin=1, **common, **kw)
+        g = quiet(
+            mechanism=mech, sampler="gibbs", n_chains=16, n_draws=500, n_tune=50, **common, **kw
+        )
+        m = quiet(mechanism=mech, sampler="mis", n_chains=2, n_draws=20000, **common, **kw)
         dg, dm = g.draws.reshape(-1, 4), m.draws.reshape(-1, 4)
         assert dg.min() >= -1e-9 and dm.min() >= -1e-9
         se = dg.std(0) * (1 / np.sqrt(g.diagnostics.ess_min) + 1 / np.sqrt(m.diagnostics.ess_min))
@@ -185,15 +260,35 @@ def test_sex_by_age_release_respects_invariants(rng):
         n_draws=300,
         rng=rng,
     )
+    assert res.method == "exact"  # sampler="auto": 0/1 invariants, non-negative counts
     v = res.value
     assert v.shape == (2, 23) and v.dtype.kind == "i" and v.min() >= 0
     np.testing.assert_array_equal(inv.apply(v), [256, 130, 213])
     assert res.diagnostics.rhat_max < 1.05
-    assert 0 < res.diagnostics.acceptance_rate <= 1
+    assert res.diagnostics.acceptance_rate == 1
     assert "Sampler diagnostics" in res.summary()
     r2 = Release.from_json(res.release.to_json())
     assert r2 == res.release
     assert res.release.guarantee.params["epsilon"] == 1.0  # Theorem 2.1, gamma = 1
+
+
+def test_sex_by_age_exact_and_gibbs_agree(rng):
+    x = datasets.congenial_sex_by_age().to_numpy()
+    common = dict(
+        x=x,
+        mechanism="double_geometric",
+        invariants=sex_by_age_invariants(),
+        inequalities="nonnegative",
+        epsilon=0.5,
+        rng=rng,
+    )
+    ex = quiet(sampler="exact", n_draws=10000, n_chains=2, **common)
+    gb = quiet(sampler="gibbs", n_draws=150, n_chains=64, n_tune=50, **common)
+    de, dg = ex.draws.reshape(-1, 46), gb.draws.reshape(-1, 46)
+    assert gb.diagnostics.rhat_max < 1.05
+    se = np.sqrt(de.var(0) / len(de) + dg.var(0) / gb.diagnostics.ess)
+    z = np.abs(de.mean(0) - dg.mean(0)) / se
+    assert np.max(z) < 4.5  # 46 cells: |z| > 4.5 has probability ~ 3e-4 under agreement
 
 
 def test_mis_paper_tuning_acceptance_is_low_and_warns(rng):
@@ -249,6 +344,24 @@ def test_bad_input_names_the_argument():
         )
     with pytest.raises(ValueError, match="`sampler`"):
         conditional_release([3, 4], "laplace", TOTAL2, epsilon=1.0, sampler="hmc")
+    with pytest.raises(ValueError, match=r"`sampler` \('exact'\) needs"):
+        conditional_release(
+            [1, 2, 3],
+            "laplace",
+            Invariants(np.ones((1, 3))),
+            "nonnegative",
+            epsilon=1.0,
+            sampler="exact",
+        )
+    with pytest.raises(ValueError, match=r"`sampler` \('exact'\) needs .*0/1"):
+        conditional_release(
+            [1, 2, 3],
+            "double_geometric",
+            Invariants(np.array([[1.0, 2.0, 0.0]])),
+            "nonnegative",
+            epsilon=1.0,
+            sampler="exact",
+        )
 
 
 # --- Section 4: post-processing, Table 2 ------------------------------------------------

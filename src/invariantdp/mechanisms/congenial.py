@@ -756,6 +756,7 @@ _FIBRE_MAX = 1_000_000  # class-total fibre points enumerated at most
 _BOX_MAX = 5_000_000  # points of the free-coordinate box scanned to enumerate it
 _DP_MAX = 50_000_000  # entries of all dynamic-programming tables together
 _CHUNK = 1 << 18
+_CLASSES_MAX = 100  # classes of identical columns (two LPs each bound their totals)
 
 
 @dataclass
@@ -839,6 +840,8 @@ def _exact_plan(target: _Target) -> tuple[_ExactPlan | None, str]:
     L = np.array([lb[c].sum() for c in classes])
     U = np.array([ub[c].sum() for c in classes])
     K = len(classes)
+    if K > _CLASSES_MAX:
+        return None, f"there are {K} classes of identical columns (more than {_CLASSES_MAX})"
     # bounds on the class totals over the polytope {Abar T = a, L <= T <= U}
     bounds = list(zip(L, np.where(np.isfinite(U), U, None), strict=True))
     lo, hi = np.empty(K), np.empty(K)
@@ -858,7 +861,10 @@ def _exact_plan(target: _Target) -> tuple[_ExactPlan | None, str]:
         return None, f"the dynamic programme would need {cost} table entries"
     totals = _enumerate_fibre(Abar, a, lo, hi)
     if totals is None:
-        return None, f"the class-total fibre has more than {_FIBRE_MAX} points"
+        return None, (
+            f"the class-total fibre is too large to enumerate (more than {_FIBRE_MAX} points, "
+            f"or a search box of more than {_BOX_MAX})"
+        )
     lp = [
         [
             _cell_logp(target, lb[i] + np.arange(ymax[k][j] + 1) - target.s_star[i])
