@@ -1,5 +1,18 @@
+import os
+
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Hypothesis profiles: "ci" (default, bounded) and "slow" (HYPOTHESIS_PROFILE=slow, or the
+# `@pytest.mark.slow` variants that use settings.get_profile("slow")).
+settings.register_profile(
+    "ci", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "slow", max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture

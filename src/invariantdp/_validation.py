@@ -109,7 +109,31 @@ def check_alternative(value) -> str:
 
 
 def check_finite_array(name: str, value, *, dtype=float) -> np.ndarray:
-    """Return a new array (never a view of the input) with only finite entries."""
+    """Return a new array (never a view of the input) with only finite entries.
+
+    Strings, bytes, dates and non-numeric objects are refused rather than
+    parsed (``np.array(["7"], dtype=float)`` would silently coerce).
+    """
+    raw = value if isinstance(value, np.ndarray) else None
+    if raw is None:
+        try:
+            raw = np.asarray(value)
+        except (TypeError, ValueError):
+            raw = None
+    if raw is not None and (
+        raw.dtype.kind in "USVMm"
+        or (
+            raw.dtype.kind == "O"
+            and not all(
+                isinstance(v, numbers.Real | np.number) and not isinstance(v, bool)
+                for v in raw.reshape(-1)
+            )
+        )
+    ):
+        raise TypeError(
+            f"`{name}` must be array-like of numbers, got {type(value).__name__} "
+            f"of dtype {raw.dtype} ({_fmt(value)})."
+        )
     try:
         arr = np.array(value, dtype=dtype, copy=True)
     except (TypeError, ValueError):

@@ -18,6 +18,7 @@ mechanism of Cho & Awan (Algorithm 1) apply to the noise.
 from __future__ import annotations
 
 import itertools
+import operator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -610,7 +611,14 @@ def one_way_margins(shape) -> Invariants:
            [-1.,  1.,  1., -1.],
            [ 1., -1., -1.,  1.]])
     """
-    shape = tuple(int(s) for s in shape)
+    if isinstance(shape, str | bytes) or not np.iterable(shape):
+        raise TypeError(
+            f"`shape` must be a tuple of positive integers, got {type(shape).__name__} ({shape!r})."
+        )
+    try:
+        shape = tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"`shape` ({shape!r}) must be a tuple of positive integers.") from None
     if len(shape) < 1 or any(s < 1 for s in shape):
         raise InvariantDPError(f"`shape` {shape} must be a tuple of positive sizes.")
     n = int(np.prod(shape))

@@ -7,6 +7,7 @@ from .discrete import (
     discrete_laplace,
     discrete_laplace_gen,
     sample_discrete_gaussian_exact,
+    sample_discrete_laplace_exact,
 )
 from .tulap import tulap, tulap_from_privacy, tulap_gen, tulap_params
 
@@ -18,6 +19,7 @@ __all__ = [
     "discrete_laplace",
     "discrete_laplace_gen",
     "sample_discrete_gaussian_exact",
+    "sample_discrete_laplace_exact",
     "tulap",
     "tulap_from_privacy",
     "tulap_gen",

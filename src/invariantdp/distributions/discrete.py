@@ -41,6 +41,7 @@ __all__ = [
     "discrete_laplace",
     "discrete_laplace_gen",
     "sample_discrete_gaussian_exact",
+    "sample_discrete_laplace_exact",
 ]
 
 try:  # ``_ShapeInfo`` only feeds ``fit``
@@ -282,6 +283,8 @@ discrete_gaussian = discrete_gaussian_gen(name="discrete_gaussian", shapes="sigm
 
 def _randbelow(d: int, gen) -> int:
     """Uniform integer in ``[0, d)`` for an arbitrary positive Python int."""
+    if not isinstance(gen, np.random.Generator):  # SecureGenerator: arbitrary precision
+        return gen.integers(0, d)
     if d < 2**62:
         return int(gen.integers(0, d))
     k = d.bit_length()
@@ -327,6 +330,74 @@ def _discrete_laplace_exact(t: int, gen) -> int:
         return -x if negative else x
 
 
+def _discrete_laplace_exact_rational(scale: Fraction, gen) -> int:
+    """``Lap_Z(scale)`` for a rational scale ``t / s`` (CKS Algorithm 2)."""
+    t, s = scale.numerator, scale.denominator
+    while True:
+        u = _randbelow(t, gen)
+        if not _bernoulli_exp(Fraction(u, t), gen):
+            continue
+        v = 0
+        while _bernoulli_exp(Fraction(1), gen):
+            v += 1
+        y = (u + t * v) // s
+        negative = _bernoulli(Fraction(1, 2), gen)
+        if negative and y == 0:
+            continue
+        return -y if negative else y
+
+
+def _exact_source(rng):
+    from ..secure import SecureGenerator
+
+    return rng if isinstance(rng, SecureGenerator) else as_generator(rng)
+
+
+def _as_fraction(name: str, value) -> Fraction:
+    if isinstance(value, Fraction):
+        if value <= 0:
+            raise InvariantDPError(f"`{name}` ({value}) must be > 0.")
+        return value
+    return Fraction(check_positive(name, value))
+
+
+def sample_discrete_laplace_exact(scale, size=None, rng=None):
+    r"""Exact draws from the discrete Laplace :math:`\mathrm{Lap}_{\mathbb Z}(t)`.
+
+    :math:`P(X = k) \propto e^{-|k|/t}`, sampled by Canonne, Kamath & Steinke
+    (2020), Algorithm 2 (with Algorithm 1 for Bernoulli(exp(-gamma))), in
+    exact rational arithmetic with uniform integers only: ``scale`` is taken
+    as the exact rational value of the float (or ``Fraction``) given.  With
+    ``rng=SecureGenerator()`` (:mod:`invariantdp.secure`) every integer comes
+    from :mod:`secrets`, which makes the draw fit for a production release.
+
+    Parameters
+    ----------
+    scale : float, int or Fraction
+        :math:`t > 0`, e.g. ``Fraction(sensitivity) / Fraction(epsilon)``.
+    size : int, optional
+        Number of draws (``None`` for one integer).
+    rng : None, int, SeedSequence, numpy.random.Generator or SecureGenerator
+
+    References
+    ----------
+    Canonne, Kamath & Steinke (2020), Algorithms 1-2.
+
+    Examples
+    --------
+    >>> from invariantdp.distributions import sample_discrete_laplace_exact
+    >>> sample_discrete_laplace_exact(2.5, size=4, rng=0).dtype
+    dtype('int64')
+    """
+    t = _as_fraction("scale", scale)
+    gen = _exact_source(rng)
+    m = 1 if size is None else check_positive_int("size", size, minimum=0)
+    out = np.empty(m, dtype=np.int64)
+    for i in range(m):  # exact arithmetic: one draw at a time by design
+        out[i] = _discrete_laplace_exact_rational(t, gen)
+    return int(out[0]) if size is None else out
+
+
 def sample_discrete_gaussian_exact(sigma2, size=None, rng=None):
     r"""Exact draws from :math:`N_{\mathbb Z}(0, \sigma^2)` in rational arithmetic.
 
@@ -343,7 +414,9 @@ def sample_discrete_gaussian_exact(sigma2, size=None, rng=None):
         :math:`\sigma^2 > 0`.
     size : int, optional
         Number of draws (``None`` for one integer).
-    rng : None, int, SeedSequence or numpy.random.Generator
+    rng : None, int, SeedSequence, numpy.random.Generator or SecureGenerator
+        With :class:`~invariantdp.secure.SecureGenerator` the draws come from
+        :mod:`secrets` (for production releases).
 
     Examples
     --------
@@ -351,14 +424,9 @@ def sample_discrete_gaussian_exact(sigma2, size=None, rng=None):
     >>> sample_discrete_gaussian_exact(4, size=5, rng=1).dtype
     dtype('int64')
     """
-    if isinstance(sigma2, Fraction):
-        if sigma2 <= 0:
-            raise InvariantDPError(f"`sigma2` ({sigma2}) must be > 0.")
-        s2 = sigma2
-    else:
-        s2 = Fraction(check_positive("sigma2", sigma2))
-    gen = as_generator(rng)
-    m = 1 if size is None else check_positive_int("size", size)
+    s2 = _as_fraction("sigma2", sigma2)
+    gen = _exact_source(rng)
+    m = 1 if size is None else check_positive_int("size", size, minimum=0)
     t = math.isqrt(s2.numerator // s2.denominator) + 1  # floor(sigma) + 1
     out = np.empty(m, dtype=np.int64)
     for i in range(m):  # exact arithmetic: one draw at a time by design

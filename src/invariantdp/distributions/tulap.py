@@ -52,13 +52,14 @@ def _lower_logcdf0(x, b):
 
 def _cdf0(x, b):
     neg = np.minimum(x, -x)  # -|x|
-    low = _lower_cdf0(neg, b)
+    # F(-|x|) <= F(0) = 1/2 exactly; rounding near 0 must not break monotonicity
+    low = np.minimum(_lower_cdf0(neg, b), 0.5)
     return np.where(x <= 0, low, 1.0 - low)
 
 
 def _logcdf0(x, b):
     neg = np.minimum(x, -x)
-    low = _lower_logcdf0(neg, b)
+    low = np.minimum(_lower_logcdf0(neg, b), -np.log(2.0))
     with np.errstate(divide="ignore"):
         high = np.log1p(-np.exp(low))
     return np.where(x <= 0, low, high)
@@ -240,6 +241,39 @@ def _draw_tulap(rng, b: float, q: float, shape) -> np.ndarray:
 
 
 tulap = tulap_gen(name="tulap", shapes="b, q")
+
+_HALF_GRID = 2.0**-53
+
+
+def _draw_tulap_exact(gen, epsilon: float, q: float, size: int):
+    """Tulap(0, exp(-epsilon), q) draws as ``(G, U)``: integer part exact, uniform part.
+
+    ``G = G1 - G2`` is the discrete Laplace ``Lap_Z(1/epsilon)``, drawn in
+    exact rational arithmetic (CKS 2020, Algorithm 2) from uniform integers of
+    ``gen`` (a :class:`~invariantdp.secure.SecureGenerator` for production);
+    ``U`` is uniform on the symmetric grid ``(j + 1/2) 2**-53``,
+    ``j = -2**52, ..., 2**52 - 1``, from 53 random bits.  Pairs with ``G + U``
+    outside the central ``1 - q`` interval are rejected.  Callers add ``G`` to
+    integer data first and ``U`` last, so that the release ``(x + G) + U`` is a
+    function of the exact geometric release ``x + G`` and of ``U`` only.
+    """
+    from fractions import Fraction
+
+    from .discrete import _discrete_laplace_exact_rational
+
+    scale = 1 / Fraction(epsilon)
+    b = float(np.exp(-epsilon))
+    lo, hi = (float(v) for v in _bounds(b, q)) if q > 0 else (-np.inf, np.inf)
+    g_out = np.empty(size, dtype=np.int64)
+    u_out = np.empty(size)
+    for i in range(size):
+        while True:
+            g = _discrete_laplace_exact_rational(scale, gen)
+            u = (gen.integers(0, 2**53) - 2**52 + 0.5) * _HALF_GRID
+            if lo <= g + u <= hi:
+                g_out[i], u_out[i] = g, u
+                break
+    return g_out, u_out
 
 
 def tulap_params(epsilon, delta=0.0) -> tuple[float, float]:

@@ -21,6 +21,9 @@ from ._noise import TestNoise, resolve_noise
 
 __all__ = ["BinomialTestResult", "ump_binomial_test"]
 
+#: largest number of trials accepted (counts up to 1e8 are tested)
+MAX_N = 5 * 10**8
+
 
 def _log_p_one_sided(z: float, n: int, logit_p: float, noise: TestNoise, side: str) -> float:
     """``log E F(X - z)`` ("greater") or ``log E F(z - X)`` ("less"), X ~ Bin(n, p)."""
@@ -224,6 +227,11 @@ def ump_binomial_test(
     if not np.isfinite(z):
         raise InvariantDPError(f"`statistic` ({z}) must be finite.")
     n = check_positive_int("n", n)
+    if n > MAX_N:
+        raise InvariantDPError(
+            f"`n` ({n}) must be <= {MAX_N:.0e}: the exact p-value is not supported for this "
+            "many trials (its summation window would not fit in memory)."
+        )
     p0 = check_in_open_unit("p0", p0)
     alternative = check_alternative(alternative)
     tn = resolve_noise(epsilon, delta, noise)

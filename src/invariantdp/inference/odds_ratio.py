@@ -14,6 +14,7 @@ from .._validation import (
     check_alternative,
     check_confidence_level,
     check_counts,
+    check_finite_array,
     check_in_open_unit,
     check_positive,
     check_real,
@@ -29,6 +30,8 @@ __all__ = [
 ]
 
 _LOG_W_MAX = 700.0  # beyond this the noncentral law sits on an end of its support
+#: largest table total accepted (counts up to 1e8 per cell are tested)
+MAX_TOTAL = 5 * 10**8
 
 
 # ---------------------------------------------------------------------------
@@ -50,6 +53,12 @@ def _check_margins(margins) -> tuple[int, int, int, int]:
         )
     if t1 + t2 == 0:
         raise InvariantDPError(f"`margins` ({t1}, {t2}, {c1}, {c2}) describe an empty table.")
+    if t1 + t2 > MAX_TOTAL:
+        raise InvariantDPError(
+            f"`margins` ({t1}, {t2}, {c1}, {c2}) describe a table of {t1 + t2} records, above "
+            f"{MAX_TOTAL:.0e}: the exact conditional p-value is not supported for tables this "
+            "large (its summation window would not fit in memory)."
+        )
     return t1, t2, c1, c2
 
 
@@ -75,7 +84,7 @@ def _from_release(release, epsilon, delta, noise):
             "the UMPU test needs Tulap (canonical) noise, the Release has "
             f"{release.noise.family!r}."
         )
-    margins = tuple(int(round(v)) for v in release.invariants.values)
+    margins = _check_margins(release.invariants.values)
     p = release.noise.params
     g = release.guarantee.params
     tn = tulap_noise(p["b"], p["q"], g.get("epsilon"), g.get("delta"))
@@ -472,7 +481,11 @@ def umpu_odds_ratio_power(
     alternative = check_alternative(alternative)
     w0 = _check_odds_ratio(null_odds_ratio, "null_odds_ratio")
     margins = _check_margins(margins)
-    w = np.asarray(odds_ratio, dtype=float)
+    if isinstance(odds_ratio, bool) or (
+        isinstance(odds_ratio, np.ndarray) and odds_ratio.dtype == bool
+    ):
+        raise TypeError(f"`odds_ratio` must hold real numbers, got {odds_ratio!r}.")
+    w = check_finite_array("odds_ratio", odds_ratio)
     if w.size == 0 or not np.all(np.isfinite(w)) or np.any(w <= 0):
         raise InvariantDPError(f"`odds_ratio` ({odds_ratio}) must be finite and > 0.")
     tn = resolve_noise(epsilon, delta, noise)

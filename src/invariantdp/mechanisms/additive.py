@@ -17,6 +17,8 @@ relation; Laplace noise has scale ``sensitivity / epsilon``.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 from .._rng import as_generator
@@ -29,6 +31,8 @@ from .._validation import (
 )
 from ..distributions.discrete import (
     _draw_discrete_laplace,
+    sample_discrete_gaussian_exact,
+    sample_discrete_laplace_exact,
 )
 from ..distributions.discrete import (
     discrete_gaussian as _discrete_gaussian_dist,
@@ -36,8 +40,9 @@ from ..distributions.discrete import (
 from ..distributions.discrete import (
     discrete_laplace as _discrete_laplace_dist,
 )
-from ..distributions.tulap import _bounds, _draw_untruncated, tulap_params
+from ..distributions.tulap import _bounds, _draw_tulap_exact, _draw_untruncated, tulap_params
 from ..release import NoiseLaw, PrivacyGuarantee, Release, register_noise_family
+from ..secure import random_source
 
 __all__ = [
     "discrete_gaussian",
@@ -125,6 +130,12 @@ def _gaussian_calibration(mu, epsilon, delta):
         {"mu": mu, "epsilon": epsilon, "delta": delta},
         "Balle & Wang (2018) exact: mu-GDP with delta(epsilon) equal to the target",
     )
+
+
+def _sampler_note(secure: bool) -> dict:
+    if not secure:
+        return {}
+    return {"sampler": "secure: exact integer sampling from secrets (invariantdp.secure)"}
 
 
 def _release(value, mechanism, noise, guarantee, *, data_shape, metadata, invariants=None):
@@ -254,7 +265,7 @@ def _integer_sensitivity(sensitivity, p, dim):
     return value
 
 
-def discrete_laplace(x, *, epsilon, sensitivity=1, rng=None) -> Release:
+def discrete_laplace(x, *, epsilon, sensitivity=1, rng=None, secure=False) -> Release:
     r"""Geometric mechanism: ``x + Lap_Z(sensitivity / epsilon)`` per coordinate.
 
     ``Lap_Z(t)`` is the discrete Laplace (double geometric) law
@@ -268,11 +279,18 @@ def discrete_laplace(x, *, epsilon, sensitivity=1, rng=None) -> Release:
     sensitivity : int or array_like, optional
         Integer :math:`\ell_1` sensitivity (default 1) or a sensitivity space.
     rng : None, int, SeedSequence or numpy.random.Generator
+        Source of randomness for simulations; must be None with ``secure=True``.
+    secure : bool, optional
+        Draw the noise for a production release: exact
+        :math:`\mathrm{Lap}_{\mathbb Z}(\Delta/\epsilon)` (the exact rational
+        value of ``sensitivity / epsilon``) by CKS Algorithm 2 with uniform
+        integers from :mod:`secrets` (see :mod:`invariantdp.secure`).  About
+        20 microseconds per cell instead of nanoseconds.
 
     References
     ----------
     Ghosh, Roughgarden & Sundararajan (2012); Canonne, Kamath & Steinke
-    (2020), Def. 3; Gong & Meng (2020) (double geometric).
+    (2020), Def. 3 and Algorithm 2; Gong & Meng (2020) (double geometric).
 
     Examples
     --------
@@ -285,20 +303,24 @@ def discrete_laplace(x, *, epsilon, sensitivity=1, rng=None) -> Release:
     _check_integer_valued(xv)
     epsilon = check_epsilon(epsilon)
     delta1 = _integer_sensitivity(sensitivity, 1, xv.size)
-    gen = as_generator(rng)
+    gen = random_source(rng, secure)
     t = delta1 / epsilon
-    noise = _draw_discrete_laplace(gen, t, xv.shape)
+    if secure:
+        exact = Fraction(delta1) / Fraction(epsilon)
+        noise = sample_discrete_laplace_exact(exact, size=xv.size, rng=gen).reshape(xv.shape)
+    else:
+        noise = _draw_discrete_laplace(gen, t, xv.shape)
     return _release(
         xv + noise,
         "discrete_laplace",
         NoiseLaw("discrete_laplace", {"scale": t}),
         PrivacyGuarantee("epsilon-DP", {"epsilon": epsilon}, _ADJ),
         data_shape=xv.shape,
-        metadata={"sensitivity": delta1, "norm": "l1"},
+        metadata={"sensitivity": delta1, "norm": "l1", **_sampler_note(secure)},
     )
 
 
-def discrete_gaussian(x, *, mu=None, rho=None, sensitivity=1, rng=None) -> Release:
+def discrete_gaussian(x, *, mu=None, rho=None, sensitivity=1, rng=None, secure=False) -> Release:
     r"""Discrete Gaussian mechanism: ``x + N_Z(0, sigma^2)`` per coordinate.
 
     ``sigma = sensitivity / mu`` (or ``sensitivity / sqrt(2 rho)``); the
@@ -316,6 +338,13 @@ def discrete_gaussian(x, *, mu=None, rho=None, sensitivity=1, rng=None) -> Relea
     sensitivity : float or array_like, optional
         :math:`\ell_2` sensitivity (default 1) of the integer-valued query.
     rng : None, int, SeedSequence or numpy.random.Generator
+        Source of randomness for simulations; must be None with ``secure=True``.
+    secure : bool, optional
+        Draw the noise for a production release: exact
+        :math:`N_{\mathbb Z}(0, \sigma^2)` with the rational
+        :math:`\sigma^2 = \Delta_2^2/\mu^2` (or :math:`\Delta_2^2/(2\rho)`)
+        by :func:`~invariantdp.distributions.sample_discrete_gaussian_exact`
+        with uniform integers from :mod:`secrets` (see :mod:`invariantdp.secure`).
 
     Examples
     --------
@@ -333,20 +362,24 @@ def discrete_gaussian(x, *, mu=None, rho=None, sensitivity=1, rng=None) -> Relea
     else:
         rho = check_positive("rho", rho)
     delta2 = _sensitivity(sensitivity, 2, dim=xv.size)
-    gen = as_generator(rng)
+    gen = random_source(rng, secure)
     sigma = delta2 / np.sqrt(2.0 * rho)
-    noise = _discrete_gaussian_dist(sigma).rvs(size=xv.shape, random_state=gen)
+    if secure:
+        s2 = Fraction(delta2) ** 2 / (Fraction(mu) ** 2 if mu is not None else 2 * Fraction(rho))
+        noise = sample_discrete_gaussian_exact(s2, size=xv.size, rng=gen).reshape(xv.shape)
+    else:
+        noise = _discrete_gaussian_dist(sigma).rvs(size=xv.shape, random_state=gen)
     return _release(
         xv + noise,
         "discrete_gaussian",
         NoiseLaw("discrete_gaussian", {"sigma": float(sigma)}),
         PrivacyGuarantee("zCDP", {"rho": rho}, _ADJ),
         data_shape=xv.shape,
-        metadata={"sensitivity": delta2, "norm": "l2"},
+        metadata={"sensitivity": delta2, "norm": "l2", **_sampler_note(secure)},
     )
 
 
-def tulap(x, *, epsilon, delta=0.0, sensitivity=1.0, rng=None) -> Release:
+def tulap(x, *, epsilon, delta=0.0, sensitivity=1.0, rng=None, secure=False) -> Release:
     r"""Tulap mechanism: ``x + sensitivity * Tulap(0, exp(-epsilon), q)``.
 
     Tulap is the canonical noise distribution of :math:`f_{\epsilon,\delta}`
@@ -364,6 +397,13 @@ def tulap(x, *, epsilon, delta=0.0, sensitivity=1.0, rng=None) -> Release:
     sensitivity : float, optional
         Sensitivity of each coordinate (default 1).
     rng : None, int, SeedSequence or numpy.random.Generator
+        Source of randomness for simulations; must be None with ``secure=True``.
+    secure : bool, optional
+        Draw the noise for a production release: the integer part
+        ``G1 - G2`` exactly (discrete Laplace by CKS Algorithm 2, integers
+        from :mod:`secrets`) and the uniform part from 53 secure random bits;
+        for integer ``x`` and ``sensitivity=1`` the release is computed as
+        ``(x + G) + U`` (see :mod:`invariantdp.secure`).
 
     Examples
     --------
@@ -378,23 +418,30 @@ def tulap(x, *, epsilon, delta=0.0, sensitivity=1.0, rng=None) -> Release:
     if np.ndim(sensitivity) != 0:
         raise InvariantDPError("`sensitivity` must be a number for the Tulap mechanism.")
     scale = check_positive("sensitivity", sensitivity)
-    gen = as_generator(rng)
+    gen = random_source(rng, secure)
     b, q = tulap_params(epsilon, delta)
     shape = xv.shape
-    noise = _draw_untruncated(gen, np.full(shape, b), shape)
-    if q > 0:
-        lo, hi = _bounds(b, q)
-        bad = (noise < lo) | (noise > hi)
-        while np.any(bad):
-            noise[bad] = _draw_untruncated(gen, np.full(int(bad.sum()), b), (int(bad.sum()),))
+    if secure:
+        g, u = _draw_tulap_exact(gen, epsilon, q, xv.size)
+        g, u = g.reshape(shape), u.reshape(shape)
+        integer = scale == 1.0 and np.all(xv == np.round(xv)) and np.all(np.abs(xv) < 2.0**52)
+        value = (xv + g) + u if integer else xv + scale * (g + u)
+    else:
+        noise = _draw_untruncated(gen, np.full(shape, b), shape)
+        if q > 0:
+            lo, hi = _bounds(b, q)
             bad = (noise < lo) | (noise > hi)
+            while np.any(bad):
+                noise[bad] = _draw_untruncated(gen, np.full(int(bad.sum()), b), (int(bad.sum()),))
+                bad = (noise < lo) | (noise > hi)
+        value = xv + scale * noise
     return _release(
-        xv + scale * noise,
+        value,
         "tulap",
         NoiseLaw("tulap", {"b": b, "q": q, "scale": scale}),
         PrivacyGuarantee("(epsilon, delta)-DP", {"epsilon": epsilon, "delta": delta}, _ADJ),
         data_shape=shape,
-        metadata={"sensitivity": scale},
+        metadata={"sensitivity": scale, **_sampler_note(secure)},
     )
 
 

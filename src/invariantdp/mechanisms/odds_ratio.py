@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._rng import as_generator
 from .._validation import check_counts, check_delta, check_epsilon
-from ..distributions.tulap import _draw_tulap, tulap_params
+from ..distributions.tulap import _draw_tulap, _draw_tulap_exact, tulap_params
 from ..invariants import one_way_margins
 from ..release import NoiseLaw, PrivacyGuarantee, Release
+from ..secure import random_source
+from .additive import _sampler_note
 
 __all__ = ["odds_ratio_release"]
 
 
-def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None) -> Release:
+def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None, secure=False) -> Release:
     r"""Release ``U = x11 + N`` of a 2 x 2 table with its one-way margins invariant.
 
     ``N`` is Tulap, the canonical noise distribution of
@@ -31,7 +32,11 @@ def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None) -> Release:
     epsilon, delta : float
         Privacy parameters, ``epsilon > 0``, ``0 <= delta < 1``.
     rng : None, int, SeedSequence or numpy.random.Generator
-        Source of randomness.
+        Source of randomness for simulations; must be None with ``secure=True``.
+    secure : bool, optional
+        Draw the Tulap noise for a production release: integer part exact
+        from :mod:`secrets`, uniform part from 53 secure bits, released as
+        ``(x11 + G) + U`` (see :mod:`invariantdp.secure`).
 
     Returns
     -------
@@ -52,9 +57,13 @@ def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None) -> Release:
     x = check_counts("table", table, shape=(2, 2))
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    gen = as_generator(rng)
+    gen = random_source(rng, secure)
     b, q = tulap_params(epsilon, delta)
-    u = float(x[0, 0]) + float(_draw_tulap(gen, b, q, ())[()])
+    if secure:
+        g, v = _draw_tulap_exact(gen, epsilon, q, 1)
+        u = float(int(x[0, 0]) + int(g[0])) + float(v[0])
+    else:
+        u = float(x[0, 0]) + float(_draw_tulap(gen, b, q, ())[()])
     query = np.zeros((1, 4))
     query[0, 0] = 1.0
     return Release(
@@ -72,5 +81,5 @@ def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None) -> Release:
         invariants=one_way_margins((2, 2)).of(x),
         query=query,
         data_shape=(2, 2),
-        metadata={"statistic": "x11"},
+        metadata={"statistic": "x11", **_sampler_note(secure)},
     )

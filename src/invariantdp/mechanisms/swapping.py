@@ -62,6 +62,7 @@ from ..privacy.swapping import (
     swapping_epsilon,
 )
 from ..release import NoiseLaw, PrivacyGuarantee, Release
+from ..secure import random_source
 
 __all__ = [
     "SwapResult",
@@ -245,6 +246,48 @@ def _sources_global(j: np.ndarray, n_strata: int, p: float, gen) -> np.ndarray:
         sizes = np.array([items.size])
     sigma = _derange_segments(sizes, gen)
     src[items] = items[sigma]
+    return src
+
+
+# ---------------------------------------------------------------------------
+# the random permutation: secure policy (exact, from ``secrets``)
+# ---------------------------------------------------------------------------
+
+
+def _sources_secure(j: np.ndarray, n_strata: int, p: float, gen) -> np.ndarray:
+    """Algorithm 5.1 with every random integer from ``gen`` (a SecureGenerator).
+
+    Selection is an exact Bernoulli(p) per record (``p`` as the exact rational
+    value of the double: a uniform integer below its denominator compared with
+    its numerator), re-drawn while exactly one record of the stratum is
+    selected; the derangement is a uniform permutation (Fisher-Yates with
+    uniform integers) re-drawn while it has a fixed point.
+    """
+    from fractions import Fraction
+
+    num, den = Fraction(p).as_integer_ratio()
+    src = np.arange(j.size, dtype=np.int64)
+    order = np.argsort(j, kind="stable")
+    counts = np.bincount(j, minlength=n_strata)
+    bounds = np.concatenate([[0], np.cumsum(counts)])
+    for g in np.flatnonzero(counts >= 2):
+        rec = order[bounds[g] : bounds[g + 1]]
+        while True:
+            chosen = [i for i in rec.tolist() if gen.integers(0, den) < num]
+            if len(chosen) != 1:
+                break
+        m = len(chosen)
+        if m == 0:
+            continue
+        while True:
+            perm = list(range(m))
+            for i in range(m - 1, 0, -1):
+                k = gen.integers(0, i + 1)
+                perm[i], perm[k] = perm[k], perm[i]
+            if all(perm[i] != i for i in range(m)):
+                break
+        chosen = np.asarray(chosen, dtype=np.int64)
+        src[chosen] = chosen[np.asarray(perm)]
     return src
 
 
@@ -504,7 +547,9 @@ def table_on_release_cells(release: Release, data: pd.DataFrame) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 
-def permutation_swap(data, *, swap, match=(), swap_rate, rng=None, seed_policy=None) -> SwapResult:
+def permutation_swap(
+    data, *, swap, match=(), swap_rate, rng=None, seed_policy=None, secure=False
+) -> SwapResult:
     r"""Swap microdata with the Permutation Algorithm (Bailie, Gong & Meng, Algorithm 5.1).
 
     Within each stratum of the matching variables, every record is selected
@@ -537,6 +582,12 @@ def permutation_swap(data, *, swap, match=(), swap_rate, rng=None, seed_policy=N
         How random draws are organised (module docstring).  ``None`` means
         ``"global"`` for pandas and ``"stratum"`` for Dask (the only policy
         Dask supports).
+    secure : bool, optional
+        Swap for a production release: the selections and derangements use
+        exact integer sampling from :mod:`secrets` (see
+        :mod:`invariantdp.secure`); ``rng`` must then be None and
+        ``seed_policy`` None; pandas only.  The records are processed
+        stratum by stratum in Python, about a microsecond per record.
 
     Returns
     -------
@@ -593,9 +644,23 @@ def permutation_swap(data, *, swap, match=(), swap_rate, rng=None, seed_policy=N
     """
     kind, swap, match, hold, rest = _roles(data, swap, match)
     swap_rate = check_in_open_unit("swap_rate", swap_rate)
-    if seed_policy is None:
+    if not isinstance(secure, bool):
+        raise TypeError(
+            f"`secure` must be True or False, got {type(secure).__name__} ({secure!r})."
+        )
+    if secure:
+        if seed_policy is not None:
+            raise InvariantDPError(
+                f"`seed_policy` ({seed_policy!r}) must be None with `secure=True`: secure "
+                "draws are not seeded."
+            )
+        if kind != "pandas":
+            raise InvariantDPError("`secure=True` needs a pandas DataFrame; call .compute() first.")
+        sgen = random_source(rng, True)
+        seed_policy = "secure"
+    elif seed_policy is None:
         seed_policy = "global" if kind == "pandas" else "stratum"
-    if seed_policy not in ("global", "stratum"):
+    if not secure and seed_policy not in ("global", "stratum"):
         raise InvariantDPError(f"`seed_policy` ({seed_policy!r}) must be 'global' or 'stratum'.")
     if kind == "dask" and seed_policy != "stratum":
         raise InvariantDPError(
@@ -603,7 +668,7 @@ def permutation_swap(data, *, swap, match=(), swap_rate, rng=None, seed_policy=N
         )
     if kind == "dask" and _ROW in data.columns:
         raise InvariantDPError(f"`data` must not have a column named {_ROW!r}.")
-    gen = as_generator(rng)
+    gen = None if secure else as_generator(rng)
     roles = (swap, match, rest)
     if kind == "dask":
         return _swap_dask(data, roles, swap_rate, _root_entropy(gen))
@@ -611,7 +676,9 @@ def permutation_swap(data, *, swap, match=(), swap_rate, rng=None, seed_policy=N
     j, n_match = _group_codes(data, match)
     k, n_swap = _group_codes(data, swap)
     l, n_rest = _group_codes(data, rest)
-    if seed_policy == "global":
+    if secure:
+        src = _sources_secure(j, n_match, swap_rate, sgen)
+    elif seed_policy == "global":
         src = _sources_global(j, n_match, swap_rate, gen)
     else:
         src = _sources_by_stratum(data, match, swap_rate, _root_entropy(gen))

@@ -1,0 +1,168 @@
+"""Numerical robustness: Tulap, CND and the tests' p-values for counts up to 1e8.
+
+Property tests over epsilon in [1e-3, 50] and counts up to 1e8: values stay
+finite, in range and monotone.  numpy RuntimeWarnings are errors in the test
+suite, so these tests also check that normal use raises none.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from invariantdp import ump_binomial_test, umpu_odds_ratio_test
+from invariantdp.distributions import canonical_noise, tulap_from_privacy
+from invariantdp.privacy import eps_delta
+
+EPS = st.floats(-3.0, np.log10(50.0)).map(lambda e: float(10.0**e))
+DELTA = st.one_of(st.just(0.0), st.floats(1e-12, 0.5))
+COUNT = st.integers(0, 8).flatmap(lambda k: st.integers(0, 10**k))
+SLOW = settings(settings.get_profile("slow"))
+
+
+def _nondecreasing(a, tol=0.0):
+    return bool(np.all(np.diff(a) >= -tol))
+
+
+def check_tulap(epsilon, delta, xs):
+    law = tulap_from_privacy(epsilon, delta)
+    x = np.sort(np.asarray(xs, dtype=float))
+    cdf, sf, logcdf = law.cdf(x), law.sf(x), law.logcdf(x)
+    assert np.all(np.isfinite(cdf)) and np.all((cdf >= 0) & (cdf <= 1))
+    assert _nondecreasing(cdf)
+    assert np.allclose(cdf + sf, 1.0, atol=1e-12)
+    assert not np.any(np.isnan(logcdf)) and np.all(logcdf <= 0)
+    finite = logcdf[np.isfinite(logcdf)]
+    assert _nondecreasing(finite, tol=1e-12)
+    assert np.allclose(np.exp(logcdf), cdf, rtol=1e-9, atol=1e-300)
+    u = np.linspace(0.0, 1.0, 201)[1:-1]
+    q = law.ppf(u)
+    assert np.all(np.isfinite(q)) and _nondecreasing(q)
+    assert np.allclose(law.cdf(q), u, atol=1e-9)
+
+
+@given(EPS, DELTA, st.lists(st.floats(-1e8, 1e8), min_size=2, max_size=50))
+def test_tulap_finite_and_monotone(epsilon, delta, xs):
+    check_tulap(epsilon, delta, xs)
+
+
+@pytest.mark.slow
+@SLOW
+@given(EPS, DELTA, st.lists(st.floats(-1e8, 1e8), min_size=2, max_size=50))
+def test_tulap_finite_and_monotone_slow(epsilon, delta, xs):
+    check_tulap(epsilon, delta, xs)
+
+
+def check_cnd(epsilon, delta, xs):
+    f = canonical_noise(eps_delta(epsilon, delta))
+    x = np.sort(np.asarray(xs, dtype=float))
+    cdf = f.cdf(x)
+    assert np.all(np.isfinite(cdf)) and np.all((cdf >= 0) & (cdf <= 1))
+    assert _nondecreasing(cdf, tol=1e-15)
+    # the CND of f_{eps,delta} is Tulap (Cho & Awan, Def. 35; Awan & Dong 2022)
+    assert np.allclose(cdf, tulap_from_privacy(epsilon, delta).cdf(x), atol=1e-9)
+
+
+@given(EPS, DELTA, st.lists(st.floats(-60.0, 60.0), min_size=2, max_size=20))
+def test_cnd_finite_and_monotone(epsilon, delta, xs):
+    check_cnd(epsilon, delta, xs)
+
+
+@pytest.mark.slow
+@SLOW
+@given(EPS, DELTA, st.lists(st.floats(-60.0, 60.0), min_size=2, max_size=20))
+def test_cnd_finite_and_monotone_slow(epsilon, delta, xs):
+    check_cnd(epsilon, delta, xs)
+
+
+@st.composite
+def tables(draw):
+    """2 x 2 margins (t1., t2., t.1, t.2) with counts up to 1e8."""
+    t1, t2 = draw(COUNT), draw(COUNT)
+    if t1 + t2 == 0:
+        t1 = 1
+    c1 = draw(st.integers(0, t1 + t2))
+    return t1, t2, c1, t1 + t2 - c1
+
+
+def check_odds_ratio(margins, epsilon, delta, fracs, alternative):
+    t1, t2, c1, _ = margins
+    lo, hi = max(0, c1 - t2), min(t1, c1)
+    us = np.sort([lo - 3.0 + f * (hi - lo + 6.0) for f in fracs])
+    p = np.array(
+        [
+            umpu_odds_ratio_test(
+                u, margins, epsilon=epsilon, delta=delta, alternative=alternative
+            ).pvalue
+            for u in us
+        ]
+    )
+    assert np.all(np.isfinite(p)) and np.all((p >= 0) & (p <= 1))
+    # "greater": larger released statistics are more significant
+    mono = -p if alternative == "greater" else p
+    assert _nondecreasing(mono, tol=1e-9)
+
+
+@given(tables(), EPS, DELTA, st.lists(st.floats(0, 1), min_size=2, max_size=4))
+@pytest.mark.parametrize("alternative", ["greater", "less"])
+def test_odds_ratio_pvalue_finite_and_monotone(alternative, margins, epsilon, delta, fracs):
+    check_odds_ratio(margins, epsilon, delta, fracs, alternative)
+
+
+@pytest.mark.slow
+@SLOW
+@given(tables(), EPS, DELTA, st.lists(st.floats(0, 1), min_size=2, max_size=4))
+def test_odds_ratio_pvalue_finite_and_monotone_slow(margins, epsilon, delta, fracs):
+    check_odds_ratio(margins, epsilon, delta, fracs, "greater")
+
+
+def check_binomial(n, p0, epsilon, delta, fracs, alternative):
+    zs = np.sort([-3.0 + f * (n + 6.0) for f in fracs])
+    p = np.array(
+        [
+            ump_binomial_test(
+                z, n, p0, epsilon=epsilon, delta=delta, alternative=alternative
+            ).pvalue
+            for z in zs
+        ]
+    )
+    assert np.all(np.isfinite(p)) and np.all((p >= 0) & (p <= 1))
+    mono = -p if alternative == "greater" else p
+    assert _nondecreasing(mono, tol=1e-9)
+
+
+@given(
+    st.integers(1, 8).flatmap(lambda k: st.integers(1, 10**k)),
+    st.floats(1e-3, 1 - 1e-3),
+    EPS,
+    DELTA,
+    st.lists(st.floats(0, 1), min_size=2, max_size=4),
+)
+@pytest.mark.parametrize("alternative", ["greater", "less"])
+def test_binomial_pvalue_finite_and_monotone(alternative, n, p0, epsilon, delta, fracs):
+    check_binomial(n, p0, epsilon, delta, fracs, alternative)
+
+
+@pytest.mark.slow
+@SLOW
+@given(
+    st.integers(1, 8).flatmap(lambda k: st.integers(1, 10**k)),
+    st.floats(1e-3, 1 - 1e-3),
+    EPS,
+    DELTA,
+    st.lists(st.floats(0, 1), min_size=2, max_size=4),
+)
+def test_binomial_pvalue_finite_and_monotone_slow(n, p0, epsilon, delta, fracs):
+    check_binomial(n, p0, epsilon, delta, fracs, "greater")
+
+
+@pytest.mark.parametrize("epsilon", [1e-3, 1.0, 50.0])
+def test_extreme_counts_give_finite_intervals(epsilon):
+    res = umpu_odds_ratio_test(
+        5e7 + 12.3, (10**8, 10**8, 10**8, 10**8), epsilon=epsilon, alternative="two-sided"
+    )
+    ci = res.confidence_interval()
+    assert np.isfinite(res.pvalue) and np.isfinite(res.estimate)
+    assert 0 < ci.low <= res.estimate <= ci.high < np.inf
+    b = ump_binomial_test(3e7 + 0.4, 10**8, 0.3, epsilon=epsilon)
+    assert np.isfinite(b.pvalue) and 0 <= b.pvalue <= 1
