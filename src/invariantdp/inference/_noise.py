@@ -5,12 +5,39 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import optimize
 
 from .._validation import InvariantDPError, check_delta, check_epsilon
 from ..distributions import canonical_noise, tulap, tulap_params
 from ..privacy.tradeoff import TradeoffFunction
+from ._lattice import log_expectation
 
-__all__ = ["TestNoise", "resolve_noise"]
+__all__ = ["TestNoise", "resolve_noise", "solve_monotone"]
+
+
+def solve_monotone(g, increasing: bool, *, limit: float = np.inf, xtol: float = 1e-12) -> float:
+    """Root of a monotone function ``g`` on the real line, or an infinite end.
+
+    ``g`` must accept ``-inf`` and ``inf`` (its limits).  When ``g`` does not
+    change sign the root is the end where ``g`` would cross (``-inf`` or
+    ``inf``).  The bracket grows by doubling from ``[-1, 1]`` up to ``limit``.
+    """
+    sign = 1.0 if increasing else -1.0
+    if g(-sign * np.inf) >= 0.0:
+        return -sign * np.inf
+    if g(sign * np.inf) <= 0.0:
+        return sign * np.inf
+    lo, hi = -1.0, 1.0
+    g_lo, g_hi = g(lo), g(hi)
+    while sign * g_lo > 0.0 and lo > -limit:
+        lo = max(2.0 * lo, -limit)
+        g_lo = g(lo)
+    while sign * g_hi < 0.0 and hi < limit:
+        hi = min(2.0 * hi, limit)
+        g_hi = g(hi)
+    if np.sign(g_lo) == np.sign(g_hi):  # crossing beyond the limit
+        return lo if sign * g_lo > 0.0 else hi
+    return optimize.brentq(g, lo, hi, xtol=xtol, rtol=xtol)
 
 
 @dataclass(frozen=True)
@@ -20,6 +47,8 @@ class TestNoise:
     ``b`` and ``q`` are set for Tulap noise (the CND of f_{eps,delta}); other
     laws go through their own ``logcdf``.
     """
+
+    __test__ = False  # not a pytest test class despite its name
 
     _dist: object
     description: str
@@ -99,6 +128,24 @@ class TestNoise:
         np.exp(log_b * k[high] + c_right, out=out[high])
         np.subtract(1.0, out[high], out=out[high])
         return out
+
+    def log_tail(self, dist, u: float, side: str) -> float:
+        """``log E F(H - u)`` ("greater") or ``log E F(u - H)`` ("less"), ``H ~ dist``.
+
+        The p-value of the DP tests (Cho & Awan Eq. 6; Awan & Slavkovic 2018)
+        as an expectation over a log-concave lattice law (see ``_lattice``).
+        """
+        sign = 1.0 if side == "greater" else -1.0
+        return log_expectation(
+            dist,
+            lambda h: self.logcdf_lattice(h, u, sign),
+            lambda h: self.cdf_lattice(h, u, sign),
+        )
+
+    def log_point_tail(self, h: float, u: float, side: str) -> float:
+        """:meth:`log_tail` for a law that puts all its mass on ``h``."""
+        x = h - u if side == "greater" else u - h
+        return float(self.logcdf(np.array([x]))[0])
 
     def cdf(self, x):
         return np.exp(self.logcdf(x))

@@ -16,8 +16,8 @@ from .._validation import (
     check_positive_int,
     check_real,
 )
-from ._lattice import Binomial, log_expectation
-from ._noise import TestNoise, resolve_noise
+from ._lattice import Binomial
+from ._noise import TestNoise, resolve_noise, solve_monotone
 
 __all__ = ["BinomialTestResult", "ump_binomial_test"]
 
@@ -27,22 +27,9 @@ MAX_N = 5 * 10**8
 
 def _log_p_one_sided(z: float, n: int, logit_p: float, noise: TestNoise, side: str) -> float:
     """``log E F(X - z)`` ("greater") or ``log E F(z - X)`` ("less"), X ~ Bin(n, p)."""
-    if not np.isfinite(logit_p):
-        x = 0 if logit_p < 0 else n
-        arg = x - z if side == "greater" else z - x
-        return float(noise.logcdf(np.array([arg]))[0])
-    dist = Binomial(n, float(special.expit(logit_p)))
-    if side == "greater":
-        return log_expectation(
-            dist,
-            lambda k: noise.logcdf_lattice(k, z, 1.0),
-            lambda k: noise.cdf_lattice(k, z, 1.0),
-        )
-    return log_expectation(
-        dist,
-        lambda k: noise.logcdf_lattice(k, z, -1.0),
-        lambda k: noise.cdf_lattice(k, z, -1.0),
-    )
+    if np.isinf(logit_p):
+        return noise.log_point_tail(0 if logit_p < 0 else n, z, side)
+    return noise.log_tail(Binomial(n, float(special.expit(logit_p))), z, side)
 
 
 def _pvalue(z, n, p0, noise, alternative) -> float:
@@ -64,18 +51,7 @@ def _solve_p(z, n, noise, side, target) -> float:
     def g(theta):
         return _log_p_one_sided(z, n, theta, noise, side) - log_t
 
-    sign = 1.0 if side == "greater" else -1.0
-    if g(-sign * np.inf) >= 0.0:
-        return 0.0 if side == "greater" else 1.0
-    if g(sign * np.inf) <= 0.0:
-        return 1.0 if side == "greater" else 0.0
-    lo, hi = -1.0, 1.0
-    while sign * g(lo) > 0.0:
-        lo *= 2.0
-    while sign * g(hi) < 0.0:
-        hi *= 2.0
-    theta = optimize.brentq(g, lo, hi, xtol=1e-13, rtol=1e-13)
-    return float(special.expit(theta))
+    return float(special.expit(solve_monotone(g, side == "greater", xtol=1e-13)))
 
 
 def _two_sided_interval(z, n, noise, alpha) -> ConfidenceInterval:

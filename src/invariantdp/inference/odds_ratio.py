@@ -19,8 +19,8 @@ from .._validation import (
     check_positive,
     check_real,
 )
-from ._lattice import FisherNoncentralHypergeometric, log_expectation
-from ._noise import TestNoise, resolve_noise, tulap_noise
+from ._lattice import FisherNoncentralHypergeometric
+from ._noise import TestNoise, resolve_noise, solve_monotone, tulap_noise
 
 __all__ = [
     "OddsRatioTestResult",
@@ -119,21 +119,9 @@ def _law(margins, log_w) -> FisherNoncentralHypergeometric:
 def _log_p_one_sided(u: float, margins, log_w: float, noise: TestNoise, side: str) -> float:
     """log of Eq. 6: ``E F(H - u)`` ("greater") or ``E F(u - H)`` ("less")."""
     dist = _law(margins, np.clip(log_w, -_LOG_W_MAX, _LOG_W_MAX))
-    if log_w == np.inf or log_w == -np.inf:
-        h = dist.hi if log_w > 0 else dist.lo
-        x = h - u if side == "greater" else u - h
-        return float(noise.logcdf(np.array([x]))[0])
-    if side == "greater":
-        return log_expectation(
-            dist,
-            lambda h: noise.logcdf_lattice(h, u, 1.0),
-            lambda h: noise.cdf_lattice(h, u, 1.0),
-        )
-    return log_expectation(
-        dist,
-        lambda h: noise.logcdf_lattice(h, u, -1.0),
-        lambda h: noise.cdf_lattice(h, u, -1.0),
-    )
+    if np.isinf(log_w):  # the law sits on an end of its support
+        return noise.log_point_tail(dist.hi if log_w > 0 else dist.lo, u, side)
+    return noise.log_tail(dist, u, side)
 
 
 def _pvalue(u, margins, log_w, noise, alternative) -> float:
@@ -156,22 +144,7 @@ def _solve_log_w(u, margins, noise, side: str, target: float) -> float:
     def g(theta):
         return _log_p_one_sided(u, margins, theta, noise, side) - log_t
 
-    sign = 1.0 if side == "greater" else -1.0  # direction in which g increases
-    if g(-sign * np.inf) >= 0.0:  # target not reached before w -> 0 (or inf)
-        return -sign * np.inf
-    if g(sign * np.inf) <= 0.0:
-        return sign * np.inf
-    lo, hi = -1.0, 1.0
-    g_lo, g_hi = g(lo), g(hi)
-    while sign * g_lo > 0.0 and lo > -_LOG_W_MAX:
-        lo = max(2.0 * lo, -_LOG_W_MAX)
-        g_lo = g(lo)
-    while sign * g_hi < 0.0 and hi < _LOG_W_MAX:
-        hi = min(2.0 * hi, _LOG_W_MAX)
-        g_hi = g(hi)
-    if np.sign(g_lo) == np.sign(g_hi):
-        return lo if sign * g_lo > 0.0 else hi
-    return optimize.brentq(g, lo, hi, xtol=1e-12, rtol=1e-12)
+    return solve_monotone(g, side == "greater", limit=_LOG_W_MAX)
 
 
 # ---------------------------------------------------------------------------
