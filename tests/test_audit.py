@@ -16,7 +16,7 @@ def test_correct_tulap_release_passes():
         lambda t, rng: odds_ratio_release(t, epsilon=1.0, delta=0.01, rng=rng),
         X,
         X_PRIME,
-        n_samples=20_000,
+        n_samples=8_000,
         rng=1,
     )
     assert res.passed, res.summary()
