@@ -1,0 +1,151 @@
+"""Mechanism likelihoods as PyMC distributions: densities match their own laws."""
+
+import numpy as np
+import pytest
+
+pm = pytest.importorskip("pymc")
+
+from scipy import stats  # noqa: E402
+
+from invariantdp.distributions import tulap  # noqa: E402
+from invariantdp.distributions.discrete import discrete_gaussian, discrete_laplace  # noqa: E402
+from invariantdp.inference.bayes import (  # noqa: E402
+    DiscreteGaussian,
+    DiscreteLaplace,
+    Gaussian,
+    Laplace,
+    ProjectedGaussian,
+    Tulap,
+    mechanism_likelihood,
+    release_noise,
+)
+from invariantdp.inference.likelihood import projected_gaussian_logpdf  # noqa: E402
+from invariantdp.invariants import Invariants, one_way_margins, totals  # noqa: E402
+from invariantdp.mechanisms import additive, subspace  # noqa: E402
+from invariantdp.mechanisms.congenial import conditional_release  # noqa: E402
+
+TOL = 1e-10
+
+
+def _close(a, b):
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    assert np.array_equal(np.isfinite(a), np.isfinite(b))
+    m = np.isfinite(b)
+    assert np.max(np.abs(a[m] - b[m]), initial=0.0) < TOL
+
+
+@pytest.mark.parametrize(("b", "q", "scale"), [(0.5, 0.0, 1.0), (0.8, 0.15, 2.5), (0.2, 0.4, 1.0)])
+def test_tulap_logp_logcdf(rng, b, q, scale):
+    mu = rng.normal(0, 3, 200)
+    x = mu + rng.normal(0, 4 * scale, 200)
+    d = Tulap.dist(mu, b=b, q=q, scale=scale)
+    _close(pm.logp(d, x).eval(), tulap.logpdf(x, b, q, loc=mu, scale=scale))
+    _close(pm.logcdf(d, x).eval(), tulap.logcdf(x, b, q, loc=mu, scale=scale))
+
+
+def test_laplace_gaussian(rng):
+    mu = rng.normal(0, 3, 200)
+    x = mu + rng.normal(0, 8, 200)
+    d = Laplace.dist(mu, scale=1.7)
+    _close(pm.logp(d, x).eval(), stats.laplace.logpdf(x, mu, 1.7))
+    _close(pm.logcdf(d, x).eval(), stats.laplace.logcdf(x, mu, 1.7))
+    d = Gaussian.dist(mu, sigma=0.9)
+    _close(pm.logp(d, x).eval(), stats.norm.logpdf(x, mu, 0.9))
+    _close(pm.logcdf(d, x).eval(), stats.norm.logcdf(x, mu, 0.9))
+
+
+def test_discrete(rng):
+    mu = rng.integers(-20, 20, 200)
+    k = mu + rng.integers(-15, 16, 200)
+    d = DiscreteLaplace.dist(mu, scale=2.0)
+    _close(pm.logp(d, k).eval(), discrete_laplace.logpmf(k - mu, 2.0))
+    _close(pm.logcdf(d, k).eval(), discrete_laplace.logcdf(k - mu, 2.0))
+    d = DiscreteGaussian.dist(mu, sigma=3.3)
+    _close(pm.logp(d, k).eval(), discrete_gaussian.logpmf(k - mu, 3.3))
+
+
+@pytest.mark.parametrize(
+    "inv",
+    [
+        totals([0, 0, 0, 1, 1, 2, 2, 2]),
+        one_way_margins((2, 4)),
+        Invariants(np.array([[1.0, 2.0, 0.0, 1.0, 0.0], [0.0, 1.0, 1.0, 0.0, 3.0]])),
+    ],
+)
+def test_projected_gaussian_matches_likelihood_module(rng, inv):
+    n = inv.n_cells
+    sigma = 1.7
+    noise = subspace.SubspaceNoise("gaussian", "projected", sigma, inv)
+    for _ in range(10):
+        x = rng.normal(50, 10, n)
+        y = x + noise.rvs(random_state=rng).reshape(-1)
+        d = ProjectedGaussian.dist(x, sigma=sigma, invariants=inv)
+        got = float(pm.logp(d, y).eval())
+        assert abs(got - projected_gaussian_logpdf(y, x, inv, sigma=sigma)) < TOL
+        assert abs(got - noise.logpdf(y - x)) < TOL
+        off = y + 0.1 * rng.normal(size=n)
+        assert pm.logp(d, off).eval() == -np.inf
+        assert projected_gaussian_logpdf(off, x, inv, sigma=sigma) == -np.inf
+
+
+def test_projected_gaussian_draws_hold_invariants(rng):
+    inv = totals([0, 0, 1, 1, 1])
+    x = np.array([3.0, 4.0, 5.0, 6.0, 7.0])
+    draws = pm.draw(ProjectedGaussian.dist(x, sigma=2.0, invariants=inv), draws=500, random_seed=1)
+    np.testing.assert_allclose(inv.apply(draws.T.reshape(5, -1).T[0]), [7.0, 18.0])
+    cov = np.cov(draws.T)
+    np.testing.assert_allclose(cov, 4.0 * inv.projector(), atol=0.5)
+
+
+def test_random_draws_follow_law(rng):
+    d = Tulap.dist(0.0, b=0.6, q=0.1, size=4000)
+    draws = pm.draw(d, random_seed=2)
+    assert stats.kstest(draws, tulap(0.6, 0.1).cdf).pvalue > 1e-3
+    d = DiscreteLaplace.dist(5, scale=2.0, size=4000)
+    draws = pm.draw(d, random_seed=3)
+    assert abs(draws.mean() - 5) < 0.2 and draws.dtype.kind == "i"
+
+
+def test_from_release(rng):
+    x = np.array([10, 20, 30, 40])
+    cases = [
+        (additive.tulap(x, epsilon=1.0, delta=0.01, rng=1), "tulap"),
+        (additive.laplace(x, epsilon=1.0, rng=1), "laplace"),
+        (additive.gaussian(x, mu=1.0, rng=1), "gaussian"),
+        (additive.discrete_laplace(x, epsilon=1.0, rng=1), "discrete_laplace"),
+        (additive.discrete_gaussian(x, mu=1.0, rng=1), "discrete_gaussian"),
+        (subspace.projected_gaussian(x, totals([0, 0, 1, 1]), mu=1.0, rng=1), "projected_gaussian"),
+    ]
+    for r, kind in cases:
+        assert release_noise(r)["kind"] == kind
+        with pm.Model() as m:
+            s = pm.Flat("s", shape=4, initval=x.astype(float))
+            mechanism_likelihood("y", r, s)
+        got = m.compile_logp()({"s": x.astype(float)})
+        dist = r.noise.distribution()
+        if kind == "projected_gaussian":
+            want = dist.logpdf(r.value - x)
+        elif kind.startswith("discrete"):
+            want = np.sum(dist.logpmf(r.value - x))
+        else:
+            want = np.sum(dist.logpdf(r.value - x))
+        assert abs(got - want) < TOL
+
+
+def test_congenial_gaussian_is_projected():
+    inv = totals([0, 0, 0])
+    cr = conditional_release(
+        np.array([5.0, 6.0, 7.0]), "gaussian", inv, mu=1.0, rng=0, warn=False, n_draws=50
+    )
+    assert release_noise(cr.release)["kind"] == "projected_gaussian"
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match=r"`b` \(1.5\) must be in \(0, 1\)"):
+        Tulap.dist(0.0, b=1.5)
+    with pytest.raises(ValueError, match=r"`scale` \(-1.0\) must be > 0"):
+        Laplace.dist(0.0, scale=-1.0)
+    with pytest.raises(TypeError, match="`invariants` must be an Invariants"):
+        ProjectedGaussian.dist(np.zeros(2), sigma=1.0, invariants=np.ones((1, 2)))
+    with pytest.raises(TypeError, match="`release` must be a Release"):
+        release_noise({"value": 1})

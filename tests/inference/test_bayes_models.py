@@ -1,0 +1,232 @@
+"""Wiring and exactness of the PyMC models (few draws; the calibration is in the slow suite)."""
+
+import dataclasses
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+pm = pytest.importorskip("pymc")
+az = pytest.importorskip("arviz")
+
+from scipy import special, stats  # noqa: E402
+
+from invariantdp.distributions.discrete import discrete_laplace  # noqa: E402
+from invariantdp.inference.bayes import (  # noqa: E402
+    LatticeMoves,
+    ProjectedGaussian,
+    affine_counts,
+    binomial_model,
+    contingency_table_model,
+    fibre_point,
+    fit,
+    mechanism_likelihood,
+    poisson_regression_model,
+)
+from invariantdp.invariants import Invariants, one_way_margins, totals  # noqa: E402
+from invariantdp.mechanisms import additive, subspace  # noqa: E402
+from invariantdp.release import Release  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+def _with_invariants(release, inv):
+    return dataclasses.replace(release, invariants=inv)
+
+
+# --- conjugate Gaussian: analytic posterior -----------------------------------
+
+
+def test_conjugate_gaussian_scalar():
+    m0, tau, sigma = 2.0, 3.0, 1.5
+    r = additive.gaussian(np.array([4.0]), mu=1 / sigma, rng=7)
+    y = float(r.value[0])
+    with pm.Model():
+        x = pm.Normal("x", m0, tau, shape=1)
+        mechanism_likelihood("y", r, x)
+        idata = pm.sample(1000, tune=500, chains=2, cores=1, random_seed=[1, 2], progressbar=False)
+    prec = 1 / tau**2 + 1 / sigma**2
+    mean, var = (m0 / tau**2 + y / sigma**2) / prec, 1 / prec
+    draws = idata.posterior["x"].values.reshape(-1)
+    ess = float(az.ess(idata, var_names=["x"])["x"].values.min())
+    assert abs(draws.mean() - mean) < 4 * np.sqrt(var / ess)
+    # variance: SE of the sample variance ~ var * sqrt(2 / ess)
+    assert abs(draws.var() - var) < 4 * var * np.sqrt(2 / ess)
+
+
+def test_conjugate_projected_gaussian():
+    inv = totals([0, 0, 0, 1, 1])
+    x_true = np.array([10.0, 12.0, 9.0, 20.0, 25.0])
+    sigma, tau = 2.0, 4.0
+    m = np.array([11.0, 11.0, 11.0, 22.0, 22.0])
+    r = subspace.projected_gaussian(x_true, inv, mu=1 / sigma, rng=3)
+    Q = inv.null_space_basis()
+    x0 = x_true - inv.project(x_true)  # a point of the affine space (here the group means)
+    with pm.Model():
+        z = pm.Normal("z", Q.T @ (m - x0), tau)
+        x = pm.Deterministic("x", affine_counts(inv, x0, z))
+        ProjectedGaussian("y", x, sigma=sigma, invariants=inv, observed=r.value)
+        idata = pm.sample(1000, tune=500, chains=2, cores=1, random_seed=[3, 4], progressbar=False)
+    prec = 1 / tau**2 + 1 / sigma**2
+    z_post = (Q.T @ (m - x0) / tau**2 + Q.T @ (r.value - x0) / sigma**2) / prec
+    mean = x0 + Q @ z_post
+    var = np.diag(inv.projector()) / prec
+    draws = idata.posterior["x"].values.reshape(-1, 5)
+    ess = az.ess(idata, var_names=["z"])["z"].values.min()
+    assert np.all(np.abs(draws.mean(0) - mean) < 4 * np.sqrt(var / ess))
+    assert np.all(np.abs(draws.var(0) - var) < 4 * var * np.sqrt(2 / ess))
+    np.testing.assert_allclose(inv.apply(draws[0]), r.invariants.values)
+
+
+# --- the exact lattice sampler against enumeration of the fibre ---------------
+
+
+def _dirichlet_multinomial_logpmf(s, alpha):
+    N, A = s.sum(), alpha.sum()
+    return (
+        special.gammaln(N + 1)
+        + special.gammaln(A)
+        - special.gammaln(N + A)
+        + np.sum(special.gammaln(s + alpha) - special.gammaln(alpha) - special.gammaln(s + 1))
+    )
+
+
+def _compositions(total, parts):
+    for cut in itertools.combinations(range(total + parts - 1), parts - 1):
+        b = (-1,) + cut + (total + parts - 1,)
+        yield [b[i + 1] - b[i] - 1 for i in range(parts)]
+
+
+def test_exact_sampler_matches_enumeration():
+    # 2 x 3 table, invariants: grand total and the first row's total
+    x = np.array([[3, 1, 2], [2, 4, 0]])
+    C = np.array([[1.0] * 6, [1.0, 1.0, 1.0, 0, 0, 0]])
+    inv = Invariants(C, shape=(2, 3)).of(x)
+    r = _with_invariants(additive.discrete_laplace(x, epsilon=0.7, rng=11), inv)
+    model = contingency_table_model(r, prior=1.0)
+    idata = fit(model, draws=1500, tune=300, chains=2, rng=5)
+    alpha = np.ones(6)
+    t = r.noise.params["scale"]
+    y = r.value.reshape(-1)
+    states, logw = [], []
+    for top in _compositions(6, 3):
+        for bottom in _compositions(6, 3):
+            s = np.array(top + bottom)
+            states.append(s)
+            logw.append(
+                _dirichlet_multinomial_logpmf(s, alpha) + discrete_laplace.logpmf(y - s, t).sum()
+            )
+    states = np.array(states)
+    w = np.exp(np.array(logw) - special.logsumexp(logw))
+    exact_mean = w @ states
+    draws = idata.posterior["counts"].values.reshape(-1, 6)
+    assert np.all(draws.sum(1) == 12) and np.all(draws[:, :3].sum(1) == 6)
+    ess = az.ess(idata, var_names=["counts"])["counts"].values.reshape(-1)
+    sd = np.sqrt(w @ states**2 - exact_mean**2)
+    assert np.all(np.abs(draws.mean(0) - exact_mean) < 4 * sd / np.sqrt(ess))
+    # the cell probabilities follow Dirichlet(alpha + s) averaged over s
+    p_mean = idata.posterior["cell_probs"].values.reshape(-1, 6).mean(0)
+    np.testing.assert_allclose(p_mean, (alpha + exact_mean) / (alpha.sum() + 12), atol=0.02)
+
+
+def test_binomial_marginal_matches_quadrature():
+    r = additive.tulap(13, epsilon=1.0, rng=3)
+    n = 30
+    model = binomial_model(r, n=n, prior=(2.0, 3.0))
+    idata = fit(model, draws=1000, tune=500, chains=2, rng=1)
+    theta = np.linspace(1e-6, 1 - 1e-6, 4001)
+    x = np.arange(n + 1)
+    noise = r.noise.distribution().logpdf(float(r.value) - x)
+    lik = special.logsumexp(stats.binom.logpmf(x[None, :], n, theta[:, None]) + noise, axis=1)
+    logpost = lik + stats.beta.logpdf(theta, 2, 3)
+    w = np.exp(logpost - logpost.max())
+    w /= w.sum()
+    mean = w @ theta
+    sd = np.sqrt(w @ theta**2 - mean**2)
+    draws = idata.posterior["theta"].values.reshape(-1)
+    ess = float(az.ess(idata)["theta"])
+    assert abs(draws.mean() - mean) < 4 * sd / np.sqrt(ess)
+
+
+# --- wiring -------------------------------------------------------------------
+
+
+def test_contingency_wiring_2x2():
+    r = subspace.projected_gaussian(
+        np.array([[12, 5], [4, 9]]), one_way_margins((2, 2)), mu=0.5, rng=1
+    )
+    model = contingency_table_model(r)
+    assert {"cell_probs", "counts", "odds_ratio", "release"} <= set(model.named_vars)
+    idata = fit(model, draws=60, tune=60, chains=1, rng=2)
+    s = idata.posterior["counts"].values.reshape(-1, 4)
+    assert np.all(one_way_margins((2, 2)).apply(s[5]) == r.invariants.values)
+    assert "lattice_accept" in idata.sample_stats
+    assert Release.from_json(idata.posterior.attrs["release"]) == r
+    np.testing.assert_array_equal(idata.constant_data["release_value"].values, r.value)
+    np.testing.assert_array_equal(idata.constant_data["invariant_values"].values, [17, 13, 16, 14])
+    # the same seed gives the same draws
+    again = fit(contingency_table_model(r), draws=60, tune=60, chains=1, rng=2)
+    np.testing.assert_array_equal(
+        again.posterior["counts"].values, idata.posterior["counts"].values
+    )
+
+
+def test_contingency_relaxed_and_user_modified():
+    x = np.array([[40, 25], [30, 55]])
+    r = subspace.projected_gaussian(x, one_way_margins((2, 2)), mu=0.5, rng=2)
+    model = contingency_table_model(r, latent="relaxed")
+    idata = fit(model, draws=60, tune=60, chains=1, rng=1)
+    s = idata.posterior["counts"].values.reshape(-1, 4)
+    np.testing.assert_allclose(one_way_margins((2, 2)).apply(s[-1]), r.invariants.values)
+    # a user-added term: fit falls back to NUTS for the probabilities
+    model = contingency_table_model(r)
+    with model:
+        pm.Potential("extra", 0.0 * model["cell_probs"].sum())
+    idata = fit(model, draws=30, tune=30, chains=1, rng=1, fast=False)
+    assert "step_size" in idata.sample_stats
+
+
+@pytest.mark.parametrize("mech", ["projected_gaussian", "projected_laplace"])
+def test_poisson_wiring(mech):
+    X = np.column_stack([np.ones(8), np.linspace(-1, 1, 8)])
+    s = np.array([30, 42, 35, 51, 60, 48, 70, 66])
+    inv = totals([0, 0, 0, 0, 1, 1, 1, 1])
+    if mech == "projected_gaussian":
+        r = subspace.projected_gaussian(s, inv, mu=0.5, rng=3)
+    else:
+        r = subspace.projected_laplace(s, inv, epsilon=0.5, rng=3)
+    model = poisson_regression_model(r, X, exog_names=["const", "x"])
+    assert ("row_space_noise" in model.named_vars) == (mech == "projected_laplace")
+    idata = fit(model, draws=40, tune=40, chains=1, rng=4)
+    draws = idata.posterior["counts"].values.reshape(-1, 8)
+    assert np.all(inv.apply(draws[-1]) == r.invariants.values)
+    assert list(idata.posterior["beta"].coords["coef"].values) == ["const", "x"]
+
+
+def test_lattice_moves_and_fibre_point(rng):
+    mv = LatticeMoves(Invariants(np.array([[1.0, 1, 1, 1], [1.0, 1, 0, 0]])), fixed_total=False)
+    cells, deltas, sizes = mv.propose_batch(rng, 500, max_step=3)
+    for c, d, m in zip(cells, deltas, sizes, strict=True):
+        v = np.zeros(4, dtype=int)
+        v[c[:m]] += d[:m]
+        assert v.sum() == 0 and v[:2].sum() == 0 and np.any(v)
+    inv = totals([0, 0, 1, 1]).of([3, 4, 5, 6])
+    p = fibre_point([2.6, 3.1, -1.0, 9.2], inv)
+    assert p.tolist() == [3, 4, 0, 11]
+    with pytest.raises(ValueError, match="fibre is empty"):
+        fibre_point([1.0, 1.0], Invariants(np.array([[1.0, 1.0]]), [-3.0]))
+
+
+def test_bad_input():
+    r = additive.laplace(np.array([1.0, 2.0]), epsilon=1.0, rng=0)
+    with pytest.raises(ValueError, match=r"`total` must be given"):
+        contingency_table_model(r)
+    with pytest.raises(ValueError, match=r"`latent` \('gibbs'\) must be one of"):
+        contingency_table_model(r, total=3, latent="gibbs")
+    with pytest.raises(ValueError, match=r"`exog` must have shape \(2, k\)"):
+        poisson_regression_model(r, np.ones((3, 1)))
+    with pytest.raises(TypeError, match="`release` must be a Release"):
+        binomial_model(json.dumps({}), n=3)
+    with pytest.raises(ValueError, match=r"`n` \(0\) must be >= 1"):
+        binomial_model(additive.tulap(3, epsilon=1.0, rng=0), n=0)
