@@ -128,3 +128,16 @@ def test_sensitivity_from_a_space():
     assert r.metadata["sensitivity"] == pytest.approx(np.sqrt(10.0))
     r = laplace(np.zeros(3), epsilon=1.0, sensitivity=S, rng=0)
     assert r.noise.params["scale"] == 4.0
+
+
+def test_lp_and_knorm_take_the_issue_signature():
+    """``lp_mechanism(x, p, sensitivity, epsilon)`` and ``knorm(x, vertices, epsilon)``."""
+    from invariantdp.mechanisms import knorm, lp_mechanism
+
+    a = lp_mechanism([1.0, 2.0], 2, 2.0, 0.5, rng=3)
+    b = lp_mechanism([1.0, 2.0], 2, sensitivity=2.0, epsilon=0.5, rng=3)
+    assert a == b and a.metadata["sensitivity"] == 2.0
+    V = np.array([[1.0, -1.0], [-1.0, 1.0]])
+    assert knorm([3.0, 3.0], V, 1.0, rng=1) == knorm([3.0, 3.0], V, epsilon=1.0, rng=1)
+    with pytest.raises(TypeError, match="`epsilon` is required"):
+        lp_mechanism([1.0], 1)

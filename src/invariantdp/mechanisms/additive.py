@@ -457,7 +457,7 @@ def _check_p(p):
     return float(p)
 
 
-def lp_mechanism(x, p, *, epsilon, sensitivity=1.0, rng=None) -> Release:
+def lp_mechanism(x, p, sensitivity=1.0, epsilon=None, *, rng=None) -> Release:
     r"""The :math:`\ell_p` K-norm mechanism for ``p`` in {1, 2, inf} (epsilon-DP).
 
     The noise ``V`` has density proportional to
@@ -474,9 +474,11 @@ def lp_mechanism(x, p, *, epsilon, sensitivity=1.0, rng=None) -> Release:
     x : array_like
         The confidential query value (flattened to ``d`` coordinates for the norm).
     p : {1, 2, inf}
-    epsilon : float
     sensitivity : float or array_like, optional
         :math:`\ell_p` sensitivity (default 1) or a sensitivity space.
+    epsilon : float
+        ``epsilon > 0`` (required; positional as in ``lp_mechanism(x, p,
+        sensitivity, epsilon)`` or by keyword).
     rng : None, int, SeedSequence or numpy.random.Generator
 
     References
@@ -492,6 +494,8 @@ def lp_mechanism(x, p, *, epsilon, sensitivity=1.0, rng=None) -> Release:
     """
     from .knorm import _knorm_law  # lazy: knorm imports this module
 
+    if epsilon is None:
+        raise TypeError("`epsilon` is required: lp_mechanism(x, p, sensitivity, epsilon).")
     xv = _check_x(x)
     p = _check_p(p)
     epsilon = check_epsilon(epsilon)

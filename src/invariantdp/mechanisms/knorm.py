@@ -190,7 +190,7 @@ def _knorm_law(norm: str, dim: int, scale: float, vertices=None, space=None) -> 
 
 
 def knorm(
-    x, vertices, *, epsilon, sensitivity=1.0, rng=None, method: str = "triangulation"
+    x, vertices, epsilon=None, *, sensitivity=1.0, rng=None, method: str = "triangulation"
 ) -> Release:
     r"""K-norm mechanism for the polytope norm of ``K = Hull(vertices)``.
 
@@ -209,7 +209,7 @@ def knorm(
     vertices : array_like, shape (m, d)
         Points whose convex hull is ``K`` (negatives are added).
     epsilon : float
-        ``epsilon > 0``.
+        ``epsilon > 0`` (required; positional or keyword).
     sensitivity : float, optional
         ``Delta``, the K-norm sensitivity (default 1: the sensitivity space is
         contained in ``K``).
@@ -237,6 +237,8 @@ def knorm(
     >>> round(float(r.value.sum()), 9)  # K spans the zero-sum plane: the total is kept
     15.0
     """
+    if epsilon is None:
+        raise TypeError("`epsilon` is required: knorm(x, vertices, epsilon).")
     xv = _check_x(x)
     epsilon = check_epsilon(epsilon)
     if np.ndim(sensitivity) != 0:
