@@ -80,11 +80,6 @@ class FisherNoncentralHypergeometric(_Lattice):
         t1, t2, c1 = self.t1, self.t2, self.c1
         return ((t1 - h) * (c1 - h)) / ((h + 1.0) * (t2 - c1 + h + 1.0)) * self._w
 
-    def log_ratio(self, h):
-        h = h.astype(float)
-        t1, t2, c1 = self.t1, self.t2, self.c1
-        return np.log(((t1 - h) * (c1 - h)) / ((h + 1.0) * (t2 - c1 + h + 1.0))) + self.log_w
-
     def logpmf_abs(self, h):
         h = np.asarray(h, dtype=float)
         t1, t2, c1 = self.t1, self.t2, self.c1
@@ -132,10 +127,6 @@ class Binomial(_Lattice):
     def ratio(self, k):
         k = k.astype(float)
         return (self.n - k) / (k + 1.0) * self._odds
-
-    def log_ratio(self, k):
-        k = k.astype(float)
-        return np.log((self.n - k) / (k + 1.0)) + self._logit
 
     def logpmf_abs(self, k):
         k = np.asarray(k, dtype=float)

@@ -40,7 +40,7 @@ from ..distributions.discrete import (
 from ..distributions.discrete import (
     discrete_laplace as _discrete_laplace_dist,
 )
-from ..distributions.tulap import _bounds, _draw_tulap_exact, _draw_untruncated, tulap_params
+from ..distributions.tulap import _draw_tulap, _draw_tulap_exact, tulap_params
 from ..release import NoiseLaw, PrivacyGuarantee, Release, register_noise_family
 from ..secure import random_source
 
@@ -427,14 +427,7 @@ def tulap(x, *, epsilon, delta=0.0, sensitivity=1.0, rng=None, secure=False) -> 
         integer = scale == 1.0 and np.all(xv == np.round(xv)) and np.all(np.abs(xv) < 2.0**52)
         value = (xv + g) + u if integer else xv + scale * (g + u)
     else:
-        noise = _draw_untruncated(gen, np.full(shape, b), shape)
-        if q > 0:
-            lo, hi = _bounds(b, q)
-            bad = (noise < lo) | (noise > hi)
-            while np.any(bad):
-                noise[bad] = _draw_untruncated(gen, np.full(int(bad.sum()), b), (int(bad.sum()),))
-                bad = (noise < lo) | (noise > hi)
-        value = xv + scale * noise
+        value = xv + scale * _draw_tulap(gen, b, q, shape)
     return _release(
         value,
         "tulap",

@@ -71,6 +71,7 @@ from .._validation import (
     check_positive,
     check_positive_int,
 )
+from ..distributions.discrete import _draw_discrete_laplace, discrete_gaussian
 from ..invariants import Invariants
 from ..release import NoiseLaw, PrivacyGuarantee, Release
 from ._linesampler import sample_gauss_line, sample_laplace_line
@@ -690,12 +691,11 @@ def _run_mis(target, n_chains, n_tune, n_draws, thin, gen, proposal_index, prop_
 
 def _proposal_rvs(target, param, size, gen):
     if target.laplace_type:
-        if target.integer:
-            p = -np.expm1(-param)  # success probability 1 - a, a = exp(-rate)
-            return (gen.geometric(p, size) - gen.geometric(p, size)).astype(float)
+        if target.integer:  # double geometric with rate `param` = discrete Laplace of scale 1/rate
+            return _draw_discrete_laplace(gen, 1.0 / param, size).astype(float)
         return gen.laplace(0.0, 1.0 / param, size)
     if target.integer:
-        return _discrete_gaussian_rvs(param, size, gen)
+        return discrete_gaussian.rvs(param, size=size, random_state=gen).astype(float)
     return gen.normal(0.0, param, size)
 
 
@@ -704,17 +704,6 @@ def _proposal_logq(target, s_i, index, param):
     if target.laplace_type:
         return -param * np.abs(u).sum(axis=-1)
     return -0.5 * (u * u).sum(axis=-1) / param**2
-
-
-def _discrete_gaussian_rvs(sigma, size, gen):
-    half = int(np.ceil(12.0 * sigma)) + 2
-    support = np.arange(-half, half + 1)
-    logw = -0.5 * (support / sigma) ** 2
-    p = np.exp(logw - logw.max())
-    cdf = np.cumsum(p)
-    cdf /= cdf[-1]
-    u = gen.random(size)
-    return support[np.searchsorted(cdf, u, side="right").clip(0, support.size - 1)].astype(float)
 
 
 def _run_exact(target, n_draws, gen, invariants, plan=None):

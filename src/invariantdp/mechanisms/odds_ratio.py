@@ -5,11 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_counts, check_delta, check_epsilon
-from ..distributions.tulap import _draw_tulap, _draw_tulap_exact, tulap_params
 from ..invariants import one_way_margins
-from ..release import NoiseLaw, PrivacyGuarantee, Release
-from ..secure import random_source
-from .additive import _sampler_note
+from ..release import PrivacyGuarantee, Release
+from .additive import _sampler_note, tulap
 
 __all__ = ["odds_ratio_release"]
 
@@ -57,19 +55,14 @@ def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None, secure=False) -> 
     x = check_counts("table", table, shape=(2, 2))
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    gen = random_source(rng, secure)
-    b, q = tulap_params(epsilon, delta)
-    if secure:
-        g, v = _draw_tulap_exact(gen, epsilon, q, 1)
-        u = float(int(x[0, 0]) + int(g[0])) + float(v[0])
-    else:
-        u = float(x[0, 0]) + float(_draw_tulap(gen, b, q, ())[()])
+    # x11 has sensitivity 1 on the semi-adjacent data space: the Tulap mechanism
+    noisy = tulap(float(x[0, 0]), epsilon=epsilon, delta=delta, rng=rng, secure=secure)
     query = np.zeros((1, 4))
     query[0, 0] = 1.0
     return Release(
-        value=np.array(u),
+        value=np.array(float(noisy.value)),
         mechanism="odds_ratio_release",
-        noise=NoiseLaw("tulap", {"b": b, "q": q}),
+        noise=noisy.noise,
         guarantee=PrivacyGuarantee(
             definition="(epsilon, delta)-DP",
             params={"epsilon": epsilon, "delta": delta},
