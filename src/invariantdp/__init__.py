@@ -7,9 +7,9 @@ mechanisms in :mod:`invariantdp.mechanisms` make releases; the functions in
 
 from importlib.metadata import PackageNotFoundError, version
 
-from . import datasets, distributions, inference, mechanisms, privacy
+from . import datasets, distributions, exceptions, inference, mechanisms, privacy
 from ._results import ConfidenceInterval
-from ._validation import InvariantDPError
+from .exceptions import ConvergenceWarning, InvariantDPError
 from .inference import (
     BinomialTestResult,
     OddsRatioTestResult,
@@ -29,6 +29,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 __all__ = [
     "BinomialTestResult",
     "ConfidenceInterval",
+    "ConvergenceWarning",
     "InvariantDPError",
     "Invariants",
     "NoiseLaw",
@@ -37,6 +38,7 @@ __all__ = [
     "Release",
     "datasets",
     "distributions",
+    "exceptions",
     "inference",
     "mechanisms",
     "nested_totals",

@@ -12,6 +12,8 @@ import operator
 
 import numpy as np
 
+from .exceptions import InvariantDPError
+
 __all__ = [
     "InvariantDPError",
     "check_alternative",
@@ -25,10 +27,6 @@ __all__ = [
     "check_positive_int",
     "check_real",
 ]
-
-
-class InvariantDPError(ValueError):
-    """Base class of the package's value errors (a ``ValueError``)."""
 
 
 def _fmt(value) -> str:

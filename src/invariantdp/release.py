@@ -303,6 +303,19 @@ class Release:
     def load(cls, path) -> Release:
         return cls.from_json(Path(path).read_text(encoding="utf-8"))
 
+    # --- provenance -----------------------------------------------------------
+
+    @property
+    def simulation(self) -> bool:
+        """True if the noise came from a ``numpy.random.Generator`` (not for publication).
+
+        Mechanisms record their source of randomness in
+        ``metadata["randomness"]`` (``"secure"`` or ``"simulation"``); see
+        :mod:`invariantdp.mechanisms._base` for why a seeded or numpy-drawn
+        release must never be published.
+        """
+        return self.metadata.get("randomness") == "simulation"
+
     # --- comparison and display ---------------------------------------------
 
     def __eq__(self, other) -> bool:
@@ -317,6 +330,12 @@ class Release:
 
         rows = [
             ("mechanism", self.mechanism),
+            (
+                "randomness",
+                "SIMULATION (numpy generator): not for publication"
+                if self.simulation
+                else self.metadata.get("randomness", "not recorded"),
+            ),
             ("value", np.array2string(self.value, precision=4, threshold=12)),
             ("noise", f"{self.noise.family} {self.noise.params}"),
             ("guarantee", self.guarantee.describe()),

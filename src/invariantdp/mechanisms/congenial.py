@@ -75,6 +75,7 @@ from ..distributions.discrete import _draw_discrete_laplace, discrete_gaussian
 from ..invariants import Invariants
 from ..release import NoiseLaw, PrivacyGuarantee, Release
 from ._linesampler import sample_gauss_line, sample_laplace_line
+from ..exceptions import ConvergenceWarning
 
 __all__ = [
     "ConditionalRelease",
@@ -95,10 +96,6 @@ _FAMILIES = {
     "gaussian": (False, False),
 }
 _SAMPLERS = ("auto", "exact", "gibbs", "mis")
-
-
-class ConvergenceWarning(UserWarning):
-    """The Markov chain diagnostics (R-hat, ESS) indicate poor mixing."""
 
 
 # ---------------------------------------------------------------------------
