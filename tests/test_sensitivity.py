@@ -1,9 +1,14 @@
 """Sensitivity spaces (Prop. 32), sensitivities, spans and the hull norm (Lemma 29)."""
 
+import time
+
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from invariantdp import InvariantDPError
+from invariantdp import sensitivity as sens
 from invariantdp.invariants import one_way_margins
 from invariantdp.sensitivity import (
     HullNorm,
@@ -106,3 +111,117 @@ def test_bad_arguments():
         sensitivity([[np.nan, 1.0]], 2)
     with pytest.raises(InvariantDPError, match="`method`"):
         hull_norm([1.0, -1.0], [[1.0, -1.0]], method="mcmc")
+
+
+# --- size limits: no call may hang or ask for terabytes (issue 10, item 4) ---------
+
+
+def _refused_fast(call, match):
+    t0 = time.perf_counter()
+    with pytest.raises(InvariantDPError, match=match):
+        call()
+    return time.perf_counter() - t0
+
+
+@pytest.mark.parametrize("r,c", [(3, 6), (6, 3), (2, 11), (4, 5), (5, 5), (10, 10)])
+def test_hull_beyond_dimension_9_is_refused_at_once(r, c):
+    # 3 x 6 and 4 x 5 ran for more than 150 s (uninterruptible) before the guard
+    S = contingency_sensitivity_space(r, c)
+    for call in (
+        lambda: HullNorm(S),
+        lambda: HullNorm.from_space(S),
+        lambda: hull_norm(S[0], S, method="facets"),
+    ):
+        elapsed = _refused_fast(call, r"dimension at least 10.*up to dimension 9.*method='lp'")
+        assert elapsed < 1.0
+
+
+def test_hull_norm_auto_falls_back_to_the_lp_beyond_the_limits():
+    S = contingency_sensitivity_space(2, 11)  # dimension 10: the facets are refused
+    t0 = time.perf_counter()
+    got = hull_norm(np.vstack([2.5 * S[0], -0.5 * S[7]]), S)
+    assert time.perf_counter() - t0 < 5.0
+    np.testing.assert_allclose(got, [2.5, 0.5], rtol=1e-9)
+
+
+@given(
+    dim=st.integers(4, 9),
+    extra=st.integers(0, 5),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_hull_with_too_many_vertices_is_refused_at_once(dim, extra, seed):
+    # points on the sphere are the costliest hulls measured: 102 of them in 9-d take 9 s,
+    # 2 million in 2-d 19 s; past MAX_HULL_POINTS the hull is refused before Qhull runs
+    g = np.random.default_rng(seed)
+    pairs = sens.MAX_HULL_POINTS[dim] // 2 + 1
+    Y = g.standard_normal((pairs, dim))
+    Y /= np.linalg.norm(Y, axis=1, keepdims=True)
+    Q = np.linalg.qr(g.standard_normal((dim + extra, dim)))[0]  # embed in d >= s coordinates
+    S = Y @ Q.T
+    elapsed = _refused_fast(
+        lambda: HullNorm(S), rf"{2 * pairs} vertices in dimension {dim}.*at most"
+    )
+    assert elapsed < 1.0
+
+
+def test_hull_within_the_limits_is_built():
+    g = np.random.default_rng(3)
+    Y = g.standard_normal((20, 9))
+    Y /= np.linalg.norm(Y, axis=1, keepdims=True)  # on the sphere: every point is a vertex
+    K = HullNorm(Y)
+    assert K.dim == 9 and len(K.points) == 40
+    np.testing.assert_allclose(K(Y), 1.0, atol=1e-9)  # every vertex lies on the boundary
+
+
+@given(r=st.integers(2, 10**6), c=st.integers(2, 10**6))
+def test_contingency_space_refuses_more_than_the_memory_limit(r, c):
+    m = r * (r - 1) * c * (c - 1)
+    need = 24.0 * m * r * c
+    if need <= sens.MAX_BYTES:
+        assert r * c <= 24 * 24  # the limit is a table of about 20 x 20
+        return
+    # 1000 x 1000 used to ask for 7 TiB
+    elapsed = _refused_fast(
+        lambda: contingency_sensitivity_space(r, c), rf"{r} x {c} table.*GiB.*2 GiB limit"
+    )
+    assert elapsed < 1.0
+
+
+def test_contingency_space_1000_by_1000_is_refused():
+    assert _refused_fast(lambda: contingency_sensitivity_space(1000, 1000), "GiB") < 1.0
+
+
+def test_projector_refuses_more_than_the_memory_limit():
+    S = np.zeros((1, 20_000))  # a 20000 x 20000 projector is 3.2 GB
+    S[0, :2] = [1.0, -1.0]
+    assert _refused_fast(lambda: span_projector(S), "20000 x 20000 projector.*GiB") < 1.0
+    np.testing.assert_allclose(project_onto_span(S[0], S), S[0])  # the way around it
+
+
+def test_uniform_sampling_refuses_huge_sizes_and_hopeless_rejection():
+    K = HullNorm.from_space(contingency_sensitivity_space(3, 4))
+    assert _refused_fast(lambda: K.sample_uniform(10**10, rng=0), r"`size`.*GiB") < 1.0
+    # acceptance 0.029 in dimension 6, 114 facets: a million draws is hopeless by rejection
+    elapsed = _refused_fast(
+        lambda: K.sample_uniform(10**6, rng=0, method="rejection"),
+        r"accepts a fraction 0.029.*method='triangulation'",
+    )
+    assert elapsed < 1.0
+    with pytest.raises(InvariantDPError, match="`size` \\(-1\\) must be >= 0"):
+        K.sample_uniform(-1, rng=0)
+
+
+def test_blockwise_evaluation_gives_the_same_numbers(monkeypatch):
+    # the norm and the sampler work in blocks of rows to bound memory; the block size
+    # must not change a single bit of the result
+    K = HullNorm(contingency_sensitivity_space(3, 3))
+    y = np.random.default_rng(0).normal(size=(257, K.dim))
+    a, b = K.equations[:, :-1], K.equations[:, -1]
+    direct = np.maximum(np.max((y @ a.T) / (-b), axis=-1), 0.0)
+    draws = K.sample_uniform(257, rng=5)
+    monkeypatch.setattr(sens, "_BLOCK_ELEMENTS", 7 * len(b))
+    np.testing.assert_array_equal(K.norm_of_coordinates(y), direct)
+    assert K.norm_of_coordinates(y[0]).shape == ()
+    np.testing.assert_array_equal(K.sample_uniform(257, rng=5), draws)
+    monkeypatch.setattr(sens, "_BLOCK_ELEMENTS", 1)
+    np.testing.assert_array_equal(K.sample_uniform(257, rng=5), draws)

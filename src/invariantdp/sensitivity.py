@@ -12,6 +12,19 @@ one difference vector per row.  This module gives
 * :class:`HullNorm` / :func:`hull_norm` -- the norm ``||.||_K`` of
   ``K = Hull(S)`` on ``span(S)`` (Lemma 29), with exact uniform sampling in
   ``K`` (used by the K-norm mechanisms).
+
+**Size limits.**  The facets of ``K`` are enumerated by Qhull, whose time
+and memory grow with the number of facets of its triangulation -- roughly
+exponentially in ``s = dim span(S)``.  Measured on two shared cores, the
+contingency space of a 4 x 4 table (``s = 9``, 72 vertices, 88 258 simplices)
+takes 4.4 s, a 2 x 11 table (``s = 10``, 110 vertices, 288 831 simplices) 47 s
+and 0.8 GB, a 3 x 6 table (``s = 10``) more than 150 s.  So a hull is built
+only for ``s <= MAX_HULL_DIM`` (9) and at most ``MAX_HULL_POINTS[s]`` distinct
+vertices ``+-u``: sizes at which points spread on the unit sphere, the worst
+of the configurations measured, still build in a few seconds.  Anything
+larger is refused at once with the alternatives (the linear programme of
+:func:`hull_norm`, the Gaussian mechanisms), and no function here allocates
+an array larger than ``MAX_BYTES`` (2 GiB).
 """
 
 from __future__ import annotations
@@ -27,6 +40,9 @@ from scipy.spatial import ConvexHull
 from ._validation import InvariantDPError, check_finite_array, check_positive_int
 
 __all__ = [
+    "MAX_BYTES",
+    "MAX_HULL_DIM",
+    "MAX_HULL_POINTS",
     "HullNorm",
     "contingency_sensitivity_space",
     "hull_norm",
@@ -35,6 +51,89 @@ __all__ = [
     "span_basis",
     "span_projector",
 ]
+
+
+#: Largest dimension of ``span(S)`` whose hull ``K`` is computed (module notes).
+MAX_HULL_DIM = 9
+#: Most distinct vertices ``+-u`` of ``K``, by dimension of ``span(S)`` (module notes):
+#: points on the unit sphere build in under ~5 s at these sizes (2-d: 2 million take
+#: 19 s; 9-d: 102 take 8.9 s), and the contingency spaces with ``(r-1)(c-1) <= 9``
+#: (72 vertices for 4 x 4, 90 for 2 x 10) are inside.
+MAX_HULL_POINTS = {
+    2: 500_000,
+    3: 400_000,
+    4: 80_000,
+    5: 10_000,
+    6: 1_100,
+    7: 330,
+    8: 150,
+    9: 90,
+}
+#: Largest array, in bytes, that a function of this module or of the K-norm
+#: mechanisms allocates; a larger request is refused before any allocation.
+MAX_BYTES = 2 * 2**30
+# rows per block when a (rows x facets) or (rows x s x s) temporary is formed
+_BLOCK_ELEMENTS = 2**22
+
+_HULL_ALTERNATIVES = (
+    "for the norm, hull_norm(v, space, method='lp') (one linear programme per vector, any "
+    "dimension); for a release, a mechanism that needs no hull: semi_dp_gaussian (tables "
+    "with invariant margins), projected_gaussian / extended_gaussian, or lp_mechanism"
+)
+
+
+def _check_bytes(nbytes: float, what: str, advice: str) -> None:
+    """Refuse, before allocating, a computation whose arrays exceed ``MAX_BYTES``."""
+    if nbytes > MAX_BYTES:
+        raise InvariantDPError(
+            f"{what} would need {nbytes / 2**30:.3g} GiB of memory, more than the "
+            f"{MAX_BYTES / 2**30:g} GiB limit; {advice}"
+        )
+
+
+def _span_exceeds(S: np.ndarray, k: int) -> bool:
+    """True when ``span(S)`` certainly has dimension ``> k``, decided without the SVD of ``S``.
+
+    ``G S`` for a Gaussian ``(k + 1) x m`` matrix ``G`` has rank ``min(k + 1,
+    rank S)`` almost surely, and rounding cannot lift its ``(k+1)``-th singular
+    value to ``1e-8`` of the largest; a few milliseconds where the SVD of a
+    large space takes seconds.
+    """
+    if min(S.shape) <= k:
+        return False
+    G = np.random.default_rng(0).standard_normal((k + 1, S.shape[0]))
+    sv = np.linalg.svd(G @ S, compute_uv=False)
+    return bool(sv[k] > 1e-8 * sv[0])
+
+
+def _hull_refusal(n_points: int, dim) -> str | None:
+    """Why the hull of ``n_points`` vertices spanning ``dim`` dimensions is not built.
+
+    ``dim`` is an int, or a string such as ``"at least 10"`` from :func:`_span_exceeds`.
+    """
+    if isinstance(dim, str) or dim > MAX_HULL_DIM:
+        return (
+            f"span(S) has dimension {dim}, and the facets of K = Hull(S) are enumerated "
+            f"up to dimension {MAX_HULL_DIM} only (their number explodes with the "
+            "dimension: a 2 x 11 table, dimension 10, takes 47 s and 3 x 6 over 150 s)"
+        )
+    if dim >= 2 and n_points > MAX_HULL_POINTS[dim]:
+        return (
+            f"K = Hull(S) has {n_points} vertices in dimension {dim}, and its facets are "
+            f"enumerated for at most {MAX_HULL_POINTS[dim]} vertices in that dimension"
+        )
+    return None
+
+
+def _symmetric_points(S: np.ndarray) -> np.ndarray:
+    """The distinct nonzero points of ``S union -S``."""
+    _check_bytes(
+        4.0 * S.nbytes,
+        f"symmetrizing `space` ({S.shape[0]} vectors of {S.shape[1]} coordinates)",
+        "pass fewer difference vectors (only one of each pair +-u is needed).",
+    )
+    P = np.unique(np.vstack([S, -S]), axis=0)
+    return P[np.linalg.norm(P, axis=1) > 0]
 
 
 def contingency_sensitivity_space(r, c, *, include_zero: bool = False) -> np.ndarray:
@@ -57,6 +156,13 @@ def contingency_sensitivity_space(r, c, *, include_zero: bool = False) -> np.nda
         One flattened (C-order) difference table per row, each distinct
         element once (:math:`v_{ijkl} = v_{klij}`).
 
+    Raises
+    ------
+    InvariantDPError
+        If the space would need more than ``MAX_BYTES`` (2 GiB) to build: it
+        has :math:`r^2 c^2 (r-1)(c-1)/2` entries (about 20 x 20 is the
+        largest table; 1000 x 1000 would need petabytes).
+
     References
     ----------
     Cho & Awan, Proposition 32 and Example 7.
@@ -70,11 +176,18 @@ def contingency_sensitivity_space(r, c, *, include_zero: bool = False) -> np.nda
     """
     r = check_positive_int("r", r, minimum=2)
     c = check_positive_int("c", c, minimum=2)
+    m = r * (r - 1) * c * (c - 1)
+    # the (m, r, c) work array, its flattened copy and np.unique's sorted copy
+    _check_bytes(
+        3.0 * 8.0 * m * r * c,
+        f"the sensitivity space of a {r} x {c} table ({m // 2} difference tables of {r * c} cells)",
+        "its l1, l2 and linf sensitivities are 4, 2 and 1 for every table (Sec. 5.1), "
+        "and semi_dp_gaussian needs no enumeration.",
+    )
     rows = np.array(list(itertools.permutations(range(r), 2)))
     cols = np.array(list(itertools.permutations(range(c), 2)))
     i, k = np.repeat(rows[:, 0], len(cols)), np.repeat(rows[:, 1], len(cols))
     j, l = np.tile(cols[:, 0], len(rows)), np.tile(cols[:, 1], len(rows))
-    m = i.size
     out = np.zeros((m, r, c))
     ar = np.arange(m)
     out[ar, i, j] += 1.0
@@ -176,7 +289,14 @@ def span_projector(space) -> np.ndarray:
            [-1.,  1.,  1., -1.],
            [ 1., -1., -1.,  1.]])
     """
-    B = span_basis(space)
+    S = _space(space)
+    d = S.shape[1]
+    _check_bytes(
+        8.0 * d * d,
+        f"the {d} x {d} projector",
+        "use project_onto_span(v, space), which applies it without forming it.",
+    )
+    B = span_basis(S)
     return B @ B.T
 
 
@@ -212,12 +332,20 @@ class HullNorm:
 
     Building the hull is the only expensive step (a few seconds for the
     9-dimensional spaces of 4 x 4 or 2 x 10 tables); :meth:`from_space`
-    caches one instance per sensitivity space.
+    caches one instance per sensitivity space.  Larger hulls are refused
+    (see the module notes on size limits).
 
     Parameters
     ----------
     space : array_like, shape (m, d)
         The difference vectors.
+
+    Raises
+    ------
+    InvariantDPError
+        Before building anything, if ``span(S)`` has dimension above
+        ``MAX_HULL_DIM`` (9) or ``K`` has more than ``MAX_HULL_POINTS[s]``
+        vertices: the facet enumeration would run for minutes to hours.
 
     References
     ----------
@@ -231,21 +359,33 @@ class HullNorm:
     >>> K = HullNorm(contingency_sensitivity_space(2, 3))
     >>> K.dim
     2
-    >>> float(K(np.array([[1.0, -1.0, 0.0], [-1.0, 1.0, 0.0]]).ravel()))
+    >>> round(float(K(np.array([[1.0, -1.0, 0.0], [-1.0, 1.0, 0.0]]).ravel())), 9)
     1.0
     """
 
     def __init__(self, space):
         S = _space(space)
-        S = np.unique(np.vstack([S, -S]), axis=0)
-        S = S[np.linalg.norm(S, axis=1) > 0]
+        if _span_exceeds(S, MAX_HULL_DIM):
+            raise InvariantDPError(
+                f"`space` ({S.shape[0]} vectors of {S.shape[1]} coordinates) is too large for "
+                f"the exact hull K = Hull(S): {_hull_refusal(0, f'at least {MAX_HULL_DIM + 1}')}"
+                f". Use {_HULL_ALTERNATIVES}."
+            )
+        S = _symmetric_points(S)
         if S.shape[0] == 0:
             raise InvariantDPError("`space` must contain a nonzero difference vector.")
+        basis = span_basis(S)
+        why = _hull_refusal(S.shape[0], basis.shape[1])
+        if why is not None:
+            raise InvariantDPError(
+                f"`space` ({S.shape[0]} distinct vectors +-u of {S.shape[1]} coordinates) is "
+                f"too large for the exact hull K = Hull(S): {why}. Use {_HULL_ALTERNATIVES}."
+            )
         self.space = S
         self.ambient_dim = S.shape[1]
-        self.basis = span_basis(S)
-        self.dim = self.basis.shape[1]
-        Y = S @ self.basis
+        self.basis = basis
+        self.dim = basis.shape[1]
+        Y = S @ basis
         self.points = Y
         if self.dim == 1:
             m = float(np.max(np.abs(Y)))
@@ -260,7 +400,11 @@ class HullNorm:
             _, first = np.unique(np.round(eq, 10), axis=0, return_index=True)
             self.equations = eq[np.sort(first)]
             simp = hull.simplices
-            vol = np.abs(np.linalg.det(Y[simp])) / math.factorial(self.dim)
+            # |det| of (k, s, s) blocks: the volumes of the cones over the facets
+            step = max(1, _BLOCK_ELEMENTS // (self.dim * self.dim))
+            vol = np.concatenate(
+                [np.abs(np.linalg.det(Y[simp[i : i + step]])) for i in range(0, len(simp), step)]
+            ) / math.factorial(self.dim)
             keep = vol > 0
             self.simplices = simp[keep]
             cdf = np.cumsum(vol[keep])
@@ -290,7 +434,14 @@ class HullNorm:
         """``||.||`` of points given by their span coordinates ``y`` (shape ``(..., s)``)."""
         y = np.asarray(y, dtype=float)
         a, b = self.equations[:, :-1], self.equations[:, -1]
-        return np.maximum(np.max((y @ a.T) / (-b), axis=-1), 0.0)
+        flat = y.reshape(-1, y.shape[-1])
+        out = np.empty(flat.shape[0])
+        # blocks of rows keep the (rows x facets) temporary small
+        step = max(1, _BLOCK_ELEMENTS // len(b))
+        for i in range(0, flat.shape[0], step):
+            out[i : i + step] = np.max((flat[i : i + step] @ a.T) / (-b), axis=-1)
+        res = np.maximum(out, 0.0).reshape(y.shape[:-1])
+        return res[()] if res.ndim == 0 else res
 
     def __call__(self, v) -> np.ndarray:
         """``||v||_K``; ``inf`` for vectors off ``span(S)``."""
@@ -307,39 +458,62 @@ class HullNorm:
 
     # --- uniform sampling in K ------------------------------------------------
 
+    #: most expected (candidate x facet) evaluations of the rejection sampler
+    MAX_REJECTION_WORK = 2e9
+
     def sample_uniform(self, size=None, rng=None, *, method: str = "triangulation"):
         """Uniform points of ``K`` in span coordinates, shape ``(size, s)``.
 
         ``method="triangulation"`` (default) is exact and costs ``O(s^2)`` per
         draw.  ``method="rejection"`` is the cube rejection sampler of Cho &
         Awan, Algorithm 3 (lines 4-7), whose acceptance rate
-        ``vol(K) / prod(2 c_i)`` collapses with the dimension.
+        ``vol(K) / prod(2 c_i)`` collapses with the dimension (0.03 for a
+        3 x 4 table, 0.0003 for 2 x 10); it is refused, before drawing, when
+        the expected number of candidates times the number of facets exceeds
+        ``MAX_REJECTION_WORK`` (2e9, a few seconds), and so is any ``size``
+        whose arrays would exceed ``MAX_BYTES``.
         """
         from ._rng import as_generator
 
-        gen = as_generator(rng)
-        m = 1 if size is None else int(size)
+        if method not in ("triangulation", "rejection"):
+            raise InvariantDPError(f"`method` ({method!r}) must be 'triangulation' or 'rejection'.")
+        m = 1 if size is None else check_positive_int("size", size, minimum=0)
         s = self.dim
+        # the exponentials (m, s+1), weights and output (m, s)
+        _check_bytes(3.0 * 8.0 * m * (s + 1), f"`size` ({m}) uniform draws", "draw in batches.")
+        if method == "rejection":
+            rate = self.volume / float(np.prod(2.0 * self.cube))
+            work = m / rate * len(self.equations)
+            if work > self.MAX_REJECTION_WORK:
+                raise InvariantDPError(
+                    f"`method` ('rejection'): the cube rejection sampler accepts a fraction "
+                    f"{rate:.3g} of its candidates here, so {m} draws would test about "
+                    f"{m / rate:.3g} candidates against {len(self.equations)} facets (more "
+                    f"than {self.MAX_REJECTION_WORK:.3g} evaluations); use "
+                    "method='triangulation', which is exact and needs no rejection."
+                )
+        gen = as_generator(rng)
         if method == "rejection":
             out = np.empty((0, s))
-            rate = self.volume / float(np.prod(2.0 * self.cube))
             while out.shape[0] < m:
                 batch = int(min(1e6, max(64, 1.2 * (m - out.shape[0]) / max(rate, 1e-9))))
                 u = gen.uniform(-1.0, 1.0, size=(batch, s)) * self.cube
                 ok = self.norm_of_coordinates(u) <= 1.0
                 out = np.vstack([out, u[ok]])
             out = out[:m]
-        elif method == "triangulation":
-            if s == 1:
-                out = gen.uniform(-self.half_width, self.half_width, size=(m, 1))
-            else:
-                idx = np.searchsorted(self.simplex_cdf, gen.random(m), side="right")
-                idx = np.minimum(idx, self.simplex_cdf.size - 1)
-                e = gen.standard_exponential((m, s + 1))
-                w = e[:, :s] / e.sum(axis=1, keepdims=True)  # last weight: the centre
-                out = np.einsum("ms,msd->md", w, self.points[self.simplices[idx]])
+        elif s == 1:
+            out = gen.uniform(-self.half_width, self.half_width, size=(m, 1))
         else:
-            raise InvariantDPError(f"`method` ({method!r}) must be 'triangulation' or 'rejection'.")
+            idx = np.searchsorted(self.simplex_cdf, gen.random(m), side="right")
+            idx = np.minimum(idx, self.simplex_cdf.size - 1)
+            e = gen.standard_exponential((m, s + 1))
+            w = e[:, :s] / e.sum(axis=1, keepdims=True)  # last weight: the centre
+            out = np.empty((m, s))
+            # blocks keep the (rows, s, s) gathered vertices small
+            step = max(1, _BLOCK_ELEMENTS // (s * s))
+            for i in range(0, m, step):
+                verts = self.points[self.simplices[idx[i : i + step]]]
+                out[i : i + step] = np.einsum("ms,msd->md", w[i : i + step], verts)
         return out[0] if size is None else out
 
     def __repr__(self) -> str:
@@ -365,19 +539,20 @@ def hull_norm(v, space, *, method: str = "auto") -> np.ndarray:
         A finite symmetric set of difference vectors (negatives are added).
     method : {"auto", "facets", "lp"}
         ``"facets"`` evaluates the facet inequalities of the Qhull hull
-        (cached); ``"lp"`` solves the linear programme
-        ``min sum(lambda)`` s.t. ``S^T lambda = v``, ``lambda >= 0``, which
-        needs no hull and works in any dimension.  ``"auto"`` uses facets
-        up to dimension 9 and the LP beyond.
+        (cached; refused beyond the size limits of :class:`HullNorm`);
+        ``"lp"`` solves the linear programme ``min sum(lambda)`` s.t.
+        ``S^T lambda = v``, ``lambda >= 0``, which needs no hull and works in
+        any dimension.  ``"auto"`` uses facets within the size limits and the
+        LP beyond.
 
     Examples
     --------
     >>> import numpy as np
     >>> from invariantdp.sensitivity import contingency_sensitivity_space, hull_norm
     >>> S = contingency_sensitivity_space(3, 3)
-    >>> float(hull_norm(2.5 * S[0], S))
+    >>> round(float(hull_norm(2.5 * S[0], S)), 9)
     2.5
-    >>> float(hull_norm(2.5 * S[0], S, method="lp"))
+    >>> round(float(hull_norm(2.5 * S[0], S, method="lp")), 9)
     2.5
     """
     S = _space(space)
@@ -387,7 +562,12 @@ def hull_norm(v, space, *, method: str = "auto") -> np.ndarray:
     if method not in ("auto", "facets", "lp"):
         raise InvariantDPError(f"`method` ({method!r}) must be 'auto', 'facets' or 'lp'.")
     if method == "auto":
-        method = "facets" if np.linalg.matrix_rank(S) <= 9 else "lp"
+        method = "lp"
+        if not _span_exceeds(S, MAX_HULL_DIM):
+            P = _symmetric_points(S)
+            rank = np.linalg.matrix_rank(P) if P.shape[0] else 0
+            if _hull_refusal(P.shape[0], rank) is None:
+                method = "facets"
     if method == "facets":
         return HullNorm.from_space(S)(v)
     Ssym = np.vstack([S, -S])

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from invariantdp import Invariants, Release, datasets, one_way_margins
+from invariantdp import InvariantDPError, Invariants, Release, datasets, one_way_margins
 from invariantdp.mechanisms import (
     ConvergenceWarning,
     LinearInequalities,
@@ -434,3 +434,43 @@ def test_inequalities_object():
     assert ineq.matrix.shape == (3, 3)
     with pytest.raises(ValueError, match="`inequalities.matrix` must be 2-D"):
         LinearInequalities(np.ones(3), np.zeros(3))
+
+
+# --- simulation only; one ConvergenceWarning (issue 10, item 2) ----------------------
+
+
+def test_secure_is_refused_with_the_secure_alternatives():
+    with pytest.raises(
+        InvariantDPError,
+        match=r"`secure=True`: conditional_release has no exact sampler.*"
+        r"discrete_laplace\(x, \.\.\., secure=True\).*discrete_gaussian",
+    ):
+        conditional_release([30, 70], "double_geometric", TOTAL2, epsilon=1.0, secure=True)
+    with pytest.raises(TypeError, match="`secure` must be True or False"):
+        conditional_release([30, 70], "laplace", TOTAL2, epsilon=1.0, secure=None)
+
+
+@pytest.mark.parametrize(
+    "mechanism, kw",
+    [
+        ("laplace", {"epsilon": 1.0}),
+        ("double_geometric", {"epsilon": 1.0}),
+        ("gaussian", {"mu": 1.0}),
+    ],
+)
+def test_conditional_releases_are_marked_as_simulations(mechanism, kw):
+    res = quiet(x=[30, 70], mechanism=mechanism, invariants=TOTAL2, n_draws=5, rng=2, **kw)
+    rel = res.release
+    assert rel.simulation and rel.metadata["randomness"] == "simulation"
+    assert rel.metadata["method"] == res.method
+    assert Release.from_json(rel.to_json()).simulation
+
+
+def test_convergence_warning_is_the_package_class():
+    # one class package-wide; the old import path keeps working (backward compatibility)
+    import invariantdp.exceptions
+    import invariantdp.mechanisms.congenial as congenial
+
+    assert congenial.ConvergenceWarning is invariantdp.exceptions.ConvergenceWarning
+    assert ConvergenceWarning is invariantdp.exceptions.ConvergenceWarning
+    assert issubclass(ConvergenceWarning, UserWarning)

@@ -7,6 +7,7 @@ import pytest
 
 from invariantdp import InvariantDPError, Release
 from invariantdp.mechanisms import KNormNoise, knorm, semi_dp_knorm
+from invariantdp.mechanisms.knorm import _knorm_from_params
 from invariantdp.sensitivity import HullNorm, contingency_sensitivity_space
 
 ALL_TABLES = [(r, c) for r in range(2, 11) for c in range(2, 11) if (r - 1) * (c - 1) <= 9]
@@ -89,3 +90,49 @@ def test_speed_every_table_up_to_nine_dimensions(r, c):
     assert _rate(r, c) >= 200
     K = HullNorm.from_space(contingency_sensitivity_space(r, c))
     assert K.dim == (r - 1) * (c - 1)
+
+
+# --- no call may hang; simulation only (issue 10, items 2 and 4) ----------------------
+
+
+def _refused_fast(call, match):
+    t0 = time.perf_counter()
+    with pytest.raises(InvariantDPError, match=match):
+        call()
+    return time.perf_counter() - t0
+
+
+@pytest.mark.parametrize("r,c", [(3, 6), (2, 11), (4, 5)])
+def test_polytopes_beyond_the_limits_are_refused_at_once(r, c):
+    S = contingency_sensitivity_space(r, c)
+    x = np.full(r * c, 5.0)
+    assert _refused_fast(lambda: knorm(x, S, epsilon=1.0, rng=0), "dimension at least 10") < 1
+    assert _refused_fast(lambda: KNormNoise("polytope", r * c, 1.0, S), "method='lp'") < 1
+    # a published release naming such a space is refused on load, not after hours
+    law = {"norm": "polytope", "dim": r * c, "scale": 1.0, "space": {"r": r, "c": c}}
+    assert _refused_fast(lambda: _knorm_from_params(law), "up to dimension 9") < 1
+
+
+@pytest.mark.parametrize("norm", ["l1", "l2", "linf", "polytope"])
+def test_huge_sizes_are_refused_before_allocating(norm):
+    S = contingency_sensitivity_space(2, 3) if norm == "polytope" else None
+    law = KNormNoise(norm, 6, 1.0, S)
+    assert _refused_fast(lambda: law.rvs(size=10**9, random_state=0), r"`size`.*GiB") < 1
+
+
+def test_secure_is_refused_with_the_secure_alternatives():
+    S = contingency_sensitivity_space(2, 2)
+    with pytest.raises(
+        InvariantDPError,
+        match=r"`secure=True`: knorm has no exact sampler.*discrete_laplace\(x, \.\.\., "
+        r"secure=True\).*discrete_gaussian.*odds_ratio_release",
+    ):
+        knorm([1.0, 2.0, 3.0, 4.0], S, epsilon=1.0, secure=True)
+
+
+@pytest.mark.parametrize("rng", [None, 3])
+def test_knorm_release_is_a_simulation(rng):
+    r = knorm([1.0, 2.0, 3.0, 4.0], contingency_sensitivity_space(2, 2), epsilon=1.0, rng=rng)
+    assert r.simulation and r.metadata["randomness"] == "simulation"
+    assert r.metadata["method"] == "triangulation"
+    assert Release.from_json(r.to_json()).simulation

@@ -1,7 +1,11 @@
 """Semi-DP Gaussian (Algorithm 1) and K-norm (Algorithms 2-3) mechanisms."""
 
+import time
+
 import numpy as np
 import pytest
+from hypothesis import assume, example, given
+from hypothesis import strategies as st
 
 from invariantdp import InvariantDPError, Release
 from invariantdp.invariants import one_way_margins
@@ -75,3 +79,67 @@ def test_knorm_is_the_rejection_sampler_law():
 def test_bad_arguments(call, match):
     with pytest.raises(InvariantDPError, match=match):
         call()
+
+
+# --- no call may hang (issue 10, item 4) --------------------------------------------
+
+
+@given(r=st.integers(2, 1000), c=st.integers(2, 1000))
+@example(r=3, c=6)
+@example(r=4, c=5)
+@example(r=5, c=5)
+@example(r=2, c=11)
+@example(r=1000, c=1000)
+def test_knorm_on_a_table_beyond_nine_dimensions_is_refused_at_once(r, c):
+    # 3 x 6 and 4 x 5 ran for more than 150 s, uninterruptibly; 1000 x 1000 asked for 7 TiB
+    assume((r - 1) * (c - 1) > 9)
+    table = np.ones((r, c), dtype=int)
+    t0 = time.perf_counter()
+    with pytest.raises(
+        InvariantDPError,
+        match=rf"`table` \({r} x {c}\) is too large.*= {(r - 1) * (c - 1)}.*<= 9.*semi_dp_gaussian",
+    ):
+        semi_dp_knorm(table, epsilon=1.0)
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_the_alternative_works_at_the_refused_size():
+    r = semi_dp_gaussian(np.ones((3, 6), dtype=int), mu=1.0, rng=0)
+    np.testing.assert_allclose(r.value.sum(axis=0), 3.0)
+    np.testing.assert_allclose(r.value.sum(axis=1), 6.0)
+
+
+def test_knorm_method_is_checked_before_any_work():
+    with pytest.raises(InvariantDPError, match=r"`method` \('mcmc'\) must be"):
+        semi_dp_knorm(TABLE, epsilon=1.0, method="mcmc")
+
+
+# --- simulation only (issue 10, item 2) ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "mech, kw", [(semi_dp_gaussian, {"mu": 1.0}), (semi_dp_knorm, {"epsilon": 1.0})]
+)
+def test_secure_is_refused_with_the_secure_alternatives(mech, kw):
+    with pytest.raises(
+        InvariantDPError,
+        match=r"`secure=True`: semi_dp_\w+ has no exact sampler.*"
+        r"odds_ratio_release\(table, \.\.\., secure=True\).*discrete_laplace.*discrete_gaussian",
+    ):
+        mech(TABLE, secure=True, **kw)
+    with pytest.raises(TypeError, match="`secure` must be True or False"):
+        mech(TABLE, secure="yes", **kw)
+
+
+@pytest.mark.parametrize(
+    "mech, kw", [(semi_dp_gaussian, {"mu": 1.0}), (semi_dp_knorm, {"epsilon": 1.0})]
+)
+@pytest.mark.parametrize("rng", [None, 7])
+def test_releases_are_marked_as_simulations(mech, kw, rng):
+    r = mech(TABLE, rng=rng, **kw)
+    assert r.simulation
+    assert r.metadata["randomness"] == "simulation"
+    assert "not for publication" in r.metadata["sampler"]
+    assert Release.from_json(r.to_json()).simulation
+    if mech is semi_dp_knorm:
+        assert r.metadata["method"] == "triangulation"

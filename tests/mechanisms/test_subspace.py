@@ -190,3 +190,45 @@ def test_bad_arguments(call, match):
 def test_invariants_type_is_checked():
     with pytest.raises(TypeError, match="`invariants` must be an Invariants"):
         projected_gaussian([1.0, 2.0], np.ones((1, 2)), mu=1.0)
+
+
+# --- simulation only (issue 10, item 2) ----------------------------------------------
+
+SUBSPACE = {
+    "projected_gaussian": (projected_gaussian, {"mu": 1.0}),
+    "projected_laplace": (projected_laplace, {"epsilon": 1.0}),
+    "extended_gaussian": (extended_gaussian, {"mu": 1.0}),
+    "extended_laplace": (extended_laplace, {"epsilon": 1.0}),
+}
+
+
+@pytest.mark.parametrize("name", SUBSPACE)
+def test_secure_is_refused_with_the_secure_alternatives(name):
+    mech, kw = SUBSPACE[name]
+    with pytest.raises(
+        InvariantDPError,
+        match=rf"`secure=True`: {name} has no exact sampler.*discrete_laplace\(x, \.\.\., "
+        r"secure=True\).*discrete_gaussian",
+    ):
+        mech([1.0, 2.0, 3.0], totals([0, 0, 0]), secure=True, **kw)
+    with pytest.raises(TypeError, match="`secure` must be True or False"):
+        mech([1.0, 2.0, 3.0], totals([0, 0, 0]), secure=1, **kw)
+
+
+@pytest.mark.parametrize("name", SUBSPACE)
+@pytest.mark.parametrize("rng", [None, 11])
+def test_releases_are_marked_as_simulations(name, rng):
+    mech, kw = SUBSPACE[name]
+    r = mech([1.0, 2.0, 3.0], totals([0, 0, 0]), rng=rng, **kw)
+    assert r.simulation and r.metadata["randomness"] == "simulation"
+    assert Release.from_json(r.to_json()).simulation
+
+
+def test_distributed_privatize_refuses_secure():
+    # the shared seed is the algorithm: every agent can reproduce the noise
+    with pytest.raises(
+        InvariantDPError, match=r"distributed_privatize \(its noise comes from a seed shared"
+    ):
+        distributed_privatize(
+            [1.0], [0], totals([0, 0]), mechanism="projected_gaussian", seed=1, mu=1.0, secure=True
+        )

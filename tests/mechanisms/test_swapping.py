@@ -351,3 +351,32 @@ def test_ten_million_records_under_30_seconds():
     assert swapping_invariants(out, swap="county", match=["state", "size"]).equals(
         swapping_invariants(df, swap="county", match=["state", "size"])
     )
+
+
+# --- the source of randomness is recorded (issue 10, item 2) -------------------------
+
+
+@pytest.mark.parametrize("kw", [{"rng": 3}, {"rng": None}, {"seed_policy": "stratum", "rng": 3}])
+def test_seeded_and_numpy_swaps_are_marked_as_simulations(rng, kw):
+    df = _households(rng, n=300)
+    _, rel = permutation_swap(df, swap="county", match="size", swap_rate=0.2, **kw)
+    assert rel.simulation and rel.metadata["randomness"] == "simulation"
+    assert "not for publication" in rel.metadata["sampler"]
+    assert Release.from_json(rel.to_json()).simulation
+
+
+def test_secure_swap_is_marked_secure(rng):
+    df = _households(rng, n=300)
+    out, rel = permutation_swap(df, swap="county", match="size", swap_rate=0.2, secure=True)
+    assert rel.metadata["randomness"] == "secure" and not rel.simulation
+    assert rel.metadata["seed_policy"] == "secure"
+    assert "secrets" in rel.metadata["sampler"]
+    assert not Release.from_json(rel.to_json()).simulation
+    rel.invariants.check(table_on_release_cells(rel, df))
+
+
+def test_dask_swap_is_marked_as_a_simulation(rng):
+    dd = pytest.importorskip("dask.dataframe")
+    ddf = dd.from_pandas(_households(rng, n=300), npartitions=3)
+    _, rel = permutation_swap(ddf, swap="county", match="size", swap_rate=0.2, rng=4)
+    assert rel.simulation

@@ -1,5 +1,6 @@
 """Mechanisms that produce a :class:`~invariantdp.Release`."""
 
+from ..exceptions import ConvergenceWarning
 from .additive import (
     discrete_gaussian,
     discrete_laplace,
@@ -10,7 +11,6 @@ from .additive import (
 )
 from .congenial import (
     ConditionalRelease,
-    ConvergenceWarning,
     LinearInequalities,
     SamplerDiagnostics,
     conditional_release,

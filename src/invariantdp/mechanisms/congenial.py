@@ -41,7 +41,14 @@ Samplers for it:
     disjoint moves are updated together and chains are vectorised.
 
 The post-processing alternatives of Section 4, :func:`l2_postprocess` and
-:func:`l1_postprocess`, are here for comparison.
+:func:`l1_postprocess`, are here for comparison (they draw no noise).
+
+Every sampler draws from a numpy ``Generator`` in floating point (the exact
+sampler too: its probabilities are floats), so a conditional release is a
+**simulation, not for publication** (Mironov 2012 for float noise; a seed
+makes it reproducible), and ``secure=True`` is refused.  For a release to
+publish, use ``discrete_laplace`` / ``discrete_gaussian(x, ..., secure=True)``
+(exact integer noise, not conditioned on the invariants).
 
 References
 ----------
@@ -72,10 +79,11 @@ from .._validation import (
     check_positive_int,
 )
 from ..distributions.discrete import _draw_discrete_laplace, discrete_gaussian
+from ..exceptions import ConvergenceWarning  # re-exported: the same class, package-wide
 from ..invariants import Invariants
 from ..release import NoiseLaw, PrivacyGuarantee, Release
+from ._base import randomness_note, refuse_secure
 from ._linesampler import sample_gauss_line, sample_laplace_line
-from ..exceptions import ConvergenceWarning
 
 __all__ = [
     "ConditionalRelease",
@@ -1183,6 +1191,7 @@ def conditional_release(
     proposal_sigma=None,
     warn=True,
     rng=None,
+    secure=False,
 ) -> ConditionalRelease:
     r"""Release :math:`M(x) \mid M(x) \in S^*` for an additive mechanism (congenial privacy).
 
@@ -1230,13 +1239,21 @@ def conditional_release(
         (Laplace-type) or its standard deviation (Gaussian-type); default
         the mechanism's own.
     warn : bool
-        Emit a :class:`ConvergenceWarning` when R-hat > 1.01 or ESS < 100.
+        Emit a :class:`~invariantdp.exceptions.ConvergenceWarning` when
+        R-hat > 1.01 or ESS < 100.
     rng : None, int, SeedSequence or numpy.random.Generator
+    secure : bool, optional
+        Must be False: every sampler here works in floating point from a
+        numpy ``Generator``, so the release is a simulation, not for
+        publication (module notes); ``secure=True`` raises and names the
+        secure mechanisms.
 
     Returns
     -------
     ConditionalRelease
-        ``.release`` (a :class:`~invariantdp.Release`), ``.draws``,
+        ``.release`` (a :class:`~invariantdp.Release`; its
+        ``metadata["randomness"]`` is ``"simulation"`` and
+        ``metadata["method"]`` the sampler used), ``.draws``,
         ``.diagnostics``.
 
     Notes
@@ -1263,9 +1280,15 @@ def conditional_release(
     >>> total = Invariants(np.ones((1, 2)))
     >>> res = conditional_release([30, 70], "laplace", total, epsilon=1.0, sensitivity=2.0,
     ...                           n_draws=5, rng=1)
-    >>> res.method, float(res.value.sum())
+    >>> res.method, round(float(res.value.sum()), 9)
     ('exact', 100.0)
     """
+    refuse_secure(
+        "conditional_release",
+        secure,
+        alternatives="discrete_laplace(x, ..., secure=True) or discrete_gaussian(x, ..., "
+        "secure=True) (exact integer noise, not conditioned on the invariants)",
+    )
     if sampler not in _SAMPLERS:
         raise InvariantDPError(
             f"`sampler` ({sampler!r}) must be one of {', '.join(map(repr, _SAMPLERS))}."
@@ -1380,9 +1403,11 @@ def _make_release(
     metadata = {
         "congenial": True,
         "conditioned_on": "A s = a" + ("" if ineq is None else " and B s >= b"),
-        "sampler": sampler,
+        "method": sampler,
         "sensitivity": float(sensitivity),
         "noise_per_cell": "independent, before conditioning",
+        # every sampler draws from a numpy Generator: never secure
+        **randomness_note(False),
     }
     if ineq is not None:
         metadata["inequalities"] = ineq.to_dict()
@@ -1616,8 +1641,8 @@ def l1_privacy_level(epsilon, beta) -> float:
 
     Examples
     --------
-    >>> l1_privacy_level(1.0, 0.75)
-    0.6666666666666666
+    >>> round(l1_privacy_level(1.0, 0.75), 12)
+    0.666666666667
     """
     epsilon = check_positive("epsilon", epsilon)
     beta = float(beta)

@@ -15,10 +15,18 @@ proportional to its volume ``|det|/s!`` followed by a flat-Dirichlet
 combination of its vertices.  Each draw costs ``O(s^2)`` arithmetic and a
 binary search, whatever the dimension, so tens of thousands of draws per
 second are routine for every ``r x c`` table with ``(r-1)(c-1) <= 9``
-(building the hull takes up to a few seconds, once).  The cube rejection
-sampler of Cho & Awan, Algorithm 3, is available as
-``method="rejection"`` for comparison; its acceptance rate
-``vol(K) / vol(cube)`` collapses with the dimension.
+(building the hull takes up to a few seconds, once).  Larger polytopes are
+refused at once (:mod:`invariantdp.sensitivity`, size limits): their facet
+enumeration would run for minutes to hours.  The cube rejection sampler of
+Cho & Awan, Algorithm 3, is available as ``method="rejection"`` for
+comparison; its acceptance rate ``vol(K) / vol(cube)`` collapses with the
+dimension.
+
+**Simulation only.**  The noise is floating point, drawn from a numpy
+``Generator``: attackable through its low-order bits (Mironov 2012) and
+reproducible from a seed.  ``secure=True`` is refused; for a release to
+publish, use ``discrete_laplace`` / ``discrete_gaussian(..., secure=True)``
+(integer counts) or ``odds_ratio_release(..., secure=True)`` (2 x 2 tables).
 """
 
 from __future__ import annotations
@@ -29,9 +37,10 @@ import numpy as np
 from scipy import special
 
 from .._rng import as_generator
-from .._validation import InvariantDPError, check_epsilon, check_positive
+from .._validation import InvariantDPError, check_epsilon, check_positive, check_positive_int
 from ..release import NoiseLaw, PrivacyGuarantee, Release, register_noise_family
-from ..sensitivity import HullNorm, contingency_sensitivity_space
+from ..sensitivity import HullNorm, _check_bytes, contingency_sensitivity_space
+from ._base import randomness_note, refuse_secure
 from .additive import _check_x, _release
 
 __all__ = ["KNormNoise", "knorm"]
@@ -106,9 +115,15 @@ class KNormNoise:
 
     def rvs(self, size=None, random_state=None, *, method: str = "triangulation"):
         """Draws of the noise, shape ``(d,)`` or ``(size, d)``."""
-        gen = as_generator(random_state)
-        m = 1 if size is None else int(size)
+        m = 1 if size is None else check_positive_int("size", size, minimum=0)
         s, d = self.intrinsic_dim, self.dim
+        # the output and, at most, two temporaries of the same shape
+        _check_bytes(
+            3.0 * 8.0 * m * max(d, s + 1),
+            f"`size` ({m}) draws in {d} dimensions",
+            "draw in batches.",
+        )
+        gen = as_generator(random_state)
         if self.norm_name == "l1":
             out = gen.laplace(0.0, self.scale, size=(m, d))
         elif self.norm_name == "l2":
@@ -189,8 +204,22 @@ def _knorm_law(norm: str, dim: int, scale: float, vertices=None, space=None) -> 
     return NoiseLaw("knorm", params)
 
 
+#: what to use instead of a floating-point mechanism for a release to publish
+_SECURE_ALTERNATIVES = (
+    "discrete_laplace(x, ..., secure=True) or discrete_gaussian(x, ..., secure=True) for "
+    "integer counts, or odds_ratio_release(table, ..., secure=True) for a 2 x 2 table"
+)
+
+
 def knorm(
-    x, vertices, epsilon=None, *, sensitivity=1.0, rng=None, method: str = "triangulation"
+    x,
+    vertices,
+    epsilon=None,
+    *,
+    sensitivity=1.0,
+    rng=None,
+    method: str = "triangulation",
+    secure=False,
 ) -> Release:
     r"""K-norm mechanism for the polytope norm of ``K = Hull(vertices)``.
 
@@ -217,11 +246,23 @@ def knorm(
     method : {"triangulation", "rejection"}
         Exact uniform sampler of ``K`` (see the module notes) or the cube
         rejection sampler of Algorithm 3.
+    secure : bool, optional
+        Must be False: the noise is floating point, so the release is a
+        simulation, not for publication (module notes); ``secure=True`` raises
+        and names the secure mechanisms (``discrete_laplace``,
+        ``discrete_gaussian``, ``odds_ratio_release`` with ``secure=True``).
 
     Returns
     -------
     Release
-        epsilon-DP; noise family ``"knorm"``.
+        epsilon-DP; noise family ``"knorm"``; ``metadata["randomness"]`` is
+        ``"simulation"`` and ``metadata["method"]`` the uniform sampler.
+
+    Raises
+    ------
+    InvariantDPError
+        For ``secure=True``, and, before any work, when ``K`` is too large for
+        the facet enumeration (:class:`~invariantdp.sensitivity.HullNorm`).
 
     References
     ----------
@@ -237,6 +278,7 @@ def knorm(
     >>> round(float(r.value.sum()), 9)  # K spans the zero-sum plane: the total is kept
     15.0
     """
+    refuse_secure("knorm", secure, alternatives=_SECURE_ALTERNATIVES)
     if epsilon is None:
         raise TypeError("`epsilon` is required: knorm(x, vertices, epsilon).")
     xv = _check_x(x)
@@ -262,5 +304,10 @@ def knorm(
             "data sets whose query values differ by a vector of `sensitivity` * Hull(vertices)",
         ),
         data_shape=xv.shape,
-        metadata={"sensitivity": delta, "norm": "polytope", "sampler": method},
+        metadata={
+            "sensitivity": delta,
+            "norm": "polytope",
+            "method": method,
+            **randomness_note(secure),
+        },
     )

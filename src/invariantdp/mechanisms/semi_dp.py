@@ -6,6 +6,15 @@ With the one-way margins published exactly, the semi-adjacent parameter is
 sensitivities are ``Delta_1, Delta_2, Delta_inf = 4, 2, 1`` and whose span is
 the ``(r-1)(c-1)``-dimensional space of tables with zero margins (Cho & Awan,
 Sec. 5.1).
+
+Both mechanisms add floating-point noise drawn from a numpy ``Generator``:
+their releases are **simulations, not for publication** (the low-order bits
+of float noise leak, Mironov 2012; a seed makes the noise reproducible), and
+``secure=True`` is refused.  For a release to publish, use
+``odds_ratio_release(table, ..., secure=True)`` for a 2 x 2 table (the
+semi-DP Tulap release of ``x11``, which keeps the margins), or
+``discrete_laplace`` / ``discrete_gaussian(table, ..., secure=True)`` (exact
+integer noise in every cell; the margins are not kept).
 """
 
 from __future__ import annotations
@@ -18,7 +27,8 @@ from .._rng import as_generator
 from .._validation import InvariantDPError, check_counts, check_epsilon, check_positive
 from ..invariants import one_way_margins
 from ..release import NoiseLaw, PrivacyGuarantee, Release
-from ..sensitivity import contingency_sensitivity_space
+from ..sensitivity import MAX_HULL_DIM, contingency_sensitivity_space
+from ._base import randomness_note, refuse_secure
 from .knorm import KNormNoise, _knorm_law
 
 __all__ = ["semi_dp_gaussian", "semi_dp_knorm"]
@@ -26,6 +36,13 @@ __all__ = ["semi_dp_gaussian", "semi_dp_knorm"]
 _ADJ = (
     "semi-adjacent: tables with the released one-way margins at distance a(t) = 3 in the "
     "replace-one-record adjacency (Cho & Awan, Def. 13, Theorem 16)"
+)
+
+
+_SECURE_ALTERNATIVES = (
+    "odds_ratio_release(table, ..., secure=True) for a 2 x 2 table (it keeps the margins), "
+    "or discrete_laplace(table, ..., secure=True) / discrete_gaussian(table, ..., "
+    "secure=True) (exact integer noise; the margins are not kept)"
 )
 
 
@@ -63,7 +80,7 @@ def _guarantee(definition, params, shape):
     )
 
 
-def semi_dp_gaussian(table, *, mu, rng=None) -> Release:
+def semi_dp_gaussian(table, *, mu, rng=None, secure=False) -> Release:
     r"""Semi-DP Gaussian mechanism for an ``r x c`` table (Algorithm 1).
 
     Releases ``x + N`` with :math:`N \sim N_d(0, (\Delta_2/\mu)^2 P)`,
@@ -80,12 +97,17 @@ def semi_dp_gaussian(table, *, mu, rng=None) -> Release:
     mu : float
         GDP parameter ``mu > 0``.
     rng : None, int, SeedSequence or numpy.random.Generator
+    secure : bool, optional
+        Must be False: the Gaussian noise is floating point, so the release
+        is a simulation, not for publication (module notes); ``secure=True``
+        raises and names the secure mechanisms.
 
     Returns
     -------
     Release
         ``value`` is the noisy table; noise family ``"projected_gaussian"``
-        with ``scale = 2 / mu`` and the margins structure.
+        with ``scale = 2 / mu`` and the margins structure;
+        ``metadata["randomness"]`` is ``"simulation"``.
 
     References
     ----------
@@ -98,6 +120,7 @@ def semi_dp_gaussian(table, *, mu, rng=None) -> Release:
     >>> r.value.sum(axis=1).round(9), r.value.sum(axis=0).round(9)
     (array([20., 20.]), array([13., 12., 15.]))
     """
+    refuse_secure("semi_dp_gaussian", secure, alternatives=_SECURE_ALTERNATIVES)
     x = _table(table)
     mu = check_positive("mu", mu)
     gen = as_generator(rng)
@@ -114,11 +137,19 @@ def semi_dp_gaussian(table, *, mu, rng=None) -> Release:
         invariants=inv.of(x),
         query=None,
         data_shape=x.shape,
-        metadata={"query": "identity", "sensitivity": 2.0, "norm": "l2", "a(t)": 3},
+        metadata={
+            "query": "identity",
+            "sensitivity": 2.0,
+            "norm": "l2",
+            "a(t)": 3,
+            **randomness_note(secure),
+        },
     )
 
 
-def semi_dp_knorm(table, *, epsilon, rng=None, method: str = "triangulation") -> Release:
+def semi_dp_knorm(
+    table, *, epsilon, rng=None, method: str = "triangulation", secure=False
+) -> Release:
     r"""Optimal semi-DP K-norm mechanism for an ``r x c`` table (Algorithms 2-3).
 
     Releases ``x + V`` with ``V`` of density
@@ -134,17 +165,37 @@ def semi_dp_knorm(table, *, epsilon, rng=None, method: str = "triangulation") ->
     (see :mod:`invariantdp.mechanisms.knorm`).  ``method="rejection"``
     reproduces the cube rejection sampler of Algorithm 3 instead.
 
+    The sampler needs the facets of ``K``, whose number explodes with the
+    dimension ``(r-1)(c-1)`` of the span: tables with ``(r-1)(c-1) <= 9``
+    are handled (the first call for a 4 x 4 or 2 x 10 table builds the hull
+    in a few seconds, later calls reuse it); larger ones are refused at once
+    (2 x 11 would take about a minute, 3 x 6 over 150 s, and the time
+    explodes beyond); use :func:`semi_dp_gaussian`, which has no size limit.
+
     Parameters
     ----------
     table : array_like of int, shape (r, c)
+        Confidential counts, ``r, c >= 2`` and ``(r-1)(c-1) <= 9``.
     epsilon : float
     rng : None, int, SeedSequence or numpy.random.Generator
     method : {"triangulation", "rejection"}
+    secure : bool, optional
+        Must be False: the noise is floating point, so the release is a
+        simulation, not for publication (module notes); ``secure=True``
+        raises and names the secure mechanisms.
 
     Returns
     -------
     Release
-        Noise family ``"knorm"`` (polytope of the contingency space).
+        Noise family ``"knorm"`` (polytope of the contingency space);
+        ``metadata["randomness"]`` is ``"simulation"`` and
+        ``metadata["method"]`` the uniform sampler.
+
+    Raises
+    ------
+    InvariantDPError
+        For ``secure=True``, and, before any work, for a table with
+        ``(r-1)(c-1) > 9``.
 
     References
     ----------
@@ -159,10 +210,21 @@ def semi_dp_knorm(table, *, epsilon, rng=None, method: str = "triangulation") ->
     >>> r.value.sum(axis=0).round(9)
     array([13., 12.])
     """
+    refuse_secure("semi_dp_knorm", secure, alternatives=_SECURE_ALTERNATIVES)
     x = _table(table)
+    r, c = x.shape
+    if (r - 1) * (c - 1) > MAX_HULL_DIM:
+        raise InvariantDPError(
+            f"`table` ({r} x {c}) is too large for semi_dp_knorm: the exact K-norm sampler "
+            f"enumerates the facets of K = Hull(S_Semi), of dimension (r-1)(c-1) = "
+            f"{(r - 1) * (c - 1)}, and handles (r-1)(c-1) <= {MAX_HULL_DIM} only (4 x 4 "
+            "takes a few seconds, 2 x 11 about a minute, 3 x 6 over 150 s, and the time "
+            "explodes beyond); use semi_dp_gaussian, which keeps the margins at any size."
+        )
+    if method not in ("triangulation", "rejection"):
+        raise InvariantDPError(f"`method` ({method!r}) must be 'triangulation' or 'rejection'.")
     epsilon = check_epsilon(epsilon)
     gen = as_generator(rng)
-    r, c = x.shape
     S = _space(r, c)
     law = KNormNoise("polytope", x.size, 1.0 / epsilon, S)
     v = law.rvs(random_state=gen, method=method).reshape(x.shape)
@@ -181,6 +243,7 @@ def semi_dp_knorm(table, *, epsilon, rng=None, method: str = "triangulation") ->
             "sensitivity": 1.0,
             "norm": "K",
             "a(t)": 3,
-            "sampler": method,
+            "method": method,
+            **randomness_note(secure),
         },
     )

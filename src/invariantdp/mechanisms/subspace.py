@@ -13,6 +13,14 @@ the structure of the :class:`~invariantdp.Invariants` (``O(n)`` for totals,
 nested totals and table margins).  Since the noise never depends on the
 data, agents holding parts of ``x`` and a common seed reproduce the central
 release exactly (:func:`distributed_privatize`, Algorithm 4).
+
+All four mechanisms add floating-point noise drawn from a numpy
+``Generator``: their releases are **simulations, not for publication** (the
+low-order bits of float noise leak, Mironov 2012; a seed makes the noise
+reproducible -- which is exactly what Algorithm 4 relies on), and
+``secure=True`` is refused.  For a release to publish, use
+``discrete_laplace`` / ``discrete_gaussian(x, ..., secure=True)`` on integer
+counts (exact integer noise; the invariants are not kept).
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from .._rng import as_generator
 from .._validation import InvariantDPError, check_epsilon
 from ..invariants import Invariants
 from ..release import NoiseLaw, PrivacyGuarantee, Release, register_noise_family
+from ._base import randomness_note, refuse_secure
 from .additive import _check_x, _gaussian_calibration, _release, _sensitivity
 
 __all__ = [
@@ -176,6 +185,12 @@ for _b in ("gaussian", "laplace"):
         register_noise_family(f"{_c}_{_b}", _factory(_b, _c))
 
 
+_SECURE_ALTERNATIVES = (
+    "discrete_laplace(x, ..., secure=True) or discrete_gaussian(x, ..., secure=True) on "
+    "integer counts (exact integer noise; the invariants are not kept)"
+)
+
+
 def _prepare(x, invariants):
     """Validated data, and the invariants with their values (from ``x`` if absent)."""
     if not isinstance(invariants, Invariants):
@@ -217,7 +232,7 @@ def _noise_law(family, scale, invariants):
 
 
 def projected_gaussian(
-    x, invariants, *, mu=None, epsilon=None, delta=None, sensitivity=1.0, rng=None
+    x, invariants, *, mu=None, epsilon=None, delta=None, sensitivity=1.0, rng=None, secure=False
 ) -> Release:
     r"""Projected Gaussian mechanism: ``x + Pi_N e``, ``e ~ N(0, sigma^2 I_n)``.
 
@@ -240,13 +255,18 @@ def projected_gaussian(
     sensitivity : float or array_like, optional
         :math:`\Delta_2(A)` (default 1), or the sensitivity space of the query.
     rng : None, int, SeedSequence or numpy.random.Generator
+    secure : bool, optional
+        Must be False: the noise is floating point, so the release is a
+        simulation, not for publication (module notes); ``secure=True``
+        raises and names the secure mechanisms.
 
     Returns
     -------
     Release
         Noise family ``"projected_gaussian"`` with ``scale`` and the
         invariant structure (``Release.noise.distribution()`` is a
-        :class:`SubspaceNoise`).
+        :class:`SubspaceNoise`); ``metadata["randomness"]`` is
+        ``"simulation"``.
 
     References
     ----------
@@ -263,6 +283,7 @@ def projected_gaussian(
     >>> r.invariants.values
     array([200., 100.])
     """
+    refuse_secure("projected_gaussian", secure, alternatives=_SECURE_ALTERNATIVES)
     xv, inv = _prepare(x, invariants)
     mu, gparams, how = _gaussian_calibration(mu, epsilon, delta)
     delta2 = _sensitivity(sensitivity, 2, dim=inv.n_cells)
@@ -278,16 +299,25 @@ def projected_gaussian(
         _noise_law("projected_gaussian", sigma, invariants),
         _guarantee("GDP", gparams, inv),
         data_shape=xv.shape,
-        metadata={"sensitivity": delta2, "norm": "l2", "calibration": how},
+        metadata={
+            "sensitivity": delta2,
+            "norm": "l2",
+            "calibration": how,
+            **randomness_note(secure),
+        },
         invariants=inv,
     )
 
 
-def projected_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None) -> Release:
+def projected_laplace(
+    x, invariants, *, epsilon, sensitivity=1.0, rng=None, secure=False
+) -> Release:
     r"""Projected Laplace mechanism: ``x + Pi_N e``, ``e ~ Lap(sensitivity/epsilon)^n``.
 
     (epsilon, 0)-induced subspace DP (Cor. 17); unbiased; the invariants hold
     exactly.  ``sensitivity`` is :math:`\Delta_1(A)` or a sensitivity space.
+    Simulation only: ``secure=True`` is refused (module notes), and
+    ``metadata["randomness"]`` is ``"simulation"``.
 
     References
     ----------
@@ -302,6 +332,7 @@ def projected_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None) -> R
     >>> round(float(r.value.sum()), 9)
     21.0
     """
+    refuse_secure("projected_laplace", secure, alternatives=_SECURE_ALTERNATIVES)
     xv, inv = _prepare(x, invariants)
     epsilon = check_epsilon(epsilon)
     delta1 = _sensitivity(sensitivity, 1, dim=inv.n_cells)
@@ -314,7 +345,7 @@ def projected_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None) -> R
         _noise_law("projected_laplace", b, invariants),
         _guarantee("epsilon-DP", {"epsilon": epsilon}, inv),
         data_shape=xv.shape,
-        metadata={"sensitivity": delta1, "norm": "l1"},
+        metadata={"sensitivity": delta1, "norm": "l1", **randomness_note(secure)},
         invariants=inv,
     )
 
@@ -324,7 +355,7 @@ def _null_transform(invariants):
 
 
 def extended_gaussian(
-    x, invariants, *, mu=None, epsilon=None, delta=None, sensitivity=1.0, rng=None
+    x, invariants, *, mu=None, epsilon=None, delta=None, sensitivity=1.0, rng=None, secure=False
 ) -> Release:
     r"""Extended Gaussian mechanism: ``x + Q_N e_N``, ``e_N ~ N(0, sigma^2 I_{n-n_c})``.
 
@@ -340,7 +371,8 @@ def extended_gaussian(
         query ``A`` in the data coordinates, from which
         :math:`\max_u \|Q_N^T u\|_2` is computed.
 
-    Other parameters are as in :func:`projected_gaussian`.
+    Other parameters (including ``secure``: simulation only) are as in
+    :func:`projected_gaussian`.
 
     References
     ----------
@@ -356,6 +388,7 @@ def extended_gaussian(
     >>> round(r.metadata["sensitivity"], 12)
     1.414213562373
     """
+    refuse_secure("extended_gaussian", secure, alternatives=_SECURE_ALTERNATIVES)
     xv, inv = _prepare(x, invariants)
     mu, gparams, how = _gaussian_calibration(mu, epsilon, delta)
     delta2 = _sensitivity(sensitivity, 2, dim=inv.n_cells, transform=_null_transform(invariants))
@@ -370,18 +403,25 @@ def extended_gaussian(
         _noise_law("extended_gaussian", sigma, invariants),
         _guarantee("GDP", gparams, inv),
         data_shape=xv.shape,
-        metadata={"sensitivity": delta2, "norm": "l2", "calibration": how},
+        metadata={
+            "sensitivity": delta2,
+            "norm": "l2",
+            "calibration": how,
+            **randomness_note(secure),
+        },
         invariants=inv,
     )
 
 
-def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None) -> Release:
+def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secure=False) -> Release:
     r"""Extended Laplace mechanism: ``x + Q_N w_N``, ``w_N ~ Lap(Delta_1(Q_N^T A)/epsilon)``.
 
     (epsilon, 0)-induced subspace DP (Cor. 18).  ``Q_N`` is the basis of
     :meth:`Invariants.null_space_apply` (Helmert for structured invariants);
     ``sensitivity`` is :math:`\Delta_1(Q_N^T A)` or the sensitivity space of
-    ``A``, from which it is computed in that basis.
+    ``A``, from which it is computed in that basis.  Simulation only:
+    ``secure=True`` is refused (module notes), and ``metadata["randomness"]``
+    is ``"simulation"``.
 
     References
     ----------
@@ -395,6 +435,7 @@ def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None) -> Re
     >>> round(float(r.value.sum()), 9)
     21.0
     """
+    refuse_secure("extended_laplace", secure, alternatives=_SECURE_ALTERNATIVES)
     xv, inv = _prepare(x, invariants)
     epsilon = check_epsilon(epsilon)
     delta1 = _sensitivity(sensitivity, 1, dim=inv.n_cells, transform=_null_transform(invariants))
@@ -407,7 +448,7 @@ def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None) -> Re
         _noise_law("extended_laplace", b, invariants),
         _guarantee("epsilon-DP", {"epsilon": epsilon}, inv),
         data_shape=xv.shape,
-        metadata={"sensitivity": delta1, "norm": "l1"},
+        metadata={"sensitivity": delta1, "norm": "l1", **randomness_note(secure)},
         invariants=inv,
     )
 
@@ -420,7 +461,7 @@ _MECHANISMS = {
 }
 
 
-def distributed_privatize(x_local, cells, invariants, *, mechanism, seed, **params):
+def distributed_privatize(x_local, cells, invariants, *, mechanism, seed, secure=False, **params):
     r"""One agent's share of a distributed release (Gao, Gong & Yu, Algorithm 4).
 
     Agent ``l`` holds the entries ``x_local`` of the cells ``cells`` (flat,
@@ -430,6 +471,11 @@ def distributed_privatize(x_local, cells, invariants, *, mechanism, seed, **para
     on the data) -- and outputs ``x_local + e[cells]``.  Concatenating the
     agents' outputs gives exactly (bit for bit) the central release
     ``mechanism(x, invariants, rng=seed, **params).value``.
+
+    The common seed is the point of the algorithm, and it makes the noise
+    reproducible by every agent: the shares are a **simulation, not for
+    publication** (as are the central float mechanisms, module notes), and
+    ``secure=True`` is refused.
 
     Parameters
     ----------
@@ -442,6 +488,8 @@ def distributed_privatize(x_local, cells, invariants, *, mechanism, seed, **para
     mechanism : {"projected_gaussian", "projected_laplace", "extended_gaussian", "extended_laplace"}
     seed : int or SeedSequence
         The common seed (a ``Generator`` is refused: its state is not shared).
+    secure : bool, optional
+        Must be False (a shared seed cannot be secure); ``secure=True`` raises.
     **params
         Privacy parameters and ``sensitivity`` of the mechanism.
 
@@ -460,6 +508,11 @@ def distributed_privatize(x_local, cells, invariants, *, mechanism, seed, **para
     >>> bool(np.array_equal(np.concatenate([a, b]), projected_gaussian(x, inv, mu=1, rng=5).value))
     True
     """
+    refuse_secure(
+        "distributed_privatize (its noise comes from a seed shared by all agents)",
+        secure,
+        alternatives=_SECURE_ALTERNATIVES,
+    )
     if mechanism not in _MECHANISMS:
         raise InvariantDPError(
             f"`mechanism` ({mechanism!r}) must be one of {', '.join(sorted(_MECHANISMS))}."

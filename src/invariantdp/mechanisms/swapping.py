@@ -39,6 +39,13 @@ data as the pandas ``"stratum"`` path with the same ``rng``.  The two
 policies have the same distribution but different draws.  The ``"stratum"``
 policy loops over strata in Python (one generator each), so it is slower
 when there are very many small strata.
+
+Both seeded policies draw from a numpy ``Generator``, which is predictable
+from its output and reproducible from a seed: their releases are
+**simulations, not for publication** (``metadata["randomness"]`` is
+``"simulation"``).  ``secure=True`` (pandas) draws the selections and
+derangements by exact integer sampling from :mod:`secrets` and marks the
+release ``"secure"``.
 """
 
 from __future__ import annotations
@@ -63,6 +70,7 @@ from ..privacy.swapping import (
 )
 from ..release import NoiseLaw, PrivacyGuarantee, Release
 from ..secure import random_source
+from ._base import randomness_note
 
 __all__ = [
     "SwapResult",
@@ -478,6 +486,7 @@ def _build_release(
             "n_records": n_records,
             "b": b,
             "seed_policy": policy,
+            **randomness_note(policy == "secure"),
             "levels": levels,
             "cells": {
                 "match": j_of_cell.tolist(),
@@ -577,7 +586,8 @@ def permutation_swap(
     swap_rate : float
         Selection probability ``p`` in (0, 1).
     rng : None, int, SeedSequence or numpy.random.Generator
-        Source of randomness.
+        Source of randomness of a simulation (not for publication: use
+        ``secure=True`` for a release to publish).
     seed_policy : {None, "global", "stratum"}
         How random draws are organised (module docstring).  ``None`` means
         ``"global"`` for pandas and ``"stratum"`` for Dask (the only policy
@@ -602,7 +612,8 @@ def permutation_swap(
         ``metadata["levels"]``); ``release.invariants`` maps that table to
         :math:`c_{Swap}` (rows: the :math:`n_{jl}`, then the :math:`n_{jk}`);
         ``release.guarantee`` is ``epsilon-DP`` with ``epsilon``, ``b``
-        and ``swap_rate``.
+        and ``swap_rate``; ``release.metadata["randomness"]`` is
+        ``"secure"`` with ``secure=True`` and ``"simulation"`` otherwise.
 
     Raises
     ------

@@ -121,7 +121,7 @@ def census_semi_dp_analysis(rho=2.56, a=2, delta=1e-10) -> CensusSemiDPAnalysis:
     --------
     >>> from invariantdp.privacy.census import census_semi_dp_analysis
     >>> res = census_semi_dp_analysis(rho=2.56, a=2, delta=1e-10)
-    >>> res.semi_dp_rho, round(res.epsilon, 5), round(res.semi_dp_epsilon, 5)
+    >>> round(res.semi_dp_rho, 9), round(res.epsilon, 5), round(res.semi_dp_epsilon, 5)
     (10.24, 17.91528, 40.95057)
     """
     rho = check_positive("rho", rho)
