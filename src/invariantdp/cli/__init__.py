@@ -2,22 +2,28 @@
 
 Every module of this package that defines ``register(subparsers)`` adds one
 sub-command; ``main`` dispatches to the function it sets as ``func``.
+
+Bad input (a value out of range, an unreadable or malformed file, a path that
+cannot be written) ends the command with one line
+``invariantdp <command>: error: ...`` on stderr and exit status 2; anything
+else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import pkgutil
 import sys
 
+from ._common import Parser, bounded
+
 __all__ = ["build_parser", "main"]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> Parser:
     from .. import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="invariantdp",
         description="Inference for differentially private releases with invariants.",
     )
@@ -40,8 +46,12 @@ def main(argv=None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except (ValueError, TypeError, FileNotFoundError) as exc:
-        print(f"invariantdp {args.command}: error: {exc}", file=sys.stderr)
+    # The documented failures of bad input: the library's InvariantDPError and
+    # TypeError; ValueError also covers pandas' parser errors, JSON decode
+    # errors and UnicodeDecodeError; OSError covers missing, unreadable and
+    # unwritable paths and directories given as files.
+    except (ValueError, TypeError, OSError) as exc:
+        print(f"invariantdp {args.command}: error: {bounded(exc)}", file=sys.stderr)
         return 2
 
 

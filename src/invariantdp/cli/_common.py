@@ -1,24 +1,148 @@
-"""Argument parsing helpers shared by the sub-commands."""
+"""Helpers shared by the sub-commands: argument types, bounded messages,
+strict JSON output, the source of randomness, and safe atomic writes.
+
+Writing files
+-------------
+Every file the command line writes goes through :func:`write_atomic`:
+
+* it never writes over one of the command's input files (same resolved path,
+  or the same file through a hard or symbolic link, :func:`os.path.samefile`),
+  nor over an existing file unless ``--force`` is given;
+* the data go to a temporary file in the destination's directory, which is
+  then renamed over the destination, so a reader never sees a partial file;
+* SIGTERM and SIGINT during the write remove the temporary file before the
+  signal takes its usual effect;
+* the file gets the permissions ``0o666 & ~umask`` of an ordinary new file
+  (:func:`tempfile.mkstemp` alone would leave ``0o600``).
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
+import errno
 import json
+import math
+import os
+import secrets
+import signal
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
 import numpy as np
 
+from ..exceptions import InvariantDPError
+
+__all__ = [
+    "MAX_MESSAGE",
+    "SIMULATION_LINE",
+    "Parser",
+    "add_privacy_args",
+    "add_randomness_args",
+    "bounded",
+    "check_output",
+    "int_list",
+    "mark_randomness",
+    "nonnegative_int",
+    "print_json",
+    "read_csv",
+    "read_json",
+    "short",
+    "simulation_note",
+    "strict_json",
+    "use_secure",
+    "write_atomic",
+]
+
+#: Longest error message the command prints (characters).
+MAX_MESSAGE = 400
+#: Longest echo of a user-supplied value inside a message (characters).
+MAX_ECHO = 60
+#: The line printed with every simulation release.
+SIMULATION_LINE = "SIMULATION: not for publication"
+
+
+# --- bounded messages ---------------------------------------------------------
+
+
+def short(value, limit: int = MAX_ECHO) -> str:
+    """``repr(value)``, cut after ``limit`` characters with the full length stated.
+
+    A hostile or mistaken argument can be megabytes long; echoing it whole
+    would bury the rule the message states.
+
+    >>> short("1,2,3")
+    "'1,2,3'"
+    >>> short("x" * 1000, limit=12)
+    "'xxxxxxxxxxx... (1000 characters)"
+    """
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    n = len(value) if isinstance(value, str | bytes) else len(text)
+    return f"{text[:limit]}... ({n} characters)"
+
+
+def bounded(message: str, limit: int = MAX_MESSAGE) -> str:
+    """One line of at most about ``limit`` characters: whitespace runs collapsed.
+
+    >>> bounded("a\\n  b")
+    'a b'
+    >>> len(bounded("y" * 10_000)) < 450
+    True
+    """
+    text = " ".join(str(message).split())
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [message cut: {len(text)} characters]"
+
+
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose usage errors are bounded in length.
+
+    argparse echoes the offending value whole (``invalid float value:
+    '<1 MB>'``); :meth:`error` cuts the message with :func:`bounded`.
+    Sub-parsers inherit the class (``add_subparsers`` uses ``type(self)``).
+    """
+
+    def error(self, message):
+        super().error(bounded(message))
+
+
+# --- argument types -----------------------------------------------------------
+
 
 def int_list(text: str) -> list[int]:
-    """Parse ``"1,2,3"`` into integers (whole numbers only)."""
+    """Parse ``"1,2,3"`` into integers (whole numbers only).
+
+    >>> int_list("189, 10845,104,10933")
+    [189, 10845, 104, 10933]
+    """
+    rule = "expected comma-separated whole numbers"
     try:
         vals = [float(v) for v in text.replace(" ", "").split(",") if v != ""]
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers, got {text!r}"
-        ) from None
-    if not vals or any(v != np.round(v) or not np.isfinite(v) for v in vals):
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
+        raise argparse.ArgumentTypeError(f"{rule}, got {short(text)}") from None
+    if not vals or any(not np.isfinite(v) or v != np.round(v) for v in vals):
+        raise argparse.ArgumentTypeError(f"{rule}, got {short(text)}")
     return [int(v) for v in vals]
+
+
+def nonnegative_int(text: str) -> int:
+    """Parse a seed: an integer >= 0 (numpy's ``SeedSequence`` rule).
+
+    >>> nonnegative_int("7")
+    7
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {short(text)}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
 
 
 def add_privacy_args(p: argparse.ArgumentParser, *, required_epsilon: bool = False) -> None:
@@ -26,5 +150,339 @@ def add_privacy_args(p: argparse.ArgumentParser, *, required_epsilon: bool = Fal
     p.add_argument("--delta", type=float, default=0.0, help="in [0, 1) (default 0)")
 
 
+# --- reading files ------------------------------------------------------------
+
+
+def read_csv(path, option: str, **kwargs):
+    """``pandas.read_csv`` with parse failures named after the option.
+
+    pandas reports an empty or malformed file without saying which one;
+    :class:`OSError` (missing file, directory) already carries the path.
+    """
+    import pandas as pd
+
+    try:
+        return pd.read_csv(path, **kwargs)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise InvariantDPError(
+            f"`{option}` ({short(os.fspath(path))}) is not a readable CSV file: {exc}"
+        ) from None
+
+
+def _reject_constant(name):
+    raise InvariantDPError(f"{name} is not a JSON number (RFC 8259)")
+
+
+def read_json(path, option: str):
+    """Parse a strict JSON file (UTF-8), naming the option when it is not one.
+
+    ``NaN``/``Infinity`` are refused, and nesting too deep for the parser is
+    reported rather than raised as ``RecursionError``.
+    """
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh, parse_constant=_reject_constant)
+    except (InvariantDPError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        problem = exc
+    except RecursionError:
+        problem = "it is nested too deeply"
+    raise InvariantDPError(
+        f"`{option}` ({short(os.fspath(path))}) is not a valid JSON file: {problem}"
+    )
+
+
+# --- source of randomness -----------------------------------------------------
+
+
+def add_randomness_args(p: argparse.ArgumentParser) -> None:
+    """``--simulate`` and ``--seed``: opt out of secure sampling.
+
+    Without them the noise is sampled exactly from the operating system's
+    CSPRNG (``secure=True``), which is what a publication needs.
+    """
+    p.add_argument(
+        "--simulate",
+        action="store_true",
+        help=(
+            "draw the noise from numpy's generator instead of the OS CSPRNG (secure, the "
+            "default): a simulation, not for publication"
+        ),
+    )
+    p.add_argument(
+        "--seed",
+        type=nonnegative_int,
+        default=None,
+        help=(
+            "seed numpy's generator (implies --simulate): reproducible, and never for "
+            "publication (the same seed on neighbouring data reveals the difference)"
+        ),
+    )
+
+
+def use_secure(args) -> bool:
+    """True unless ``--simulate`` or ``--seed`` asked for a simulation."""
+    return not (args.simulate or args.seed is not None)
+
+
+def simulation_note(seed=None, *, hint: bool = True) -> str:
+    """The line printed with a simulation release (``hint``: say how to make a secure one)."""
+    source = "numpy generator" + ("" if seed is None else f", seed {seed}")
+    advice = ": drop --simulate/--seed for a secure release" if hint else ""
+    risk = "floating-point or seeded noise can reveal the data"
+    return f"{SIMULATION_LINE} ({source}; {risk}{advice})"
+
+
+def mark_randomness(release, secure: bool):
+    """The release with its source of randomness recorded, as the CLI asked for it.
+
+    Mechanisms record ``metadata["randomness"]`` themselves
+    (:func:`invariantdp.mechanisms._base.randomness_note`); a release that
+    lacks it gets the entry for what was asked, so no simulation leaves the
+    command unmarked.  A contradicting record is a bug and is not caught.
+    """
+    from ..mechanisms._base import SECURE, SIMULATION, randomness_note
+
+    expected = SECURE if secure else SIMULATION
+    recorded = release.metadata.get("randomness")
+    if recorded is None:
+        return dataclasses.replace(
+            release, metadata={**release.metadata, **randomness_note(secure)}
+        )
+    if recorded != expected:
+        raise RuntimeError(
+            f"{release.mechanism} recorded randomness {recorded!r} for a {expected} release."
+        )
+    return release
+
+
+# --- strict JSON --------------------------------------------------------------
+
+
+def strict_json(obj):
+    """``obj`` with numpy types made plain and non-finite numbers made ``None``.
+
+    RFC 8259 has no NaN or Infinity; the command writes them as ``null`` (an
+    infinite confidence bound prints as ``null``: unbounded), as JavaScript's
+    ``JSON.stringify`` does.
+
+    >>> strict_json({"ci": (0.5, float("inf")), "n": np.int64(3)})
+    {'ci': [0.5, None], 'n': 3}
+    """
+    if isinstance(obj, dict):
+        return {str(k): strict_json(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple | np.ndarray):
+        return [strict_json(v) for v in obj]
+    if isinstance(obj, bool | np.bool_):
+        return bool(obj)
+    if isinstance(obj, int | np.integer):
+        return int(obj)
+    if isinstance(obj, float | np.floating):
+        return float(obj) if math.isfinite(obj) else None
+    return obj
+
+
 def print_json(obj) -> None:
-    print(json.dumps(obj, indent=2, default=float))
+    """Print ``obj`` as strict JSON; ``allow_nan=False`` guards against regressions."""
+    print(json.dumps(strict_json(obj), indent=2, allow_nan=False))
+
+
+# --- safe atomic writes -------------------------------------------------------
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist: they cannot be the same file
+        return False
+
+
+def check_output(
+    path, *, inputs: Iterable = (), force: bool = False, option: str = "--output"
+) -> Path:
+    """Validate a destination before any work is done; return it as a ``Path``.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The destination.
+    inputs : iterable of (str, path) pairs
+        The files the destination must not be, named as the user knows them
+        (the command's inputs such as ``"table"`` or ``"--invariants"``, and
+        its other outputs); a ``None`` path is skipped.
+    force : bool
+        Allow replacing an existing file (never an input).
+    option : str
+        How the destination is named in messages.
+
+    Raises
+    ------
+    InvariantDPError
+        If the path is empty, names a directory or another non-regular file
+        (a device, a FIFO), has no existing directory, is one of the
+        ``inputs``, or exists without ``force``.
+    """
+    text = os.fspath(path)
+    if not text.strip():
+        raise InvariantDPError(f"`{option}` ({short(text)}) must be a file path; got an empty one.")
+    p = Path(text)
+    if text.endswith(("/", os.sep)) or p.is_dir():
+        raise InvariantDPError(f"`{option}` ({short(text)}) is a directory; give a file path.")
+    parent = p.parent
+    if not parent.is_dir():
+        raise InvariantDPError(
+            f"`{option}` ({short(text)}) must be in an existing directory; "
+            f"{short(str(parent))} is not one."
+        )
+    for name, src in inputs:
+        if src is not None and _same_file(p, Path(src)):
+            raise InvariantDPError(
+                f"`{option}` ({short(text)}) is the same file as `{name}` "
+                f"({short(os.fspath(src))}): refusing to write over it."
+            )
+    if p.exists() and not p.is_file():
+        # A device or FIFO (``/dev/null``) would be replaced by a regular file.
+        raise InvariantDPError(f"`{option}` ({short(text)}) is not a regular file.")
+    if (p.exists() or p.is_symlink()) and not force:
+        raise InvariantDPError(f"`{option}` ({short(text)}) exists; pass --force to replace it.")
+    return p
+
+
+def _new_file_mode() -> int:
+    # os.umask can only be read by setting it; restore it at once (the command
+    # line is single-threaded while it writes).
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+@contextlib.contextmanager
+def _remove_on_signal(holder: list):
+    """Remove ``holder[0]`` (a temporary file) on SIGTERM/SIGINT, then re-deliver.
+
+    The handler deletes the file, restores the previous handlers and raises
+    the signal again, so it has its usual effect (termination for SIGTERM,
+    ``KeyboardInterrupt`` for SIGINT).  Signals the process ignores, or
+    handles outside Python, are left alone.  Handlers can only be set from
+    the main thread; elsewhere the ordinary ``except``/``finally`` clean-up
+    is all there is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {}
+
+    def handler(signum, frame):
+        if holder:
+            with contextlib.suppress(OSError):
+                os.unlink(holder[0])
+        for s, h in previous.items():
+            signal.signal(s, h)
+        signal.raise_signal(signum)
+        # The previous disposition returned instead of ending the process.
+        raise InterruptedError(
+            f"interrupted by signal {signum} while writing; the temporary file was removed"
+        )
+
+    for s in (signal.SIGTERM, signal.SIGINT):
+        old = signal.getsignal(s)
+        # None: a handler installed outside Python, which cannot be restored.
+        if old is not None and old is not signal.SIG_IGN:
+            previous[s] = old
+            signal.signal(s, handler)
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def write_atomic(
+    path,
+    content: str | bytes | Callable,
+    *,
+    inputs: Iterable = (),
+    force: bool = False,
+    option: str = "--output",
+) -> Path:
+    """Write ``content`` to ``path`` atomically, with the checks of :func:`check_output`.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Destination.
+    content : str, bytes or callable
+        Text (written as UTF-8), bytes, or a function ``write(fh)`` that writes
+        to a binary file object.
+    inputs, force, option
+        As in :func:`check_output` (checked again here, just before writing).
+
+    Returns
+    -------
+    pathlib.Path
+        The destination.
+
+    Notes
+    -----
+    Without ``force`` the finished file is put in place with a hard link,
+    which fails if the destination appeared in the meantime, so an existing
+    file is never replaced; on file systems without hard links the check is
+    repeated just before the rename.
+    """
+    inputs = list(inputs)
+    p = check_output(path, inputs=inputs, force=force, option=option)
+    holder: list = []
+    with _remove_on_signal(holder):
+        try:
+            while True:
+                # The name is recorded before the file exists, so a signal
+                # arriving at any point finds it.
+                tmp = p.parent / f".{p.name}.{secrets.token_hex(6)}.tmp"
+                holder[:] = [tmp]
+                try:
+                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                except FileExistsError:
+                    continue
+                break
+            with os.fdopen(fd, "wb") as fh:
+                os.fchmod(fh.fileno(), _new_file_mode())
+                if callable(content):
+                    content(fh)
+                else:
+                    fh.write(content.encode("utf-8") if isinstance(content, str) else content)
+                fh.flush()
+                os.fsync(fh.fileno())
+            _place(tmp, p, force=force, option=option)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                if holder:
+                    os.unlink(holder[0])
+            raise
+        finally:
+            if holder:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(holder[0])
+                holder.clear()
+    return p
+
+
+def _place(tmp: Path, dst: Path, *, force: bool, option: str) -> None:
+    if force:
+        os.replace(tmp, dst)
+        return
+    try:
+        os.link(tmp, dst)
+    except FileExistsError:
+        raise InvariantDPError(
+            f"`{option}` ({short(str(dst))}) appeared while writing; pass --force to replace it."
+        ) from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK):
+            raise
+        if dst.exists() or dst.is_symlink():
+            raise InvariantDPError(
+                f"`{option}` ({short(str(dst))}) appeared while writing; pass --force to "
+                "replace it."
+            ) from None
+        os.replace(tmp, dst)

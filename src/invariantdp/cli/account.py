@@ -91,7 +91,11 @@ def register(sub) -> None:
 
 
 def _add_json(p) -> None:
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the result as strict JSON (RFC 8259; non-finite numbers as null)",
+    )
 
 
 def _missing(p) -> int:

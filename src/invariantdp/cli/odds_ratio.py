@@ -1,11 +1,29 @@
-"""``invariantdp odds-ratio-test`` and ``invariantdp demo``."""
+"""``invariantdp odds-ratio-test`` and ``invariantdp demo``.
+
+A confidential table given with ``--table``/``--table-csv`` is released with
+Tulap noise sampled exactly from the operating system's CSPRNG unless
+``--simulate`` or ``--seed`` ask for a simulation (numpy generator), which the
+output then says.  ``demo`` always runs a seeded simulation, so that its
+output is reproducible.
+"""
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
-from ._common import add_privacy_args, int_list, print_json
+from ..exceptions import InvariantDPError
+from ._common import (
+    SIMULATION_LINE,
+    add_privacy_args,
+    add_randomness_args,
+    int_list,
+    mark_randomness,
+    print_json,
+    read_csv,
+    short,
+    simulation_note,
+    use_secure,
+)
 
 
 def register(sub) -> None:
@@ -14,8 +32,9 @@ def register(sub) -> None:
         help="semi-DP UMPU test of the odds ratio of a 2x2 table",
         description=(
             "Test the odds ratio of a 2x2 table whose one-way margins are invariant. "
-            "Give a confidential table (it is released with Tulap noise, then tested), "
-            "or a released --statistic with its --margins, or a --release JSON file."
+            "Give a confidential table (it is released with Tulap noise, sampled securely "
+            "unless --simulate or --seed is given, then tested), or a released --statistic "
+            "with its --margins, or a --release JSON file."
         ),
     )
     src = p.add_mutually_exclusive_group(required=True)
@@ -28,11 +47,26 @@ def register(sub) -> None:
     p.add_argument("--alternative", default="greater", choices=["greater", "less", "two-sided"])
     p.add_argument("--odds-ratio", type=float, default=1.0, help="null odds ratio (default 1)")
     p.add_argument("--confidence-level", type=float, default=0.95)
-    p.add_argument("--seed", type=int, default=None, help="seed of the release noise")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_randomness_args(p)
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help=(
+            "print the result as strict JSON (RFC 8259): non-finite numbers, such as an "
+            "unbounded confidence limit, are written as null"
+        ),
+    )
     p.set_defaults(func=run_test)
 
-    d = sub.add_parser("demo", help="run the odds-ratio test on a bundled real table")
+    d = sub.add_parser(
+        "demo",
+        help="run the odds-ratio test on a bundled real table (a seeded simulation)",
+        description=(
+            "Release and test the Physicians' Health Study table. The noise comes from "
+            "numpy's generator with a fixed --seed so that the output is reproducible: "
+            "a simulation, not for publication."
+        ),
+    )
     d.add_argument("--epsilon", type=float, default=1.0)
     d.add_argument("--seed", type=int, default=20240601)
     d.set_defaults(func=run_demo)
@@ -41,53 +75,78 @@ def register(sub) -> None:
 def _table_from_args(args) -> np.ndarray | None:
     if args.table is not None:
         if len(args.table) != 4:
-            raise ValueError(f"`--table` needs 4 counts x11,x12,x21,x22, got {len(args.table)}.")
+            raise InvariantDPError(
+                f"`--table` needs 4 counts x11,x12,x21,x22, got {len(args.table)}."
+            )
         return np.array(args.table).reshape(2, 2)
     if args.table_csv is not None:
-        df = pd.read_csv(args.table_csv, index_col=0)
+        df = read_csv(args.table_csv, "--table-csv", index_col=0)
         if df.shape != (2, 2):
-            raise ValueError(f"`--table-csv` must hold a 2x2 table, got shape {df.shape}.")
+            raise InvariantDPError(
+                f"`--table-csv` ({short(args.table_csv)}) must hold a 2x2 table, "
+                f"got shape {df.shape}."
+            )
         return df.to_numpy()
     return None
+
+
+def _check_args(args) -> None:
+    """The rules between options, checked before any file is read."""
+    if args.release is not None:
+        if args.epsilon is not None or args.margins is not None:
+            raise InvariantDPError(
+                "`--release` carries its noise and margins; drop --epsilon/--margins."
+            )
+    elif args.epsilon is None:
+        raise InvariantDPError("`--epsilon` is required with --table, --table-csv or --statistic.")
+    if args.statistic is None and args.margins is not None and args.release is None:
+        raise InvariantDPError("`--margins` is computed from the table; drop it.")
+    if args.statistic is not None and args.margins is None:
+        raise InvariantDPError("`--margins` t1.,t2.,t.1,t.2 is required with --statistic.")
+    if (args.statistic is not None or args.release is not None) and (
+        args.simulate or args.seed is not None
+    ):
+        raise InvariantDPError(
+            "`--simulate`/`--seed` apply only when a table is released (--table, --table-csv)."
+        )
 
 
 def run_test(args) -> int:
     from .. import Release, umpu_odds_ratio_test
     from ..mechanisms import odds_ratio_release
 
+    _check_args(args)
     table = _table_from_args(args)
     release = None
     if args.release is not None:
-        if args.epsilon is not None or args.margins is not None:
-            raise ValueError("`--release` carries its noise and margins; drop --epsilon/--margins.")
-        release = Release.load(args.release)
+        try:
+            release = Release.load(args.release)
+        except InvariantDPError as exc:  # name the option: the library speaks of "the document"
+            raise InvariantDPError(f"`--release` ({short(args.release)}): {exc}") from None
+        res = umpu_odds_ratio_test(
+            release, alternative=args.alternative, odds_ratio=args.odds_ratio
+        )
+    elif table is not None:
+        secure = use_secure(args)
+        release = odds_ratio_release(
+            table, epsilon=args.epsilon, delta=args.delta, rng=args.seed, secure=secure
+        )
+        release = mark_randomness(release, secure)
         res = umpu_odds_ratio_test(
             release, alternative=args.alternative, odds_ratio=args.odds_ratio
         )
     else:
-        if args.epsilon is None:
-            raise ValueError("`--epsilon` is required with --table, --table-csv or --statistic.")
-        if table is not None:
-            if args.margins is not None:
-                raise ValueError("`--margins` is computed from the table; drop it.")
-            release = odds_ratio_release(
-                table, epsilon=args.epsilon, delta=args.delta, rng=args.seed
-            )
-            res = umpu_odds_ratio_test(
-                release, alternative=args.alternative, odds_ratio=args.odds_ratio
-            )
-        else:
-            if args.margins is None:
-                raise ValueError("`--margins` t1.,t2.,t.1,t.2 is required with --statistic.")
-            res = umpu_odds_ratio_test(
-                args.statistic,
-                args.margins,
-                epsilon=args.epsilon,
-                delta=args.delta,
-                alternative=args.alternative,
-                odds_ratio=args.odds_ratio,
-            )
+        res = umpu_odds_ratio_test(
+            args.statistic,
+            args.margins,
+            epsilon=args.epsilon,
+            delta=args.delta,
+            alternative=args.alternative,
+            odds_ratio=args.odds_ratio,
+        )
     ci = res.confidence_interval(args.confidence_level)
+    summary = res.summary(args.confidence_level)
+    randomness = None if release is None else release.metadata.get("randomness")
     if args.json:
         print_json(
             {
@@ -101,12 +160,23 @@ def run_test(args) -> int:
                 "confidence_level": args.confidence_level,
                 "epsilon": res.epsilon,
                 "delta": res.delta,
+                "randomness": randomness,
+                "simulation": None if release is None else release.simulation,
             }
         )
         return 0
     if table is not None:
-        print(f"Released U = x11 + Tulap noise from the confidential table (seed {args.seed}).\n")
-    print(res.summary(args.confidence_level))
+        if release.simulation:
+            print("Released U = x11 + Tulap noise from the confidential table.")
+            print(simulation_note(args.seed) + "\n")
+        else:
+            print(
+                "Released U = x11 + Tulap noise from the confidential table "
+                "(secure: exact sampling from the operating system's CSPRNG).\n"
+            )
+    elif release is not None and release.simulation:
+        print(f"{SIMULATION_LINE}: {short(args.release)} is marked as a simulation.\n")
+    print(summary)
     return 0
 
 
@@ -118,20 +188,25 @@ def run_demo(args) -> int:
 
     df = datasets.aspirin_myocardial_infarction()
     table = df.to_numpy()
+    # Everything is computed before the first line is printed, so a bad
+    # --epsilon gives one error line and no partial report.
+    release = odds_ratio_release(table, epsilon=args.epsilon, rng=args.seed, secure=False)
+    release = mark_randomness(release, False)
+    res = umpu_odds_ratio_test(release, alternative="greater")
+    fisher = stats.fisher_exact(table, alternative="greater")
+    sample_or = table[0, 0] * table[1, 1] / (table[0, 1] * table[1, 0])
     print("invariantdp demo: the semi-DP UMPU odds-ratio test (Cho & Awan, Theorem 37)\n")
+    print(simulation_note(args.seed, hint=False))
+    print("(the demo fixes the seed so that its output is reproducible)\n")
     print("Data: Physicians' Health Study (NEJM 1989), heart attacks by treatment group")
     print(df.to_string())
     print(
         "\nThe curator publishes the one-way margins exactly (the invariants) and releases\n"
         f"U = x11 + Tulap noise at epsilon = {args.epsilon:g} (semi-DP, a(t) = 3).\n"
     )
-    release = odds_ratio_release(table, epsilon=args.epsilon, rng=args.seed)
     print(release.summary())
     print("\nThe analyst tests H0: odds ratio <= 1 against > 1 (placebo raises the odds):\n")
-    res = umpu_odds_ratio_test(release, alternative="greater")
     print(res.summary())
-    fisher = stats.fisher_exact(table, alternative="greater")
-    sample_or = table[0, 0] * table[1, 1] / (table[0, 1] * table[1, 0])
     print(
         f"\nFor reference, the non-private analysis of the confidential table:\n"
         f"  sample odds ratio {sample_or:.4f}, Fisher's exact one-sided p-value {fisher.pvalue:.3e}"

@@ -1,11 +1,29 @@
-"""``invariantdp release``: privatize a CSV table and write the Release as JSON."""
+"""``invariantdp release``: privatize a CSV table and write the Release as JSON.
+
+The noise is sampled exactly from the operating system's CSPRNG by default
+(``secure=True``); ``--simulate`` or ``--seed`` draw it from numpy's generator
+instead, and the release is then marked as a simulation in its JSON
+(``metadata["randomness"]``) and in what the command prints.  Mechanisms
+without an exact sampler (floating-point noise, attackable as shown by
+Mironov 2012) are simulation only and need ``--simulate``.
+"""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
-import pandas as pd
+
+from ..exceptions import InvariantDPError
+from ._common import (
+    add_randomness_args,
+    check_output,
+    mark_randomness,
+    read_csv,
+    read_json,
+    short,
+    simulation_note,
+    use_secure,
+    write_atomic,
+)
 
 _PLAIN = {
     "laplace": ("laplace", ("epsilon",)),
@@ -26,6 +44,10 @@ _SEMI = {
     "semi-dp-knorm": ("semi_dp_knorm", ("epsilon",)),
 }
 MECHANISMS = sorted({**_PLAIN, **_SUBSPACE, **_SEMI})
+#: Mechanisms with an exact sampler: secure by default.
+EXACT = ("discrete-laplace", "discrete-gaussian", "tulap", "laplace", "gaussian")
+#: Floating-point mechanisms with no exact sampler: simulation only.
+SIMULATION_ONLY = tuple(m for m in MECHANISMS if m not in EXACT)
 
 
 def register(sub) -> None:
@@ -36,10 +58,21 @@ def register(sub) -> None:
             "Read a confidential table from CSV (first column: row labels), add the noise "
             "of MECHANISM, and write the Release (value, invariants, noise law, privacy "
             "guarantee) as JSON, atomically. Subspace mechanisms keep the --invariants "
-            "exactly; semi-DP mechanisms keep the one-way margins."
+            "exactly; semi-DP mechanisms keep the one-way margins. The noise is sampled "
+            "exactly from the operating system's CSPRNG unless --simulate or --seed is "
+            f"given. {', '.join(SIMULATION_ONLY)} are simulation only (floating-point "
+            "noise is attackable, Mironov 2012): they need --simulate or --seed."
         ),
     )
-    p.add_argument("mechanism", choices=MECHANISMS, help="the mechanism")
+    p.add_argument(
+        "mechanism",
+        choices=MECHANISMS,
+        metavar="MECHANISM",
+        help=(
+            f"with an exact (secure) sampler: {', '.join(EXACT)}; simulation only: "
+            f"{', '.join(SIMULATION_ONLY)}"
+        ),
+    )
     p.add_argument("table", help="CSV file of the confidential table (first column: labels)")
     p.add_argument(
         "--invariants",
@@ -55,16 +88,18 @@ def register(sub) -> None:
     p.add_argument("--rho", type=float, default=None, help="zCDP parameter, > 0")
     p.add_argument("--sensitivity", type=float, default=None, help="sensitivity (default 1)")
     p.add_argument("--p", default=None, help="norm of the lp mechanism: 1, 2 or inf")
-    p.add_argument("--seed", type=int, default=None, help="seed of the noise")
+    add_randomness_args(p)
     p.add_argument("-o", "--output", required=True, help="path of the JSON release")
+    p.add_argument("--force", action="store_true", help="replace --output if it exists")
     p.set_defaults(func=run_release)
+
+
+_NAMED_INVARIANTS = ("margins", "total", "row-totals", "column-totals")
 
 
 def _invariants(spec, shape):
     from ..invariants import Invariants, one_way_margins, totals
 
-    if spec is None:
-        raise ValueError("`--invariants` is required for subspace mechanisms.")
     if spec == "margins":
         return one_way_margins(shape)
     if spec == "total":
@@ -73,52 +108,92 @@ def _invariants(spec, shape):
         return totals(np.repeat(np.arange(shape[0]), shape[1]).reshape(shape))
     if spec == "column-totals":
         return totals(np.tile(np.arange(shape[1]), shape[0]).reshape(shape))
-    with open(spec, encoding="utf-8") as fh:
-        inv = Invariants.from_dict(json.load(fh))
+    doc = read_json(spec, "--invariants")
+    if not isinstance(doc, dict):
+        raise InvariantDPError(
+            f"`--invariants` ({short(spec)}) must hold a JSON object (Invariants.to_dict()), "
+            f"got a {type(doc).__name__}."
+        )
+    inv = Invariants.from_dict(doc)
     if inv.n_cells != int(np.prod(shape)):
-        raise ValueError(
+        raise InvariantDPError(
             f"`--invariants` act on {inv.n_cells} cells but the table has {int(np.prod(shape))}."
         )
     return inv
 
 
-def run_release(args) -> int:
-    from .. import mechanisms
-
-    table = pd.read_csv(args.table, index_col=0).to_numpy()
-    if table.dtype.kind not in "iuf":
-        raise ValueError(f"`table` ({args.table}) must hold numbers, got dtype {table.dtype}.")
+def _check_args(args) -> tuple:
+    """Every rule that does not need the data, checked before reading anything."""
     name = args.mechanism
     func_name, allowed = {**_PLAIN, **_SUBSPACE, **_SEMI}[name]
-    func = getattr(mechanisms, func_name)
     given = {k: getattr(args, k) for k in ("epsilon", "delta", "mu", "rho")}
     extra = sorted(k for k, v in given.items() if v is not None and k not in allowed)
     if extra:
-        raise ValueError(
+        raise InvariantDPError(
             f"`--{extra[0]}` does not apply to {name} (it takes {', '.join(allowed)})."
         )
     kwargs = {k: v for k, v in given.items() if v is not None}
     if args.sensitivity is not None:
         if name in _SEMI:
-            raise ValueError(f"`--sensitivity` does not apply to {name} (fixed by Prop. 32).")
+            raise InvariantDPError(f"`--sensitivity` does not apply to {name} (fixed by Prop. 32).")
         kwargs["sensitivity"] = args.sensitivity
     if args.p is not None and name != "lp":
-        raise ValueError("`--p` applies only to the lp mechanism.")
+        raise InvariantDPError("`--p` applies only to the lp mechanism.")
+    if name == "lp":
+        if args.p is None:
+            raise InvariantDPError("`--p` (1, 2 or inf) is required for the lp mechanism.")
+        try:
+            p = float(args.p)
+        except ValueError:
+            p = None
+        if p not in (1.0, 2.0, float("inf")):
+            raise InvariantDPError(f"`--p` ({short(args.p)}) must be 1, 2 or inf.")
+        kwargs["p"] = p
     if name in _SUBSPACE:
-        release = func(table, _invariants(args.invariants, table.shape), rng=args.seed, **kwargs)
+        if args.invariants is None:
+            raise InvariantDPError("`--invariants` is required for subspace mechanisms.")
+    elif args.invariants is not None:
+        raise InvariantDPError(f"`--invariants` does not apply to {name}.")
+    secure = use_secure(args)
+    if secure and name in SIMULATION_ONLY:
+        raise InvariantDPError(
+            f"{name} has no exact sampler (floating-point noise is attackable, Mironov 2012), "
+            "so it cannot make a release for publication: pass --simulate (or --seed N) for a "
+            f"simulation, or use a mechanism with an exact sampler ({', '.join(EXACT)})."
+        )
+    return func_name, kwargs, secure
+
+
+def run_release(args) -> int:
+    from .. import mechanisms
+
+    func_name, kwargs, secure = _check_args(args)
+    inputs = [("table", args.table)]
+    if args.invariants not in _NAMED_INVARIANTS:
+        inputs.append(("--invariants", args.invariants))
+    check_output(args.output, inputs=inputs, force=args.force)
+    table = read_csv(args.table, "table", index_col=0).to_numpy()
+    if table.dtype.kind not in "iuf":
+        raise InvariantDPError(
+            f"`table` ({short(args.table)}) must hold numbers, got dtype {table.dtype}."
+        )
+    func = getattr(mechanisms, func_name)
+    kwargs["rng"] = args.seed
+    kwargs["secure"] = secure
+    if args.mechanism in _SUBSPACE:
+        release = func(table, _invariants(args.invariants, table.shape), **kwargs)
+    elif args.mechanism == "lp":
+        release = func(table, kwargs.pop("p"), **kwargs)
     else:
-        if args.invariants is not None:
-            raise ValueError(f"`--invariants` does not apply to {name}.")
-        if name == "lp":
-            if args.p is None:
-                raise ValueError("`--p` (1, 2 or inf) is required for the lp mechanism.")
-            p = args.p if args.p.lower().startswith("inf") else float(args.p)
-            release = func(table, p, rng=args.seed, **kwargs)
-        else:
-            release = func(table, rng=args.seed, **kwargs)
-    path = release.save(args.output)
+        release = func(table, **kwargs)
+    release = mark_randomness(release, secure)
+    path = write_atomic(args.output, release.to_json(indent=1), inputs=inputs, force=args.force)
     print(f"wrote {release.mechanism} release to {path} ({release.guarantee.describe()})")
+    if release.simulation:
+        print(simulation_note(args.seed))
+    else:
+        print("randomness: secure (exact sampling from the operating system's CSPRNG)")
     return 0
 
 
-__all__ = ["MECHANISMS", "register", "run_release"]
+__all__ = ["EXACT", "MECHANISMS", "SIMULATION_ONLY", "register", "run_release"]

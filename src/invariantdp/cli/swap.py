@@ -1,19 +1,32 @@
 """``invariantdp swap``: swap a microdata file with the Permutation Algorithm.
 
 Reads CSV or Parquet, swaps with :func:`invariantdp.mechanisms.permutation_swap`
-(Bailie, Gong & Meng, Algorithm 5.1), writes the swapped file atomically (a
-temporary file in the output's folder, then ``os.replace``) and prints the
-privacy loss epsilon of Theorem 5.6.
+(Bailie, Gong & Meng, Algorithm 5.1), writes the swapped file atomically
+through :func:`invariantdp.cli._common.write_atomic` (never over the input or
+an existing file without ``--force``) and prints the privacy loss epsilon of
+Theorem 5.6.  The selections and derangements are drawn exactly from the
+operating system's CSPRNG unless ``--simulate`` or ``--seed`` ask for a
+simulation (numpy generator), which the output then says.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 from pathlib import Path
 
 import pandas as pd
+
+from ..exceptions import InvariantDPError
+from ._common import (
+    add_randomness_args,
+    check_output,
+    mark_randomness,
+    read_csv,
+    short,
+    simulation_note,
+    use_secure,
+    write_atomic,
+)
 
 __all__ = ["register", "run_swap"]
 
@@ -23,7 +36,9 @@ _PARQUET = (".parquet", ".pq")
 def _columns(text: str) -> list[str]:
     cols = [c.strip() for c in text.split(",") if c.strip()]
     if not cols:
-        raise argparse.ArgumentTypeError(f"expected comma-separated column names, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated column names, got {short(text)}"
+        )
     return cols
 
 
@@ -37,7 +52,8 @@ def register(sub) -> None:
             "--swap-rate and the selected records' swapping values are permuted by a "
             "uniformly random derangement (Bailie, Gong & Meng, Algorithm 5.1). The "
             "swapped data go to OUTPUT (format from its extension); epsilon of "
-            "Theorem 5.6 is printed."
+            "Theorem 5.6 is printed. The random draws come from the operating system's "
+            "CSPRNG unless --simulate or --seed is given."
         ),
     )
     p.add_argument("input", help="input file, .csv or .parquet")
@@ -45,38 +61,38 @@ def register(sub) -> None:
     p.add_argument("--swap", type=_columns, required=True, help="swapping columns, a,b,...")
     p.add_argument("--match", type=_columns, default=[], help="matching columns (swap key)")
     p.add_argument("--swap-rate", type=float, required=True, help="swap rate p in (0, 1)")
-    p.add_argument("--seed", type=int, default=None, help="random seed (default: fresh)")
+    add_randomness_args(p)
     p.add_argument("--release", help="also write the Release (JSON) to this file")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument(
+        "--force", action="store_true", help="replace OUTPUT and --release if they exist"
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the summary as strict JSON (RFC 8259; non-finite numbers as null)",
+    )
     p.set_defaults(func=run_swap)
 
 
-def _read(path: Path) -> pd.DataFrame:
+def _format(path: Path, option: str) -> str:
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        return pd.read_csv(path)
+        return "csv"
     if suffix in _PARQUET:
-        return pd.read_parquet(path)
-    raise ValueError(f"`input` ({str(path)!r}) must end in .csv or .parquet.")
+        return "parquet"
+    raise InvariantDPError(f"`{option}` ({short(str(path))}) must end in .csv or .parquet.")
 
 
-def _write_atomic(df: pd.DataFrame, path: Path) -> None:
-    suffix = path.suffix.lower()
-    if suffix not in (".csv", *_PARQUET):
-        raise ValueError(f"`output` ({str(path)!r}) must end in .csv or .parquet.")
-    folder = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        if suffix == ".csv":
-            df.to_csv(tmp, index=False)
-        else:
-            df.to_parquet(tmp, index=False)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+def _read(path: Path) -> pd.DataFrame:
+    if _format(path, "input") == "csv":
+        return read_csv(path, "input")
+    return pd.read_parquet(path)
+
+
+def _writer(df: pd.DataFrame, fmt: str):
+    if fmt == "csv":
+        return lambda fh: df.to_csv(fh, index=False, encoding="utf-8")
+    return lambda fh: df.to_parquet(fh, index=False)
 
 
 def run_swap(args) -> int:
@@ -84,19 +100,37 @@ def run_swap(args) -> int:
     from ._common import print_json
 
     src, dst = Path(args.input), Path(args.output)
-    if dst.suffix.lower() not in (".csv", *_PARQUET):
-        raise ValueError(f"`output` ({str(dst)!r}) must end in .csv or .parquet.")
-    if src.resolve() == dst.resolve():
-        raise ValueError("`output` must differ from `input`.")
+    _format(src, "input")
+    fmt = _format(dst, "output")
+    inputs = [("input", src)]
+    check_output(dst, inputs=inputs, force=args.force, option="output")
+    if args.release is not None:
+        check_output(
+            args.release, inputs=[*inputs, ("output", dst)], force=args.force, option="--release"
+        )
+    secure = use_secure(args)
     data = _read(src)
     swapped, release = permutation_swap(
-        data, swap=args.swap, match=args.match, swap_rate=args.swap_rate, rng=args.seed
+        data,
+        swap=args.swap,
+        match=args.match,
+        swap_rate=args.swap_rate,
+        rng=args.seed,
+        secure=secure,
     )
-    _write_atomic(swapped, dst)
-    if args.release:
-        release.save(args.release)
+    release = mark_randomness(release, secure)
     g = release.guarantee.params
     changed = int((swapped[args.swap] != data[args.swap]).any(axis=1).sum())
+    release_text = None if args.release is None else release.to_json(indent=1)
+    write_atomic(dst, _writer(swapped, fmt), inputs=inputs, force=args.force, option="output")
+    if release_text is not None:
+        write_atomic(
+            args.release,
+            release_text,
+            inputs=[*inputs, ("output", dst)],
+            force=args.force,
+            option="--release",
+        )
     if args.json:
         print_json(
             {
@@ -106,6 +140,8 @@ def run_swap(args) -> int:
                 "records": len(data),
                 "records_changed": changed,
                 "output": str(dst),
+                "randomness": release.metadata["randomness"],
+                "simulation": release.simulation,
             }
         )
         return 0
@@ -114,4 +150,8 @@ def run_swap(args) -> int:
         f"epsilon = {g['epsilon']:.6g}  (Theorem 5.6: b = {g['b']}, swap rate {g['swap_rate']:g}; "
         "pure epsilon-DP given the swapping invariants)"
     )
+    if release.simulation:
+        print(simulation_note(args.seed))
+    else:
+        print("randomness: secure (exact sampling from the operating system's CSPRNG)")
     return 0
