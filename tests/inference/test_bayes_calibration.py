@@ -26,7 +26,7 @@ from invariantdp.inference.bayes import (  # noqa: E402
 from invariantdp.invariants import one_way_margins, totals  # noqa: E402
 from invariantdp.mechanisms import additive, subspace  # noqa: E402
 
-pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::UserWarning")]
+pytestmark = pytest.mark.slow
 
 REPLICATES = 200
 L = 99  # posterior draws per rank (ranks in 0..L)

@@ -1,10 +1,15 @@
 """Mechanism likelihoods as PyMC distributions: densities match their own laws."""
 
+import functools
+
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 pm = pytest.importorskip("pymc")
 
+import pytensor.tensor as pt  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from invariantdp.distributions import tulap  # noqa: E402
@@ -86,6 +91,51 @@ def test_projected_gaussian_matches_likelihood_module(rng, inv):
         off = y + 0.1 * rng.normal(size=n)
         assert pm.logp(d, off).eval() == -np.inf
         assert projected_gaussian_logpdf(off, x, inv, sigma=sigma) == -np.inf
+
+
+#: rank-1 invariants: the grand total, and one weighted total
+RANK_ONE_ROWS = {
+    "total-of-2": (1.0, 1.0),
+    "total-of-7": (1.0,) * 7,
+    "weighted": (1.0, 2.0, 0.0, 3.0, 1.0),
+}
+
+
+@functools.cache
+def _rank_one_logp(key, sigma):
+    """Compiled (optimised, as PyMC samples it) ``(value, mu) -> logp`` for a rank-1 invariant."""
+    inv = Invariants(np.array([RANK_ONE_ROWS[key]]))
+    value, mu = pt.vector("value"), pt.vector("mu")
+    logp = pm.logp(ProjectedGaussian.dist(mu, sigma=sigma, invariants=inv), value)
+    return inv, pm.compile([value, mu], logp)
+
+
+@pytest.mark.parametrize("key", sorted(RANK_ONE_ROWS))
+@given(
+    scale=st.sampled_from([1e-2, 1.0, 1e2, 1e5]),
+    sigma=st.sampled_from([0.3, 2.0, 50.0]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_projected_gaussian_rank_one_finite_on_space(key, scale, sigma, seed):
+    # Regression: with one invariant, sqrt(sum(r**2)) was rewritten by PyTensor into
+    # switch(r >= 0, r, nan), so every release whose rounding residual r in the row
+    # space was negative (about half of them) had log density -inf.
+    inv, f = _rank_one_logp(key, sigma)
+    gen = np.random.default_rng(seed)
+    noise = subspace.SubspaceNoise("gaussian", "projected", sigma, inv)
+    for _ in range(8):
+        x = scale * gen.normal(size=inv.n_cells)
+        y = x + noise.rvs(random_state=gen).reshape(-1)
+        got = float(f(y, x))
+        assert np.isfinite(got)
+        assert abs(got - projected_gaussian_logpdf(y, x, inv, sigma=sigma)) < 1e-8 * max(
+            1.0, abs(got)
+        )
+        # off the space by far more than the tolerance, on either side
+        row = np.asarray(RANK_ONE_ROWS[key]) / np.linalg.norm(RANK_ONE_ROWS[key])
+        step = 1e-3 * (sigma + np.abs(y).max() + np.abs(x).max())
+        assert float(f(y + step * row, x)) == -np.inf
+        assert float(f(y - step * row, x)) == -np.inf
 
 
 def test_projected_gaussian_draws_hold_invariants(rng):

@@ -409,7 +409,7 @@ class ProjectedGaussian:
     >>> from invariantdp.inference.bayes import ProjectedGaussian
     >>> inv = totals([0, 0, 1, 1])
     >>> d = ProjectedGaussian.dist(np.zeros(4), sigma=1.0, invariants=inv)
-    >>> float(pm.logp(d, np.array([1.0, -1.0, 0.5, -0.5])).eval()).__round__(6)
+    >>> round(float(pm.logp(d, np.array([1.0, -1.0, 0.5, -0.5])).eval()), 6)
     -3.087877
     """
 
@@ -439,9 +439,14 @@ class ProjectedGaussian:
             z = pt.dot(v, QN)
             out = const - 0.5 * pt.sum(z**2, axis=-1) / sigma**2
             if QR.shape[0]:
-                off = pt.sqrt(pt.sum(pt.dot(v, QR.T) ** 2, axis=-1))
+                # Squared distance to the space against the squared tolerance, never
+                # sqrt(sum(r**2)): with one invariant the sum has one term and PyTensor's
+                # `local_sqrt_sqr` rewrites sqrt(r**2) to switch(r >= 0, r, nan), which
+                # put every point with a negative rounding residual off the space.
+                off2 = pt.sum(pt.dot(v, QR.T) ** 2, axis=-1)
                 tol = 1e-9 * (1.0 + pt.max(pt.abs(value), axis=-1) + pt.max(pt.abs(mu), axis=-1))
-                out = pt.switch(off <= pt.maximum(tol, 1e-7 * sigma), out, -np.inf)
+                tol = pt.maximum(tol, 1e-7 * sigma)
+                out = pt.switch(off2 <= tol**2, out, -np.inf)
             return out
 
         def random(mu, rng=None, size=None):

