@@ -143,3 +143,197 @@ def test_bad_inputs():
         totals([0, 0, 1]).apply([1, 2])
     with pytest.raises(InvariantDPError, match="finite"):
         totals([0, 0, 1]).apply([1, np.nan, 2])
+
+
+# ---------------------------------------------------------------------------
+# nothing cached can be changed from outside (issue 10, section 3)
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_cached_arrays_are_read_only(name, rng):
+    inv = CASES[name].of(rng.integers(0, 50, size=CASES[name].shape))
+    v = rng.normal(size=inv.n_cells)
+    expected = inv.project(v)
+    C = inv.matrix
+    storage = [C.data, C.indices, C.indptr] if sparse.issparse(C) else [C]
+    for arr in [*storage, inv.values]:
+        with pytest.raises(ValueError, match="read-only"):
+            arr[0] = 99
+    assert inv.rank >= 1  # fills the caches
+    for value in inv._cache.values():
+        for arr in value if isinstance(value, tuple) else (value,):
+            if isinstance(arr, np.ndarray):
+                assert not arr.flags.writeable
+    basis = inv.null_space_basis()
+    basis[...] = 0.0  # a copy: the cache is untouched
+    Q = inv.null_space_basis()
+    np.testing.assert_allclose(Q @ Q.T, inv.projector(), atol=1e-12)
+    d = inv.to_dict()
+    if "structure" in d and "labels" in d["structure"]:
+        d["structure"]["labels"][0] = 12345
+    d["values"][0] = -1.0
+    again = Invariants.from_dict(inv.to_dict())
+    assert again == inv
+    np.testing.assert_allclose(inv.project(v), expected)
+
+
+def test_structure_is_frozen_and_shared_margins_stay_intact():
+    from invariantdp.mechanisms import semi_dp_gaussian
+
+    t = np.array([[10, 4, 6], [3, 8, 9]])
+    r = semi_dp_gaussian(t, mu=1.0, rng=0)
+    with pytest.raises(ValueError):
+        r.invariants.matrix[0, 0] = 100  # before: changed every later release of this shape
+    with pytest.raises(TypeError):
+        r.invariants.structure["kind"] = "totals"
+    assert semi_dp_gaussian(t, mu=1.0, rng=0).invariants.apply(t).tolist() == [20, 20, 13, 12, 15]
+
+
+def test_matrix_and_labels_are_copied_from_the_caller():
+    C = sparse.csr_array(np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]))
+    inv = Invariants(C)
+    C.data[0] = 7.0
+    assert inv.apply([1.0, 1.0, 1.0]).tolist() == [2.0, 1.0]
+    labels = np.array([0, 0, 1])
+    tot = totals(labels)
+    labels[0] = 1
+    assert tot.to_dict()["structure"]["labels"] == [0, 0, 1]
+    assert tot.apply([1.0, 2.0, 3.0]).tolist() == [3.0, 3.0]
+
+
+def test_structure_must_describe_the_matrix():
+    # before: any matrix with structure={"kind": "one_way_margins"} was projected as margins
+    with pytest.raises(InvariantDPError, match="not the matrix of the `structure`"):
+        Invariants(np.eye(4), None, (2, 2), None, {"kind": "one_way_margins"})
+    m = one_way_margins((2, 2))
+    ok = Invariants(np.array(m.matrix), None, (2, 2), m.names, {"kind": "one_way_margins"})
+    assert ok.kind == "one_way_margins" and ok == m
+    with pytest.raises(InvariantDPError, match="not the matrix"):
+        Invariants(m.matrix, None, (4,), None, m.structure)
+    tot = totals([0, 0, 1])
+    with pytest.raises(InvariantDPError, match="not the matrix"):
+        Invariants(np.ones((2, 3)), None, (3,), None, tot.structure)
+    same = Invariants(tot.matrix, None, tot.shape, tot.names, tot.structure)
+    assert same.matrix is tot.matrix  # the verified structure is shared, not rebuilt
+
+
+@pytest.mark.parametrize("shape", [(2.5, 2), ("2", "2"), (2, 0), (), 4])
+def test_shape_is_not_coerced(shape):
+    with pytest.raises((TypeError, InvariantDPError), match="`shape`"):
+        Invariants(np.ones((1, 4)), shape=shape)
+
+
+def test_float_labels_beyond_2_53_are_refused():
+    with pytest.raises(InvariantDPError, match=r"2\*\*53"):
+        totals(np.array([2.0**60, 1.0]))
+    assert totals(np.array([2.0**52, 1.0])).n_invariants == 2
+
+
+def test_check_tolerance_is_relative_to_the_summed_magnitudes():
+    inv = totals([0, 0, 0]).of([0.0, 0.0, 0.0])
+    inv.check([1e12, -1e12 + 1e-4, -1e-4])  # rounding in a sum of huge terms
+    with pytest.raises(InvariantDPError, match="does not satisfy"):
+        inv.check([1e12, -1e12 + 1e4, 0.0])  # 1e4 is above 1e-9 of 2e12
+    with pytest.raises(InvariantDPError, match="does not satisfy"):
+        inv.check([1e-6, 0.0, 0.0])  # small data are not lost in an absolute tolerance
+
+
+# ---------------------------------------------------------------------------
+# documents
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "mutate, match",
+    [
+        (lambda d: d.pop("shape"), "missing the required key"),
+        (lambda d: d.update(shape=[2, 2.5]), r"`invariants\.shape\[1\]`"),
+        (lambda d: d.update(shape=[2**31, 2**31]), r"`invariants\.shape`.*cells"),
+        (lambda d: d.update(values=[4.0, 6.0, 5.0]), r"`invariants\.values`.*4 entries"),
+        (lambda d: d.update(values=[4.0, 6.0, 5.0, 6.0]), "not the margins of any table"),
+        (lambda d: d.update(values=[4.0, 6.0, "5", 5.0]), r"`invariants\.values\[2\]`"),
+        (lambda d: d.update(names=[1, 2, 3, 4]), r"`invariants\.names\[0\]`"),
+        (lambda d: d.update(extra=1), "unknown key"),
+        (lambda d: d["structure"].update(kind="tables"), r"`invariants\.structure\.kind`"),
+        (lambda d: d.update(matrix={"sparse": False, "data": [[1.0] * 4] * 4}), "structured"),
+    ],
+)
+def test_from_dict_validates_margins_documents(mutate, match):
+    d = one_way_margins((2, 2)).of([[3, 1], [2, 4]]).to_dict()
+    mutate(d)
+    with pytest.raises(InvariantDPError, match=match):
+        Invariants.from_dict(d)
+
+
+def test_from_dict_validates_general_documents():
+    gen = Invariants(sparse.csr_array(np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]]))).of([1, 2, 3])
+    d = gen.to_dict()
+    d["matrix"]["col"][0] = 3
+    with pytest.raises(InvariantDPError, match=r"`invariants\.matrix\.col`.*\[0, 3\)"):
+        Invariants.from_dict(d)
+    d = gen.to_dict()
+    d["matrix"]["data"][0] = float("nan")
+    with pytest.raises(InvariantDPError, match=r"`invariants\.matrix\.data\[0\]`"):
+        Invariants.from_dict(d)
+    d = gen.to_dict()
+    d["matrix"]["shape"] = [2**40, 3]
+    with pytest.raises(InvariantDPError, match=r"`invariants\.matrix\.shape\[0\]`"):
+        Invariants.from_dict(d)
+    dense = Invariants(np.array([[1.0, 1.0, 0.0], [2.0, 2.0, 0.0]])).of([1, 2, 3])
+    d = dense.to_dict()
+    d["values"] = [3.0, 7.0]  # the second row is twice the first: 7 != 6 is inconsistent
+    with pytest.raises(InvariantDPError, match="not consistent"):
+        Invariants.from_dict(d)
+    d["matrix"]["data"][1] = [2.0, 2.0]
+    with pytest.raises(InvariantDPError, match=r"`invariants\.matrix\.data\[1\]`.*3 entries"):
+        Invariants.from_dict(d)
+    for bad in ([], "x", None, 3):
+        with pytest.raises(InvariantDPError, match="must be a JSON object"):
+            Invariants.from_dict(bad)
+
+
+def test_from_dict_validates_nested_documents():
+    inv = nested_totals([[0, 0, 0, 1], [0, 1, 1, 0]]).of([1, 2, 3, 4])
+    d = inv.to_dict()
+    d["values"][2] += 1  # county total no longer adds up to its state
+    with pytest.raises(InvariantDPError, match="not consistent: level"):
+        Invariants.from_dict(d)
+    d = inv.to_dict()
+    d["structure"]["levels"][0] = [0, 0, "a", 1]
+    with pytest.raises(InvariantDPError, match="mix integer and string"):
+        Invariants.from_dict(d)
+    d = inv.to_dict()
+    d["structure"]["levels"] = []
+    with pytest.raises(InvariantDPError, match=r"`invariants\.structure\.levels`"):
+        Invariants.from_dict(d)
+
+
+@pytest.mark.parametrize("name", ["margins-2x3x4", "totals-2d", "nested", "general"])
+def test_pickled_and_copied_invariants_keep_working(name, rng):
+    import copy
+    import pickle
+
+    inv = CASES[name].of(rng.integers(0, 50, size=CASES[name].shape))
+    v = rng.normal(size=inv.n_cells)
+    for other in (pickle.loads(pickle.dumps(inv)), copy.deepcopy(inv)):
+        assert other == inv
+        again = Invariants(other.matrix, other.values, other.shape, other.names, other.structure)
+        assert again.kind == inv.kind
+        np.testing.assert_allclose(again.project(v), inv.project(v), atol=1e-12)
+
+
+def test_json_text_is_strict_and_bounded():
+    inv = one_way_margins((2, 2)).of([[3, 1], [2, 4]])
+    assert Invariants.from_json(inv.to_json()) == inv
+    text = inv.to_json()
+    for bad, match in [
+        (text.replace("4.0", "NaN", 1), "strict JSON"),
+        (text.replace("4.0", "1e999", 1), r"`invariants\.values\[0\]` \(inf\)"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"matrix": 1, "matrix": 2}', "twice"),
+    ]:
+        with pytest.raises(InvariantDPError, match=match):
+            Invariants.from_json(bad)
+    with pytest.raises(InvariantDPError, match="at most 10 are allowed"):
+        Invariants.from_json(text, max_bytes=10)

@@ -1,4 +1,5 @@
 import json
+import re
 
 import numpy as np
 import pytest
@@ -75,3 +76,104 @@ def test_invariants_check_and_margins():
         inv.check([[3, 2], [2, 4]])
     with pytest.raises(ValueError, match="`values` must have shape"):
         Invariants(np.eye(3), [1, 2])
+
+
+# ---------------------------------------------------------------------------
+# nothing a release hands out can be changed (issue 10, section 3)
+# ---------------------------------------------------------------------------
+
+
+def _mutations(r):
+    """Attempts to change a release through what it hands out."""
+    return {
+        "value": lambda: r.value.__setitem__((0, 0), 1.0),
+        "invariants.matrix": lambda: r.invariants.matrix.__setitem__((0, 0), 100.0),
+        "invariants.values": lambda: r.invariants.values.__setitem__(0, 1.0),
+        "invariants.structure": lambda: r.invariants.structure.__setitem__("kind", "totals"),
+        "noise.params": lambda: r.noise.params.__setitem__("scale", 3.0),
+        "noise.params nested": lambda: r.noise.params["invariants"]["shape"].append(3),
+        "guarantee.params": lambda: r.guarantee.params.__setitem__("mu", 9.0),
+        "metadata": lambda: r.metadata.__setitem__("randomness", "secure"),
+        "metadata.pop": lambda: r.metadata.pop("randomness", None),
+    }
+
+
+@pytest.mark.parametrize("what", sorted(_mutations(None)))
+def test_release_fields_are_read_only_and_caches_unaffected(what):
+    from invariantdp.mechanisms import semi_dp_gaussian
+
+    t = np.array([[10, 4, 6], [3, 8, 9]])
+    r = semi_dp_gaussian(t, mu=1.0, rng=0)
+    before = r.to_json()
+    with pytest.raises((ValueError, TypeError)):
+        _mutations(r)[what]()
+    assert r.to_json() == before
+    # before the fix, r.invariants.matrix[0, 0] = 100 changed every later release of that shape
+    later = semi_dp_gaussian(t, mu=1.0, rng=0)
+    assert later == r
+    np.testing.assert_array_equal(later.invariants.apply(t), [20, 20, 13, 12, 15])
+
+
+def test_to_dict_returns_an_independent_mutable_copy():
+    r = _release()
+    d = r.to_dict()
+    d["metadata"]["note"] = "changed"
+    d["noise"]["params"]["scale"] = 5.0
+    d["invariants"]["values"][0] = -1.0
+    assert r.metadata["note"] == "x" and r.noise.params["scale"] == 0.7
+    assert r.invariants.values[0] == 6.0
+
+
+def test_constructor_copies_its_inputs():
+    params = {"scale": 0.7, "nested": [1, 2]}
+    meta = {"tags": ["a"]}
+    query = np.ones((1, 2))
+    r = Release(
+        value=np.zeros(1),
+        mechanism="m",
+        noise=NoiseLaw("gaussian", params),
+        guarantee=PrivacyGuarantee("GDP", {"mu": 1.0}),
+        query=query,
+        data_shape=(2,),
+        metadata=meta,
+    )
+    params["nested"].append(3)
+    meta["tags"].append("b")
+    query[0, 0] = 5.0
+    assert r.noise.params["nested"] == [1, 2] and r.metadata["tags"] == ["a"]
+    assert r.query[0, 0] == 1.0 and not r.query.flags.writeable
+
+
+def test_pickle_and_deepcopy_keep_working():
+    import copy
+    import pickle
+
+    r = _release()
+    assert pickle.loads(pickle.dumps(r)) == r
+    assert copy.deepcopy(r) == r
+
+
+def test_summary_is_short_for_thousands_of_cells(rng):
+    from invariantdp.invariants import nested_totals
+    from invariantdp.mechanisms import projected_gaussian
+
+    n = 20_000
+    state = np.repeat(np.arange(20), n // 20)
+    county = np.tile(np.repeat(np.arange(50), n // 20 // 50), 20)
+    inv = nested_totals([state, county])
+    r = projected_gaussian(rng.integers(0, 100, size=n).astype(float), inv, mu=1.0, rng=0)
+    text = r.summary()
+    assert len(text) < 2500, len(text)
+    assert max(len(line) for line in text.splitlines()) < 250
+    noise_line = next(line for line in text.splitlines() if line.startswith("noise"))
+    assert "nested_totals invariants on shape (20000,)" in noise_line
+
+
+def test_summary_prints_the_randomness():
+    secure = _release()
+    meta = dict(secure.metadata, randomness="secure")
+    r = Release(secure.value, "m", secure.noise, secure.guarantee, metadata=meta)
+    assert re.search(r"randomness:\s+secure", r.summary())
+    meta["randomness"] = "simulation"
+    r = Release(secure.value, "m", secure.noise, secure.guarantee, metadata=meta)
+    assert r.simulation and "SIMULATION" in r.summary()

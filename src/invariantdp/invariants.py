@@ -17,7 +17,10 @@ mechanism of Cho & Awan (Algorithm 1) apply to the noise.
 
 from __future__ import annotations
 
+import copy
 import itertools
+import json
+import math
 import operator
 from dataclasses import dataclass, field
 
@@ -25,7 +28,26 @@ import numpy as np
 from scipy import linalg, sparse
 from scipy.sparse import linalg as splinalg
 
-from ._validation import InvariantDPError, check_finite_array
+from ._validation import (
+    EXACT_INT,
+    MAX_JSON_CHARS,
+    FrozenDict,
+    InvariantDPError,
+    check_finite_array,
+    doc_error,
+    doc_int,
+    doc_list,
+    doc_nested,
+    doc_numbers,
+    doc_object,
+    doc_path,
+    doc_shape,
+    doc_str,
+    format_value,
+    freeze,
+    parse_json_document,
+    thaw,
+)
 
 __all__ = [
     "Invariants",
@@ -37,6 +59,112 @@ __all__ = [
 
 #: general sparse matrices with at most this many entries are densified for the SVD
 _DENSE_LIMIT = 20_000_000
+
+#: general matrices with more entries are not checked for consistency by an SVD
+_CONSISTENCY_LIMIT = 1_000_000
+
+#: :meth:`Invariants.from_dict` refuses documents declaring more cells or entries than this
+MAX_DOCUMENT_CELLS = 2**24
+
+_KINDS = ("totals", "nested_totals", "one_way_margins")
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
+
+
+def _freeze_matrix(C):
+    """``C`` with its storage made read-only (the object is shared by every copy)."""
+    if sparse.issparse(C):
+        # canonical format first: later in-place canonicalisation would fail on frozen arrays
+        C.sum_duplicates()
+        C.sort_indices()
+        for a in (C.data, C.indices, C.indptr):
+            a.setflags(write=False)
+    else:
+        C.setflags(write=False)
+    return C
+
+
+class _Structure(FrozenDict):
+    """A verified, immutable structure, remembering the matrix and shape it was built with.
+
+    An :class:`Invariants` built from this very matrix and shape needs no
+    verification; any other combination is checked against the structure.
+    """
+
+    __slots__ = ("matrix_ref", "shape_ref")
+
+    def __reduce__(self):
+        return (_make_structure, (dict(self), self.matrix_ref, self.shape_ref))
+
+    def __deepcopy__(self, memo):
+        matrix = copy.deepcopy(self.matrix_ref, memo)
+        return _make_structure(copy.deepcopy(dict(self), memo), matrix, self.shape_ref)
+
+
+def _make_structure(d: dict, matrix, shape) -> _Structure:
+    out = _Structure(freeze(d))
+    out.matrix_ref = matrix
+    out.shape_ref = tuple(shape)
+    return out
+
+
+def _check_shape(name: str, shape) -> tuple[int, ...]:
+    """A data shape: a non-empty tuple of positive integers (no silent ``int()`` coercion)."""
+    if isinstance(shape, str | bytes) or not np.iterable(shape):
+        raise TypeError(
+            f"`{name}` must be a tuple of positive integers, got {type(shape).__name__} "
+            f"({format_value(shape)})."
+        )
+    try:
+        out = tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(
+            f"`{name}` ({format_value(shape)}) must be a tuple of positive integers."
+        ) from None
+    if len(out) < 1 or any(s < 1 for s in out):
+        raise InvariantDPError(f"`{name}` {format_value(out)} must be a tuple of positive sizes.")
+    return out
+
+
+def _same_matrix(a, b) -> bool:
+    if a.shape != b.shape:
+        return False
+    if sparse.issparse(a) or sparse.issparse(b):
+        return (sparse.csr_array(a) != sparse.csr_array(b)).nnz == 0
+    return bool(np.array_equal(a, b))
+
+
+def _verified_structure(structure, C, shape) -> _Structure:
+    """The canonical structure of ``structure``, after checking ``C`` is its matrix.
+
+    A structure selects the O(n) projections, so a matrix that is not the one
+    the structure describes would be projected wrongly without any error.
+    """
+    kind = structure.get("kind") if isinstance(structure, dict) else None
+    if kind not in _KINDS:
+        raise InvariantDPError(
+            f"`structure` kind ({format_value(kind)}) must be 'totals', 'nested_totals' or "
+            "'one_way_margins'."
+        )
+    if kind == "one_way_margins":
+        canon = one_way_margins(shape)
+    elif kind == "totals":
+        if "labels" not in structure:
+            raise InvariantDPError("`structure` of kind 'totals' needs its 'labels'.")
+        canon = totals(structure["labels"])
+    else:
+        if "levels" not in structure:
+            raise InvariantDPError("`structure` of kind 'nested_totals' needs its 'levels'.")
+        canon = nested_totals(list(structure["levels"]))
+    if canon.shape != tuple(shape) or not _same_matrix(C, canon.matrix):
+        raise InvariantDPError(
+            f"`matrix` (shape {C.shape}) is not the matrix of the `structure` ({kind} on data "
+            f"of shape {canon.shape}); pass structure=None for a general matrix."
+        )
+    return canon.structure
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,41 +202,65 @@ class Invariants:
     structure: dict | None = field(default=None, repr=False)
 
     def __post_init__(self):
+        st = self.structure
+        trusted = isinstance(st, _Structure) and self.matrix is st.matrix_ref
         C = self.matrix
-        if sparse.issparse(C):
-            C = sparse.csr_array(C, dtype=float)
-            if self.structure is None and C.nnz and not np.all(np.isfinite(C.data)):
-                raise InvariantDPError("`matrix` must contain only finite values.")
-        else:
-            C = check_finite_array("matrix", C)
+        if trusted:
+            pass  # verified and frozen when the structure was made
+        elif sparse.issparse(C):
+            C = sparse.csr_array(C, dtype=float, copy=True)
             if C.ndim != 2:
                 raise InvariantDPError(f"`matrix` must be 2-D, got {C.ndim} dimension(s).")
-        object.__setattr__(self, "matrix", C)
+            if C.nnz and not np.all(np.isfinite(C.data)):
+                raise InvariantDPError("`matrix` must contain only finite values.")
+        else:
+            C = check_finite_array("matrix", C, allow_bool=True)
+            if C.ndim != 2:
+                raise InvariantDPError(f"`matrix` must be 2-D, got {C.ndim} dimension(s).")
         k, n = C.shape
-        shape = (n,) if self.shape is None else tuple(int(s) for s in self.shape)
-        if int(np.prod(shape)) != n:
+        shape = (n,) if self.shape is None else _check_shape("shape", self.shape)
+        if math.prod(shape) != n:
             raise InvariantDPError(
-                f"`shape` {shape} has {int(np.prod(shape))} cells but `matrix` has {n} columns."
+                f"`shape` {shape} has {math.prod(shape)} cells but `matrix` has {n} columns."
             )
-        object.__setattr__(self, "shape", shape)
+        values = None
         if self.values is not None:
-            v = check_finite_array("values", self.values)
-            if v.shape != (k,):
-                raise InvariantDPError(f"`values` must have shape ({k},), got {v.shape}.")
-            object.__setattr__(self, "values", v)
+            values = check_finite_array("values", self.values)
+            if values.shape != (k,):
+                raise InvariantDPError(f"`values` must have shape ({k},), got {values.shape}.")
+        names = None
         if self.names is not None:
+            if isinstance(self.names, str | bytes):
+                raise TypeError(
+                    f"`names` must be a sequence of labels, got {type(self.names).__name__}."
+                )
             names = tuple(str(s) for s in self.names)
             if len(names) != k:
                 raise InvariantDPError(f"`names` must have {k} entries, got {len(names)}.")
-            object.__setattr__(self, "names", names)
-        if self.structure is not None:
-            kind = self.structure.get("kind")
-            if kind not in ("totals", "nested_totals", "one_way_margins"):
-                raise InvariantDPError(
-                    f"`structure` kind ({kind!r}) must be 'totals', 'nested_totals' or "
-                    "'one_way_margins'."
-                )
+        if st is not None and not (trusted and st.shape_ref == shape):
+            st = _verified_structure(st, C, shape)
+            C = st.matrix_ref  # equal to C; sharing it lets later copies skip the check
+        elif st is None:
+            C = _freeze_matrix(C)
+        object.__setattr__(self, "matrix", C)
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "values", None if values is None else _read_only(values))
+        object.__setattr__(self, "names", names)
+        object.__setattr__(self, "structure", st)
         object.__setattr__(self, "_cache", {})
+
+    @classmethod
+    def _trusted(cls, C, shape, names, structure: dict) -> Invariants:
+        """Build from a structure this module derived itself (no verification needed)."""
+        out = object.__new__(cls)
+        C = _freeze_matrix(C)
+        object.__setattr__(out, "matrix", C)
+        object.__setattr__(out, "values", None)
+        object.__setattr__(out, "shape", tuple(shape))
+        object.__setattr__(out, "names", None if names is None else tuple(names))
+        object.__setattr__(out, "structure", _make_structure(structure, C, shape))
+        object.__setattr__(out, "_cache", {})
+        return out
 
     # --- basic properties ------------------------------------------------------
 
@@ -170,23 +322,99 @@ class Invariants:
         out = object.__new__(Invariants)
         for name in ("matrix", "shape", "names", "structure"):
             object.__setattr__(out, name, getattr(self, name))
-        object.__setattr__(out, "values", np.asarray(values, dtype=float))
+        object.__setattr__(out, "values", _read_only(np.array(values, dtype=float, copy=True)))
         object.__setattr__(out, "_cache", dict(self._cache))
         return out
 
     def check(self, x, *, name: str = "x", rtol: float = 1e-9) -> None:
-        """Raise ``ValueError`` unless ``x`` satisfies ``C x = c``."""
+        """Raise ``ValueError`` unless ``x`` satisfies ``C x = c`` to relative accuracy ``rtol``.
+
+        Row ``i`` may be off by ``rtol * (|C| |x| + |c|)_i``: relative to the
+        magnitudes summed, so rounding in a sum of large or cancelling terms
+        (a projected release with huge noise) is not mistaken for a violation.
+        """
         if self.values is None:
             raise InvariantDPError("these invariants carry no values to check against.")
-        got = self.apply(check_finite_array(name, x))
-        tol = rtol * np.maximum(1.0, np.abs(self.values))
-        bad = np.flatnonzero(np.abs(got - self.values) > tol)
+        flat = self._flat(x, name)
+        got = self._apply_flat(flat)
+        tol = rtol * (self._magnitude(np.abs(flat)) + np.abs(self.values))
+        bad = np.flatnonzero(~(np.abs(got - self.values) <= tol))
         if bad.size:
             i = bad[0]
             label = self.names[i] if self.names else f"row {i}"
             raise InvariantDPError(
-                f"`{name}` does not satisfy the invariants: {label} is {got[i]:g}, "
-                f"the invariant value is {self.values[i]:g}."
+                f"`{name}` does not satisfy the invariants: {label} is {got[i]:.17g}, "
+                f"the invariant value is {self.values[i]:.17g} (relative tolerance {rtol:g})."
+            )
+
+    def _magnitude(self, flat_abs: np.ndarray) -> np.ndarray:
+        """``|C| @ |x|``, the scale of every invariant sum (for relative tolerances)."""
+        if self.kind != "general":
+            return self._apply_flat(flat_abs)  # structured C has 0/1 entries
+        return np.asarray(abs(self.matrix) @ flat_abs, dtype=float)
+
+    def _check_consistent(self, name: str = "values", rtol: float = 1e-9) -> None:
+        """Raise unless some data satisfy ``C x = c``, i.e. ``c`` lies in the range of ``C``.
+
+        Margins must share one grand total, nested totals must add up to their
+        parents; a general ``C`` of full row rank is always consistent, a
+        rank-deficient one is checked by projecting ``c`` on the range of ``C``
+        when it has at most ``_CONSISTENCY_LIMIT`` entries (for larger ones a
+        release whose value satisfies ``C value = c`` shows consistency).
+        """
+        if self.values is None:
+            return
+        c = self.values
+        kind = self.kind
+        if kind == "totals":
+            return
+        if kind == "one_way_margins":
+            sums, start = [], 0
+            for size in self.shape:
+                part = c[start : start + size]
+                sums.append((float(np.sum(part)), float(np.sum(np.abs(part)))))
+                start += size
+            scale = max(m for _, m in sums)
+            low, high = min(t for t, _ in sums), max(t for t, _ in sums)
+            if not high - low <= rtol * scale:
+                raise InvariantDPError(
+                    f"`{name}` are not the margins of any table: the margins along the "
+                    f"axes add up to different totals ({low:.17g} and {high:.17g})."
+                )
+            return
+        if kind == "nested_totals":
+            codes = [np.asarray(cd, dtype=np.intp).reshape(-1) for cd in self.structure["codes"]]
+            sizes = [int(cd.max()) + 1 for cd in codes]
+            starts = np.concatenate([[0], np.cumsum(sizes)])
+            for j in range(1, len(codes)):
+                parent = np.zeros(sizes[j], dtype=np.intp)
+                parent[codes[j]] = codes[j - 1]
+                child = c[starts[j] : starts[j + 1]]
+                own = c[starts[j - 1] : starts[j]]
+                got = np.bincount(parent, weights=child, minlength=sizes[j - 1])
+                mag = np.bincount(parent, weights=np.abs(child), minlength=sizes[j - 1])
+                bad = np.flatnonzero(~(np.abs(got - own) <= rtol * (mag + np.abs(own))))
+                if bad.size:
+                    i = int(starts[j - 1] + bad[0])
+                    label = self.names[i] if self.names else f"row {i}"
+                    raise InvariantDPError(
+                        f"`{name}` are not consistent: {label} is {own[bad[0]]:.17g} but the "
+                        f"totals of level {j} inside it add up to {got[bad[0]]:.17g}."
+                    )
+            return
+        k, n = self.matrix.shape
+        if k * n > _CONSISTENCY_LIMIT:
+            return  # an SVD would take too long; a release's value still checks C value = c
+        if self.rank == k:
+            return
+        C = self._dense_matrix()
+        M = C @ self._row_basis().T  # spans the range of C
+        Q = linalg.orth(M) if M.size else np.zeros((C.shape[0], 0))
+        resid = c - Q @ (Q.T @ c)
+        if not np.linalg.norm(resid) <= 1e3 * rtol * np.linalg.norm(c):
+            raise InvariantDPError(
+                f"`{name}` are not consistent: no data satisfy C x = values (the values are "
+                f"off the range of C by {np.linalg.norm(resid):.3g} in norm)."
             )
 
     # --- null-space geometry ---------------------------------------------------
@@ -264,7 +492,7 @@ class Invariants:
                 f"`null_space_basis` would hold {n} x {s} numbers; use `null_space_apply`."
             )
         if self.kind == "general":
-            return self._null_basis_general()
+            return self._null_basis_general().copy()  # the cached basis stays private
         return self.null_space_apply(np.eye(s)).T if s else np.zeros((n, 0))
 
     def null_space_apply(self, w) -> np.ndarray:
@@ -325,13 +553,14 @@ class Invariants:
                 codes = np.asarray(st["codes"], dtype=np.intp).reshape(-1)
             else:
                 codes = np.asarray(st["codes"][-1], dtype=np.intp).reshape(-1)
+            codes = _read_only(codes.copy())
             self._cache["groups"] = (codes, int(codes.max()) + 1 if codes.size else 0)
         return self._cache["groups"]
 
     def _group_counts(self):
         if "counts" not in self._cache:
             codes, g = self._groups()
-            self._cache["counts"] = np.bincount(codes, minlength=g).astype(float)
+            self._cache["counts"] = _read_only(np.bincount(codes, minlength=g).astype(float))
         return self._cache["counts"]
 
     def _level_maps(self):
@@ -342,8 +571,8 @@ class Invariants:
             for lev in self.structure["codes"]:
                 m = np.zeros(g, dtype=np.intp)
                 m[codes] = np.asarray(lev, dtype=np.intp).reshape(-1)
-                maps.append(m)
-            self._cache["level_maps"] = maps
+                maps.append(_read_only(m))
+            self._cache["level_maps"] = tuple(maps)
         return self._cache["level_maps"]
 
     def _helmert_layout(self):
@@ -356,7 +585,9 @@ class Invariants:
             pos = np.arange(codes.size) - np.repeat(starts, counts)  # position in sorted order
             # coordinate index of (group, k >= 1): groups in order, k = 1..m_g-1
             coord_start = starts - np.arange(g)  # sum over previous groups of (m - 1)
-            self._cache["helmert"] = (order, pos, np.repeat(coord_start, counts), counts)
+            self._cache["helmert"] = tuple(
+                _read_only(a) for a in (order, pos, np.repeat(coord_start, counts), counts)
+            )
         return self._cache["helmert"]
 
     def _helmert_groups_apply(self, W):
@@ -393,7 +624,7 @@ class Invariants:
 
     def _margin_helmert(self):
         if "mhelmert" not in self._cache:
-            self._cache["mhelmert"] = [_helmert(s) for s in self.shape]
+            self._cache["mhelmert"] = tuple(_read_only(_helmert(s)) for s in self.shape)
         return self._cache["mhelmert"]
 
     def _margin_subsets(self):
@@ -459,7 +690,7 @@ class Invariants:
                 _, s, Vt = linalg.svd(C, full_matrices=False)
                 tol = max(C.shape) * np.finfo(float).eps * (s[0] if s.size else 0.0)
                 QR = Vt[: int(np.sum(s > tol))]
-            self._cache["svd"] = (QR, None)
+            self._cache["svd"] = (_read_only(QR), None)
         QR = self._cache["svd"][0]
         if QR is None:
             raise InvariantDPError(f"`matrix` of shape {self.matrix.shape} is too large.")
@@ -477,19 +708,30 @@ class Invariants:
                 Q = Vt[self.rank :].T
             i = np.argmax(np.abs(Q), axis=0)
             Q = Q * np.sign(Q[i, np.arange(Q.shape[1])])
-            self._cache["null"] = Q
+            self._cache["null"] = _read_only(Q)
         return self._cache["null"]
 
     # --- serialisation -----------------------------------------------------------
 
     def to_dict(self) -> dict:
+        """JSON-able description (a new, mutable dict); :meth:`from_dict` reads it back.
+
+        Layout: ``{"matrix", "values", "shape", "names"}`` plus, for structured
+        invariants, ``"structure"`` (``{"kind": "one_way_margins"}``,
+        ``{"kind": "totals", "labels": nested list}`` or
+        ``{"kind": "nested_totals", "levels": [nested list, ...]}``) with
+        ``"matrix": {"structured": true}``.  A general ``C`` is written as
+        ``{"sparse": false, "data": rows}`` or
+        ``{"sparse": true, "shape": [k, n], "row", "col", "data"}``.
+        """
         out = {
             "values": None if self.values is None else self.values.tolist(),
             "shape": list(self.shape),
             "names": None if self.names is None else list(self.names),
         }
         if self.structure is not None:
-            return {"matrix": {"structured": True}, "structure": self._structure_dict(), **out}
+            sd = thaw(self._structure_dict())  # the cached dict stays private
+            return {"matrix": {"structured": True}, "structure": sd, **out}
         C = self.matrix
         if sparse.issparse(C):
             coo = sparse.coo_array(C)
@@ -505,7 +747,7 @@ class Invariants:
         return {"matrix": mat, **out}
 
     def _structure_dict(self) -> dict:
-        """JSON-able structure, cached (label arrays can hold millions of cells)."""
+        """JSON-able structure, cached frozen (label arrays can hold millions of cells)."""
         if "structure_dict" not in self._cache:
             st = self.structure
             if st["kind"] == "one_way_margins":
@@ -517,7 +759,7 @@ class Invariants:
                     "kind": "nested_totals",
                     "levels": [np.asarray(lev).tolist() for lev in st["levels"]],
                 }
-            self._cache["structure_dict"] = sd
+            self._cache["structure_dict"] = freeze(sd)
         return self._cache["structure_dict"]
 
     def structure_dict(self) -> dict:
@@ -526,26 +768,89 @@ class Invariants:
         d["values"] = None
         return d
 
+    def to_json(self, **kwargs) -> str:
+        """:meth:`to_dict` as strict JSON (RFC 8259)."""
+        return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
+
     @classmethod
-    def from_dict(cls, d: dict) -> Invariants:
+    def from_json(
+        cls, text, *, max_bytes: int = MAX_JSON_CHARS, max_cells: int = MAX_DOCUMENT_CELLS
+    ) -> Invariants:
+        """Read :meth:`to_json` output: strict JSON of bounded size, checked by :meth:`from_dict`.
+
+        Examples
+        --------
+        >>> inv = totals([0, 0, 1]).of([1, 2, 3])
+        >>> Invariants.from_json(inv.to_json()) == inv
+        True
+        """
+        return cls.from_dict(parse_json_document(text, max_bytes), max_cells=max_cells)
+
+    @classmethod
+    def from_dict(
+        cls, d: dict, *, path: str = "invariants", max_cells: int = MAX_DOCUMENT_CELLS
+    ) -> Invariants:
+        """Rebuild invariants from :meth:`to_dict` output, validating the whole document.
+
+        Every field is checked before anything is allocated: exact key sets
+        and types, the data shape (at most ``max_cells`` cells), a structure
+        whose label arrays have exactly that shape, a general matrix whose
+        rows, indices and entries are finite and in range, and ``values`` and
+        ``names`` with one entry per invariant.  The values must be
+        consistent (margins sharing one total, nested totals adding up).
+        Errors are ``InvariantDPError`` (a ``ValueError``) naming the field,
+        e.g. ``invariants.structure.labels[2]``; ``path`` is the prefix.
+
+        Examples
+        --------
+        >>> inv = one_way_margins((2, 2)).of([[3, 1], [2, 4]])
+        >>> Invariants.from_dict(inv.to_dict()) == inv
+        True
+        >>> bad = inv.to_dict()
+        >>> bad["values"] = [4.0, 6.0, 5.0, 6.0]
+        >>> Invariants.from_dict(bad)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        invariantdp.exceptions.InvariantDPError: `invariants.values` are not the margins ...
+        """
+        doc_object(
+            path, d, required=("matrix", "values", "shape", "names"), optional=("structure",)
+        )
+        shape_path = doc_path(path, "shape")
+        shape = doc_shape(shape_path, d["shape"], max_cells=max_cells, minimum=1)
+        if not shape:
+            raise doc_error(shape_path, d["shape"], "must have at least one dimension.")
+        mpath = doc_path(path, "matrix")
         st = d.get("structure")
         if st is not None:
-            kind = st["kind"]
-            if kind == "one_way_margins":
-                base = one_way_margins(tuple(d["shape"]))
-            elif kind == "totals":
-                base = totals(np.asarray(st["labels"]))
-            elif kind == "nested_totals":
-                base = nested_totals([np.asarray(lev) for lev in st["levels"]])
-            else:
-                raise InvariantDPError(f"unknown invariants structure {kind!r}.")
-            return cls(base.matrix, d["values"], tuple(d["shape"]), d["names"], base.structure)
-        m = d["matrix"]
-        if m["sparse"]:
-            C = sparse.csr_array((m["data"], (m["row"], m["col"])), shape=tuple(m["shape"]))
+            base = _structured_from_doc(doc_path(path, "structure"), st, shape, max_cells)
+            m = doc_object(mpath, d["matrix"], required=("structured",))
+            if m["structured"] is not True:
+                raise doc_error(
+                    doc_path(mpath, "structured"), m["structured"], "must be true with a structure."
+                )
         else:
-            C = np.array(m["data"], dtype=float).reshape(-1, int(np.prod(d["shape"])))
-        return cls(C, d["values"], tuple(d["shape"]), d["names"])
+            base = _general_from_doc(mpath, d["matrix"], shape, max_cells)
+        k = base.n_invariants
+        values = d["values"]
+        if values is not None:
+            values = np.array(doc_numbers(doc_path(path, "values"), values, length=k), dtype=float)
+        names = d["names"]
+        if names is not None:
+            npath = doc_path(path, "names")
+            doc_list(npath, names)
+            if len(names) != k:
+                raise doc_error(npath, names, f"must have {k} entries (one per invariant).")
+            names = tuple(doc_str(doc_path(npath, i), s) for i, s in enumerate(names))
+        out = object.__new__(cls)
+        object.__setattr__(out, "matrix", base.matrix)
+        object.__setattr__(out, "values", None if values is None else _read_only(values))
+        object.__setattr__(out, "shape", base.shape)
+        object.__setattr__(out, "names", names)
+        object.__setattr__(out, "structure", base.structure)
+        object.__setattr__(out, "_cache", dict(base._cache))
+        out._check_consistent(f"{doc_path(path, 'values')}")
+        return out
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, Invariants):
@@ -571,6 +876,85 @@ class Invariants:
         )
 
     __hash__ = None
+
+
+def _doc_labels(path: str, value, shape) -> np.ndarray:
+    """A label array of the exact ``shape``: all integers (int64 range) or all strings."""
+    flat = doc_nested(path, value, shape)
+    types = set(map(type, flat))
+    if types <= {int}:
+        if max(flat) >= 2**63 or min(flat) < -(2**63):
+            raise doc_error(path, value, "must hold labels in the int64 range.")
+        return np.array(flat, dtype=np.int64).reshape(shape)
+    if types <= {str}:
+        return np.array(flat, dtype=str).reshape(shape)
+    odd = [v for v in flat if type(v) not in (int, str)]
+    if odd:
+        raise doc_error(
+            path, odd[0], f"must hold integer or string labels, got {type(odd[0]).__name__}."
+        )
+    raise doc_error(path, value, "must not mix integer and string labels.")
+
+
+def _structured_from_doc(path: str, st, shape, max_cells) -> Invariants:
+    doc_object(path, st, required=("kind",), optional=("labels", "levels"))
+    kind = doc_str(doc_path(path, "kind"), st["kind"], choices=_KINDS)
+    expected = {"one_way_margins": set(), "totals": {"labels"}, "nested_totals": {"levels"}}[kind]
+    extra = set(st) - {"kind"}
+    if extra != expected:
+        wrong = sorted(extra ^ expected)
+        raise doc_error(
+            path,
+            st,
+            f"of kind {kind!r} must have exactly the keys "
+            f"{sorted({'kind'} | expected)} (check {', '.join(map(repr, wrong))}).",
+        )
+    if kind == "one_way_margins":
+        return one_way_margins(shape)
+    if kind == "totals":
+        return totals(_doc_labels(doc_path(path, "labels"), st["labels"], shape))
+    lpath = doc_path(path, "levels")
+    levels = doc_list(lpath, st["levels"], min_length=1, max_length=64)
+    return nested_totals(
+        [_doc_labels(doc_path(lpath, j), lev, shape) for j, lev in enumerate(levels)]
+    )
+
+
+def _general_from_doc(path: str, m, shape, max_cells) -> Invariants:
+    doc_object(path, m, required=("sparse", "data"), optional=("shape", "row", "col"))
+    flag = m["sparse"]
+    if not isinstance(flag, bool):
+        raise doc_error(doc_path(path, "sparse"), flag, "must be true or false.")
+    n = math.prod(shape)
+    if flag:
+        doc_object(path, m, required=("sparse", "shape", "row", "col", "data"))
+        mshape = doc_list(doc_path(path, "shape"), m["shape"], min_length=2, max_length=2)
+        k = doc_int(doc_path(path, "shape[0]"), mshape[0], minimum=0, maximum=max_cells)
+        doc_int(doc_path(path, "shape[1]"), mshape[1], minimum=n, maximum=n)
+        data = doc_numbers(doc_path(path, "data"), m["data"])
+        nnz = len(data)
+        if nnz > max_cells:
+            raise doc_error(doc_path(path, "data"), data, f"must have at most {max_cells} entries.")
+        row = doc_numbers(doc_path(path, "row"), m["row"], integer=True, length=nnz)
+        col = doc_numbers(doc_path(path, "col"), m["col"], integer=True, length=nnz)
+        if nnz and (min(row) < 0 or max(row) >= k):
+            raise doc_error(doc_path(path, "row"), row, f"must hold row indices in [0, {k}).")
+        if nnz and (min(col) < 0 or max(col) >= n):
+            raise doc_error(doc_path(path, "col"), col, f"must hold column indices in [0, {n}).")
+        ij = (np.array(row, dtype=np.int64), np.array(col, dtype=np.int64))
+        C = sparse.csr_array((np.array(data, dtype=float), ij), shape=(k, n))
+    else:
+        doc_object(path, m, required=("sparse", "data"))
+        dpath = doc_path(path, "data")
+        rows = doc_list(dpath, m["data"])
+        if len(rows) * n > max_cells:
+            raise doc_error(
+                dpath, rows, f"has {len(rows)} x {n} entries; at most {max_cells} are allowed."
+            )
+        for i, row in enumerate(rows):
+            doc_numbers(doc_path(dpath, i), row, length=n)
+        C = np.array(rows, dtype=float).reshape(len(rows), n)
+    return Invariants(C, None, shape, None)
 
 
 def _helmert(s: int) -> np.ndarray:
@@ -611,17 +995,8 @@ def one_way_margins(shape) -> Invariants:
            [-1.,  1.,  1., -1.],
            [ 1., -1., -1.,  1.]])
     """
-    if isinstance(shape, str | bytes) or not np.iterable(shape):
-        raise TypeError(
-            f"`shape` must be a tuple of positive integers, got {type(shape).__name__} ({shape!r})."
-        )
-    try:
-        shape = tuple(operator.index(s) for s in shape)
-    except TypeError:
-        raise TypeError(f"`shape` ({shape!r}) must be a tuple of positive integers.") from None
-    if len(shape) < 1 or any(s < 1 for s in shape):
-        raise InvariantDPError(f"`shape` {shape} must be a tuple of positive sizes.")
-    n = int(np.prod(shape))
+    shape = _check_shape("shape", shape)
+    n = math.prod(shape)
     idx = np.indices(shape).reshape(len(shape), n)
     rows, names, offset = [], [], 0
     for axis, size in enumerate(shape):
@@ -633,16 +1008,28 @@ def one_way_margins(shape) -> Invariants:
     C = sparse.csr_array((np.ones(row.size), (row, col)), shape=(offset, n))
     if n * offset <= 1_000_000:
         C = C.toarray()
-    return Invariants(C, None, shape, tuple(names), {"kind": "one_way_margins"})
+    return Invariants._trusted(C, shape, names, {"kind": "one_way_margins"})
 
 
 def _labels_array(name: str, labels) -> np.ndarray:
-    arr = np.asarray(labels)
+    """A private copy of the labels: integers, strings or whole-number floats up to 2**53."""
+    try:
+        arr = np.array(labels, copy=True)
+    except (TypeError, ValueError, OverflowError):
+        raise TypeError(
+            f"`{name}` must be an array of labels, got {type(labels).__name__} "
+            f"({format_value(labels)})."
+        ) from None
     if arr.ndim == 0 or arr.size == 0:
         raise InvariantDPError(f"`{name}` must be a non-empty array of labels, one per cell.")
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
             raise InvariantDPError(f"`{name}` must hold integer (or string) labels.")
+        if np.max(np.abs(arr)) > EXACT_INT:
+            raise InvariantDPError(
+                f"`{name}` holds float labels above 2**53, which a float cannot hold exactly; "
+                "pass integer or string labels."
+            )
         arr = arr.astype(np.int64)
     elif arr.dtype.kind not in "iuUSb":
         raise InvariantDPError(
@@ -686,7 +1073,7 @@ def totals(labels) -> Invariants:
     C = _group_matrix(codes, g)
     names = tuple(f"total[{u}]" for u in uniq.tolist())
     st = {"kind": "totals", "labels": arr, "codes": codes}
-    return Invariants(C, None, arr.shape, names, st)
+    return Invariants._trusted(C, arr.shape, names, st)
 
 
 def nested_totals(levels) -> Invariants:
@@ -750,7 +1137,7 @@ def nested_totals(levels) -> Invariants:
         prev = codes.astype(np.int64)
     C = sparse.vstack(mats, format="csr")
     st = {"kind": "nested_totals", "levels": levels, "codes": codes_per_level}
-    return Invariants(C, None, shape, tuple(names), st)
+    return Invariants._trusted(C, shape, names, st)
 
 
 def null_space_projector(invariants: Invariants) -> splinalg.LinearOperator:

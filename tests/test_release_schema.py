@@ -1,0 +1,715 @@
+"""The release JSON schema: exact round trips for every mechanism, hostile documents refused.
+
+``Release.from_json`` used to trust its input: Tulap ``b = 2`` gave a p-value
+of 3.549, a general matrix was read as margins, strings and NaN were accepted
+as values, the value was never checked against the invariants, and missing
+keys, lists and deep nesting raised KeyError, AttributeError and
+RecursionError, while an 825-byte file could ask for 149 GiB.  Every document
+is now validated first and only ``ValueError``/``TypeError`` come out.
+"""
+
+import copy
+import json
+import os
+import time
+import tracemalloc
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import sparse
+
+from invariantdp import InvariantDPError, Release
+from invariantdp import mechanisms as M
+from invariantdp.exceptions import ConvergenceWarning
+from invariantdp.invariants import Invariants, nested_totals, one_way_margins, totals
+from invariantdp.release import FORMAT_VERSION, NoiseLaw, PrivacyGuarantee
+
+SLOW = settings(settings.get_profile("slow"))
+
+# ---------------------------------------------------------------------------
+# one release from every mechanism
+# ---------------------------------------------------------------------------
+
+TABLE = np.array([[10, 4, 6], [3, 8, 9]])
+S3 = np.array([[1.0, -1.0, 0.0], [0.0, 1.0, -1.0], [1.0, 0.0, -1.0]])
+SWAP_DF = pd.DataFrame({"county": list("aabbab"), "owned": [1, 0, 1, 0, 0, 1]})
+INVARIANTS = {
+    "totals": totals([0, 0, 1, 1, 1, 2]),
+    "margins": one_way_margins((2, 3)),
+    "nested": nested_totals([[0, 0, 0, 1, 1, 1], [0, 0, 1, 0, 1, 1]]),
+    "general": Invariants(np.array([[1.0, 2, 0, -1, 0, 0], [0, 1, 1, 1, 3, 0]])),
+    "sparse": Invariants(sparse.csr_array(np.array([[1.0, 1, 0, 0, 0, 0], [0, 0, 1, 1, 1, 1]]))),
+}
+
+
+def _conditional(mechanism, *, rng=None, secure=False, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return M.conditional_release(
+            [30, 40, 30],
+            mechanism,
+            totals([0, 0, 0]),
+            draws=20,
+            warn=False,
+            rng=rng,
+            secure=secure,
+            **kw,
+        ).release
+
+
+def _swap(*, rng=None, secure=False):
+    return M.permutation_swap(SWAP_DF, swap="county", swap_rate=0.5, rng=rng, secure=secure)[1]
+
+
+def _calls():
+    """label -> (function, positional arguments, keyword arguments), one per mechanism use."""
+    c = {
+        "laplace": (M.laplace, ([1.0, 2.0],), {"epsilon": 1.0}),
+        "gaussian": (M.gaussian, ([1.0, 2.0],), {"mu": 1.0}),
+        "gaussian-eps-delta": (M.gaussian, ([1.0, 2.0],), {"epsilon": 1.0, "delta": 1e-5}),
+        "discrete_laplace": (M.discrete_laplace, ([3, 4],), {"epsilon": 1.0}),
+        "discrete_gaussian": (M.discrete_gaussian, ([3, 4],), {"rho": 1.0}),
+        "tulap": (M.tulap, ([3.0],), {"epsilon": 1.0, "delta": 0.1}),
+        # b = exp(-746) is 0: the uniform limit, a valid law
+        "tulap-uniform-limit": (M.tulap, ([3.0],), {"epsilon": 746.0}),
+        "lp_mechanism-1": (M.lp_mechanism, ([1.0, 2.0, 3.0], 1), {"epsilon": 1.0}),
+        "lp_mechanism-2": (M.lp_mechanism, ([1.0, 2.0, 3.0], 2), {"epsilon": 1.0}),
+        "lp_mechanism-inf": (M.lp_mechanism, ([1.0, 2.0, 3.0], "inf"), {"epsilon": 1.0}),
+        "knorm": (M.knorm, ([5.0, 5.0, 5.0], S3), {"epsilon": 1.0}),
+        "semi_dp_gaussian": (M.semi_dp_gaussian, (TABLE,), {"mu": 1.0}),
+        "semi_dp_knorm": (M.semi_dp_knorm, (TABLE,), {"epsilon": 1.0}),
+        "odds_ratio_release": (M.odds_ratio_release, ([[12, 5], [4, 9]],), {"epsilon": 1.0}),
+        "odds_ratio_release-delta": (
+            M.odds_ratio_release,
+            ([[12, 5], [4, 9]],),
+            {"epsilon": 1.0, "delta": 0.01},
+        ),
+        "permutation_swap": (_swap, (), {}),
+        "conditional_release-laplace": (_conditional, ("laplace",), {"epsilon": 1.0}),
+        "conditional_release-gaussian": (_conditional, ("gaussian",), {"mu": 1.0}),
+        "conditional_release-double_geometric": (
+            _conditional,
+            ("double_geometric",),
+            {"epsilon": 1.0},
+        ),
+        "conditional_release-discrete_gaussian": (
+            _conditional,
+            ("discrete_gaussian",),
+            {"rho": 1.0},
+        ),
+        "conditional_release-inequalities": (
+            _conditional,
+            ("laplace",),
+            {"epsilon": 1.0, "inequalities": (np.eye(3), np.zeros(3))},
+        ),
+    }
+    for kind, inv in INVARIANTS.items():
+        x = np.arange(6.0).reshape(inv.shape)
+        for mech, kw in [
+            (M.projected_gaussian, {"mu": 1.0}),
+            (M.projected_laplace, {"epsilon": 1.0}),
+            (M.extended_gaussian, {"mu": 1.0}),
+            (M.extended_laplace, {"epsilon": 1.0}),
+        ]:
+            c[f"{mech.__name__}-{kind}"] = (mech, (x, inv), kw)
+    return c
+
+
+CALLS = _calls()
+RELEASES = {name: f(*args, rng=0, **kw) for name, (f, args, kw) in CALLS.items()}
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_secure_release_round_trips_or_is_refused(name):
+    f, args, kw = CALLS[name]
+    try:
+        r = f(*args, secure=True, **kw)
+    except InvariantDPError as exc:
+        assert "secure" in str(exc), str(exc)  # refused: no exact sampler
+        return
+    assert r.metadata["randomness"] == "secure" and not r.simulation
+    back = Release.from_json(r.to_json())
+    assert back == r and not back.simulation
+
+
+#: public callables of invariantdp.mechanisms that do not return a Release
+NOT_RELEASES = {
+    "distributed_privatize",
+    "l1_postprocess",
+    "l1_privacy_level",
+    "l2_postprocess",
+    "swapping_invariants",
+    "table_on_release_cells",
+}
+
+
+def test_every_mechanism_is_covered():
+    mechanisms = {
+        name
+        for name in M.__all__
+        if callable(getattr(M, name)) and not isinstance(getattr(M, name), type)
+    } - NOT_RELEASES
+    covered = {name.split("-")[0] for name in RELEASES}
+    assert mechanisms <= covered, sorted(mechanisms - covered)
+
+
+def _strict_loads(text):
+    def refuse(name):
+        raise AssertionError(f"non-strict JSON token {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("name", sorted(RELEASES))
+def test_round_trip_is_exact_for_every_mechanism(name):
+    r = RELEASES[name]
+    text = r.to_json()
+    doc = _strict_loads(text)
+    assert doc["version"] == FORMAT_VERSION
+    back = Release.from_json(text)
+    assert back == r
+    assert Release.from_dict(r.to_dict()) == r
+    np.testing.assert_array_equal(back.value, r.value)
+    assert back.value.dtype == r.value.dtype
+    assert back.simulation == r.simulation
+    assert back.noise.params == r.noise.params
+    assert back.invariants == r.invariants
+
+
+def _doc(name="odds_ratio_release"):
+    return RELEASES[name].to_dict()
+
+
+def _refused(doc, match, *, text=None):
+    with pytest.raises(InvariantDPError, match=match):
+        if text is not None:
+            Release.from_json(text)
+        else:
+            Release.from_dict(doc)
+
+
+# ---------------------------------------------------------------------------
+# the reproducers of the issue
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "key, value, match",
+    [
+        ("b", 2.0, r"`noise\.params\.b` \(2\.0\) must be in \[0, 1\)"),
+        ("b", -0.5, r"`noise\.params\.b` \(-0\.5\) must be in \[0, 1\)"),
+        ("b", 1.0, r"`noise\.params\.b`"),
+        ("q", -1, r"`noise\.params\.q` \(-1\) must be in \[0, 1\)"),
+        ("q", 1.0, r"`noise\.params\.q`"),
+        ("scale", 0.0, r"`noise\.params\.scale` \(0\.0\) must be > 0"),
+        ("scale", "2", r"`noise\.params\.scale` \('2'\) must be a number"),
+        ("sigma", 2.0, r"`noise\.params` has unknown key"),
+    ],
+)
+def test_tulap_parameters_out_of_range_are_refused(key, value, match):
+    d = _doc()
+    d["noise"]["params"][key] = value
+    _refused(d, match)
+
+
+def test_noise_parameters_of_every_family_are_checked():
+    for name in ("laplace", "gaussian", "discrete_laplace", "semi_dp_gaussian", "knorm"):
+        d = _doc(name)
+        key = "sigma" if "sigma" in d["noise"]["params"] else "scale"
+        d["noise"]["params"][key] = -1.0
+        _refused(d, rf"`noise\.params\.{key}` \(-1\.0\) must be > 0")
+    d = _doc("discrete_gaussian")
+    d["noise"]["params"] = {"scale": 1.0}  # discrete Gaussian has sigma, not scale
+    _refused(d, r"`noise\.params` is missing the required key\(s\) 'sigma'")
+    d = _doc("permutation_swap")
+    d["noise"]["params"]["swap_rate"] = 1.0
+    _refused(d, r"`noise\.params\.swap_rate` \(1\.0\) must be in \(0, 1\)")
+    d = _doc("knorm")
+    d["noise"]["params"]["dim"] = 4
+    _refused(d, r"`noise\.params\.vertices\[0\]`.*must have 4 entries")
+    d = _doc("semi_dp_knorm")
+    d["noise"]["params"]["space"]["r"] = 3
+    _refused(d, r"`noise\.params\.space`.*3 x 3 tables")
+
+
+def test_unknown_noise_family_is_refused():
+    d = _doc()
+    d["noise"]["family"] = "mystery"
+    _refused(d, r"`noise\.family` \('mystery'\) is not a known noise family")
+
+
+def test_general_matrix_is_not_read_as_margins():
+    d = _doc()
+    d["invariants"]["matrix"] = {"sparse": False, "data": np.eye(4).tolist()}
+    _refused(d, r"`invariants\.matrix`")
+    # and a general document whose structure claims margins of another shape
+    d = _doc()
+    d["invariants"]["shape"] = [4, 1]
+    _refused(d, r"`invariants\.shape`|`invariants\.values`")
+
+
+def test_structure_must_match_its_shape():
+    d = _doc("projected_gaussian-totals")
+    d["invariants"]["structure"]["labels"] = [0, 0, 1]
+    _refused(d, r"`invariants\.structure\.labels` .*must have 6 entries")
+    d = _doc("projected_gaussian-nested")
+    d["invariants"]["structure"]["levels"][1][2] = 1.5
+    _refused(d, r"`invariants\.structure\.levels\[1\]`.*integer or string labels")
+    d = _doc("semi_dp_gaussian")
+    d["invariants"]["structure"]["labels"] = [0, 1]
+    _refused(d, r"`invariants\.structure` .*must have exactly the keys")
+
+
+@pytest.mark.parametrize(
+    "value, match",
+    [
+        ("12.5", r"`value\.data\[0\]` \('12\.5'\) must be a number, got string"),
+        (True, r"`value\.data\[0\]` \(True\) must be a number, got boolean"),
+        (None, r"`value\.data\[0\]` \(None\) must be a number, got null"),
+        ([1.0], r"`value\.data\[0\]`.*must be a number, got array"),
+        (2**60, r"`value\.data\[0\]`.*2\*\*53"),
+        (float("nan"), r"`value\.data\[0\]` \(nan\) must be a finite number"),
+        (float("inf"), r"`value\.data\[0\]` \(inf\) must be a finite number"),
+    ],
+)
+def test_value_entries_must_be_finite_numbers(value, match):
+    d = _doc()
+    d["value"]["data"] = [value]
+    _refused(d, match)
+
+
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity", "1e999", "-1e400"])
+def test_non_strict_json_numbers_are_refused(token):
+    r = RELEASES["odds_ratio_release"]
+    text = r.to_json().replace(repr(float(r.value)), token, 1)
+    assert token in text
+    _refused(None, r"strict JSON|`value\.data\[0\]` \(-?inf\) must be a finite number", text=text)
+
+
+def test_value_is_checked_against_the_invariants():
+    for name in ("semi_dp_gaussian", "projected_laplace-nested", "extended_gaussian-general"):
+        d = _doc(name)
+        d["value"]["data"][0] += 0.5
+        _refused(d, r"`value` does not satisfy the invariants")
+    d = _doc("permutation_swap")
+    d["value"]["data"][0] += 1
+    _refused(d, r"`value` does not satisfy the invariants")
+    d = _doc("conditional_release-gaussian")
+    d["value"]["data"][0] += 1
+    _refused(d, r"`value` does not satisfy the invariants")
+    d = _doc("semi_dp_knorm")
+    d["value"]["data"][0] += 1e-3
+    _refused(d, r"`value` does not satisfy the invariants")
+
+
+def test_projection_rounding_is_not_a_violation(rng):
+    # huge noise and large counts: |C value - c| is rounding, relative to |C| |value|
+    x = rng.integers(0, 10**6, size=(40, 50))
+    r = M.semi_dp_gaussian(x, mu=1e-9, rng=1)
+    assert Release.from_json(r.to_json()) == r
+
+
+def test_invariant_values_must_be_consistent():
+    d = _doc()
+    d["invariants"]["values"][3] += 1  # rows add to 30, columns to 31
+    _refused(d, r"`invariants\.values` are not the margins of any table")
+    d = _doc("projected_gaussian-nested")
+    d["invariants"]["values"][0] += 1  # a state total that its counties do not add up to
+    _refused(d, r"`invariants\.values` are not consistent")
+
+
+def test_noise_invariants_must_be_the_release_invariants():
+    d = _doc("projected_gaussian-totals")
+    d["noise"]["params"]["invariants"]["structure"]["labels"] = [0, 0, 0, 1, 1, 1]
+    d["noise"]["params"]["invariants"]["names"] = None
+    _refused(d, r"`noise\.params\.invariants`.*same linear map")
+
+
+def test_integer_families_need_integer_values():
+    d = _doc("discrete_laplace")
+    d["value"]["data"][0] += 0.5
+    _refused(d, r"`value\.data`.*integer-valued")
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "format",
+        "version",
+        "value",
+        "mechanism",
+        "noise",
+        "guarantee",
+        "invariants",
+        "query",
+        "data_shape",
+    ],
+)
+def test_missing_keys_are_named(key):
+    d = _doc()
+    del d[key]
+    _refused(d, rf"'{key}'|`{key}`|not an invariantdp release")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ("noise", "family"),
+        ("noise", "params"),
+        ("guarantee", "params"),
+        ("guarantee", "adjacency"),
+        ("value", "dtype"),
+        ("value", "shape"),
+        ("invariants", "matrix"),
+        ("invariants", "shape"),
+        ("invariants", "values"),
+    ],
+)
+def test_missing_nested_keys_are_named(path):
+    d = _doc()
+    del d[path[0]][path[1]]
+    _refused(d, rf"`{path[0]}` is missing the required key\(s\) '{path[1]}'")
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("[1, 2]", "must be a JSON object, got an array"),
+        ('"release"', "must be a JSON object"),
+        ("null", "must be a JSON object"),
+        ("{", "not valid JSON"),
+        ("", "not valid JSON"),
+        ('{"format": "invariantdp.Release", "format": "x"}', "twice"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"a": ' * 100_000 + "1" + "}" * 100_000, "nested too deeply"),
+        ("1" * 5000, "not valid JSON"),
+    ],
+)
+def test_malformed_documents_give_value_errors(text, match):
+    t = time.perf_counter()
+    _refused(None, match, text=text)
+    assert time.perf_counter() - t < 2.0
+
+
+def test_deep_nesting_inside_a_release_is_refused():
+    d = _doc()
+    deep = 0
+    for _ in range(100_000):
+        deep = [deep]
+    d["metadata"] = {"deep": deep}
+    _refused(d, r"`metadata\.deep(\[0\])*` is nested more than 32 levels")
+    d = _doc()
+    d["guarantee"]["params"]["note"] = deep
+    _refused(d, r"`guarantee\.params\.note`.*must be a number, string")
+
+
+def test_version_must_be_a_known_integer():
+    for v, match in [
+        (True, "`version`"),
+        ("1", "`version`"),
+        (0, "`version`"),
+        (None, "`version`"),
+    ]:
+        d = _doc()
+        d["version"] = v
+        _refused(d, match)
+    d = _doc()
+    d["version"] = FORMAT_VERSION + 1
+    _refused(d, "newer")
+
+
+def test_metadata_randomness_is_validated():
+    d = _doc()
+    d["metadata"]["randomness"] = "sure"
+    _refused(d, r"`metadata\.randomness` \('sure'\) must be one of 'secure', 'simulation'")
+    for ok in ("secure", "simulation"):
+        d["metadata"]["randomness"] = ok
+        assert Release.from_dict(d).simulation == (ok == "simulation")
+
+
+def test_guarantees_are_validated():
+    cases = [
+        ("definition", "super-DP", r"`guarantee\.definition`"),
+        ("semi_adjacent_parameter", 0, r"`guarantee\.semi_adjacent_parameter` \(0\) must be >= 1"),
+        ("semi_adjacent_parameter", 2.5, r"`guarantee\.semi_adjacent_parameter`"),
+        ("adjacency", 3, r"`guarantee\.adjacency` \(3\) must be a string"),
+    ]
+    for key, value, match in cases:
+        d = _doc()
+        d["guarantee"][key] = value
+        _refused(d, match)
+    for key, value, match in [
+        ("epsilon", -1.0, r"`guarantee\.params\.epsilon` \(-1\.0\) must be >= 0"),
+        ("delta", 1.5, r"`guarantee\.params\.delta` \(1\.5\) must be in \[0, 1\)"),
+        ("extra", [1, 2], r"`guarantee\.params\.extra`"),
+    ]:
+        d = _doc()
+        d["guarantee"]["params"][key] = value
+        _refused(d, match)
+    d = _doc()
+    del d["guarantee"]["params"]["delta"]
+    _refused(d, r"`guarantee\.params` is missing the required key\(s\) 'delta'")
+    d = _doc("gaussian")
+    d["guarantee"]["params"]["mu"] = 0
+    _refused(d, r"`guarantee\.params\.mu` \(0\) must be > 0")
+
+
+def test_f_dp_tradeoff_is_validated():
+    good = {"kind": "group", "base": {"kind": "gaussian", "mu": 0.5}, "k": 3}
+    r = Release(
+        value=np.array(1.0),
+        mechanism="user",
+        noise=NoiseLaw("gaussian", {"scale": 2.0}),
+        guarantee=PrivacyGuarantee("f-DP", {"tradeoff": good}),
+    )
+    back = Release.from_json(r.to_json())
+    assert back == r and back.guarantee.tradeoff()(0.3) == pytest.approx(
+        r.guarantee.tradeoff()(0.3)
+    )
+    d = r.to_dict()
+    d["guarantee"]["params"]["tradeoff"]["base"]["mu"] = -1
+    _refused(d, r"`guarantee\.params\.tradeoff\.base\.mu` \(-1\) must be > 0")
+    d = r.to_dict()
+    nested = {"kind": "gaussian", "mu": 1.0}
+    for _ in range(100):
+        nested = {"kind": "group", "base": nested, "k": 1}
+    d["guarantee"]["params"]["tradeoff"] = nested
+    _refused(d, "nested more than")
+
+
+# ---------------------------------------------------------------------------
+# sizes: nothing is allocated from what a small document merely declares
+# ---------------------------------------------------------------------------
+
+
+def _tiny_doc_variants():
+    d = _doc()
+    out = {}
+    v = copy.deepcopy(d)
+    v["value"]["shape"] = [2**40, 2**40]
+    out["huge value shape"] = v
+    v = copy.deepcopy(d)
+    v["value"]["dtype"] = "<U1000000000"
+    out["string dtype"] = v
+    v = copy.deepcopy(d)
+    v["value"]["dtype"] = "V1000000000"
+    out["void dtype"] = v
+    v = copy.deepcopy(d)
+    v["value"]["dtype"] = "|O"
+    out["object dtype"] = v
+    v = copy.deepcopy(d)
+    v["value"]["dtype"] = "<c16"
+    out["complex dtype"] = v
+    v = copy.deepcopy(d)
+    v["data_shape"] = [100_000, 100_000]
+    v["invariants"]["shape"] = [100_000, 100_000]
+    out["huge margins"] = v
+    v = copy.deepcopy(d)
+    v["query"] = None
+    v["data_shape"] = [3000, 3000]
+    v["invariants"]["shape"] = [3000, 3000]
+    out["unbacked margins"] = v
+    v = _doc("projected_gaussian-sparse")
+    v["invariants"]["matrix"]["shape"] = [2**40, 6]
+    out["huge sparse rows"] = v
+    v = _doc("knorm")
+    v["noise"]["params"]["dim"] = 10**12
+    out["huge knorm dim"] = v
+    v = _doc("semi_dp_knorm")
+    v["noise"]["params"]["space"] = {"kind": "contingency", "r": 10**6, "c": 10**6}
+    v["noise"]["params"]["dim"] = 10**12
+    out["huge contingency"] = v
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(_tiny_doc_variants()))
+def test_small_documents_cannot_ask_for_large_allocations(name):
+    text = json.dumps(_tiny_doc_variants()[name])
+    assert len(text) < 3000
+    tracemalloc.start()
+    t = time.perf_counter()
+    try:
+        with pytest.raises(InvariantDPError):
+            Release.from_json(text)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert time.perf_counter() - t < 2.0
+    assert peak < 10 * 2**20, peak
+
+
+def test_text_and_cell_limits():
+    r = RELEASES["semi_dp_gaussian"]
+    text = r.to_json()
+    with pytest.raises(InvariantDPError, match="at most 100 are allowed"):
+        Release.from_json(text, max_bytes=100)
+    with pytest.raises(InvariantDPError, match=r"`value\.shape`.*at most 5"):
+        Release.from_json(text, max_cells=5)
+    with pytest.raises(TypeError, match="`text`"):
+        Release.from_json({"format": "invariantdp.Release"})
+
+
+def test_load_refuses_big_and_special_files(tmp_path):
+    r = RELEASES["odds_ratio_release"]
+    path = r.save(tmp_path / "r.json")
+    assert Release.load(path) == r
+    with pytest.raises(InvariantDPError, match="at most 10 are allowed"):
+        Release.load(path, max_bytes=10)
+    with pytest.raises(InvariantDPError, match="not a regular file"):
+        Release.load(tmp_path)
+    if hasattr(os, "mkfifo"):
+        fifo = tmp_path / "fifo"
+        os.mkfifo(fifo)
+        with pytest.raises(InvariantDPError, match="not a regular file"):
+            Release.load(fifo)  # before: open() blocked forever waiting for a writer
+    with pytest.raises(OSError):
+        Release.load(tmp_path / "missing.json")
+
+
+def test_from_dict_does_not_modify_or_alias_its_input():
+    d = _doc("semi_dp_gaussian")
+    before = copy.deepcopy(d)
+    r = Release.from_dict(d)
+    assert d == before
+    d["metadata"]["note"] = "changed"
+    d["noise"]["params"]["scale"] = 99.0
+    assert "note" not in r.metadata and r.noise.params["scale"] != 99.0
+
+
+# ---------------------------------------------------------------------------
+# mutated valid documents: only ValueError / TypeError, quickly, in bounded memory
+# ---------------------------------------------------------------------------
+
+BASES = [
+    "odds_ratio_release",
+    "semi_dp_gaussian",
+    "semi_dp_knorm",
+    "knorm",
+    "discrete_laplace",
+    "projected_gaussian-nested",
+    "projected_laplace-sparse",
+    "extended_gaussian-general",
+    "projected_gaussian-totals",
+    "permutation_swap",
+    "conditional_release-inequalities",
+]
+BASE_DOCS = {name: RELEASES[name].to_dict() for name in BASES}
+
+DEEP = "__deep__"
+HOSTILE = [
+    None,
+    True,
+    False,
+    "12.5",
+    "",
+    "x" * 100_000,
+    -1,
+    0,
+    1,
+    2,
+    0.5,
+    -0.0,
+    1e308,
+    -1e308,
+    5e-324,
+    2**53 + 1,
+    2**64,
+    2**1100,
+    float("nan"),
+    float("inf"),
+    [],
+    {},
+    [1, 2],
+    [[1.0]],
+    {"a": 1},
+    [2**40, 2**40],
+    [10**9],
+    "<U1000000000",
+    "V8",
+    "|O",
+    "<c16",
+    DEEP,
+]
+
+
+def _positions(doc):
+    """(container, key) of every field, the first three entries of each list only."""
+    out, queue = [], [doc]
+    while queue:
+        node = queue.pop(0)
+        items = list(node.items()) if isinstance(node, dict) else list(enumerate(node))[:3]
+        for k, v in items:
+            out.append((node, k))
+            if isinstance(v, dict | list):
+                queue.append(v)
+    return out
+
+
+@st.composite
+def mutated_documents(draw):
+    doc = copy.deepcopy(BASE_DOCS[draw(st.sampled_from(BASES))])
+    for _ in range(draw(st.integers(1, 3))):
+        positions = _positions(doc)
+        if not positions:
+            break
+        node, key = positions[draw(st.integers(0, len(positions) - 1))]
+        action = draw(st.sampled_from(["replace", "replace", "delete", "add", "huge"]))
+        if action == "delete":
+            del node[key]
+        # values are copied: a later mutation must not change the shared hostile values
+        elif action == "add" and isinstance(node, dict):
+            name = draw(st.sampled_from(["extra", "scale", "structure", "sparse", "kind"]))
+            node[name] = copy.deepcopy(draw(st.sampled_from(HOSTILE)))
+        elif action == "huge" and isinstance(node[key], int | list):
+            huge = draw(st.sampled_from([2**40, 10**12, [2**31, 2**31], [10**6] * 3]))
+            node[key] = copy.deepcopy(huge)
+        else:
+            node[key] = copy.deepcopy(draw(st.sampled_from(HOSTILE)))
+    return doc
+
+
+def _text_of(doc):
+    text = json.dumps(doc)  # NaN and Infinity become the non-strict tokens
+    return text.replace(json.dumps(DEEP), "[" * 20_000 + "]" * 20_000)
+
+
+def check_mutated(doc):
+    tracemalloc.start()
+    t = time.perf_counter()
+    try:
+        for load in (lambda: Release.from_dict(doc), lambda: Release.from_json(_text_of(doc))):
+            try:
+                r = load()
+            except (ValueError, TypeError):
+                continue
+            # whatever is accepted is a valid release: it round-trips exactly
+            assert Release.from_json(r.to_json()) == r
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert time.perf_counter() - t < 5.0
+    assert peak < 64 * 2**20, peak
+
+
+@given(mutated_documents())
+def test_mutated_documents_raise_only_value_or_type_errors(doc):
+    check_mutated(doc)
+
+
+@pytest.mark.slow
+@SLOW
+@given(mutated_documents())
+def test_mutated_documents_raise_only_value_or_type_errors_slow(doc):
+    check_mutated(doc)
+
+
+def test_mutation_strategy_reaches_the_validators():
+    # sanity: the hostile values of the strategy are refused when put in typical places
+    d = copy.deepcopy(BASE_DOCS["semi_dp_gaussian"])
+    d["noise"]["params"]["invariants"]["shape"] = [2**31, 2**31]
+    with pytest.raises(ValueError, match=r"`noise\.params\.invariants\.shape`"):
+        Release.from_dict(d)
