@@ -37,7 +37,7 @@ import numpy as np
 from scipy import optimize
 from scipy.spatial import ConvexHull
 
-from ._validation import InvariantDPError, check_finite_array, check_positive_int
+from ._validation import InvariantDPError, check_finite_array, check_positive_int, format_value
 
 __all__ = [
     "MAX_BYTES",
@@ -82,11 +82,16 @@ _HULL_ALTERNATIVES = (
 )
 
 
-def _check_bytes(nbytes: float, what: str, advice: str) -> None:
-    """Refuse, before allocating, a computation whose arrays exceed ``MAX_BYTES``."""
+def _check_bytes(nbytes, what: str, advice: str) -> None:
+    """Refuse, before allocating, a computation whose arrays exceed ``MAX_BYTES``.
+
+    ``nbytes`` may be an exact Python int of any size (a float estimate of a
+    huge table would overflow before it could be compared).
+    """
     if nbytes > MAX_BYTES:
+        gib = nbytes / 2**30 if nbytes < 2**1000 else float("inf")
         raise InvariantDPError(
-            f"{what} would need {nbytes / 2**30:.3g} GiB of memory, more than the "
+            f"{what} would need {gib:.3g} GiB of memory, more than the "
             f"{MAX_BYTES / 2**30:g} GiB limit; {advice}"
         )
 
@@ -179,8 +184,9 @@ def contingency_sensitivity_space(r, c, *, include_zero: bool = False) -> np.nda
     m = r * (r - 1) * c * (c - 1)
     # the (m, r, c) work array, its flattened copy and np.unique's sorted copy
     _check_bytes(
-        3.0 * 8.0 * m * r * c,
-        f"the sensitivity space of a {r} x {c} table ({m // 2} difference tables of {r * c} cells)",
+        3 * 8 * m * r * c,
+        f"the sensitivity space of an `r` x `c` = {format_value(r)} x {format_value(c)} table "
+        f"({format_value(m // 2)} difference tables of {format_value(r * c)} cells)",
         "its l1, l2 and linf sensitivities are 4, 2 and 1 for every table (Sec. 5.1), "
         "and semi_dp_gaussian needs no enumeration.",
     )

@@ -320,8 +320,6 @@ BEYOND_FLOAT = {"int": 2**1100, "negative int": -(2**1100), "Fraction": Fraction
 #: (function, argument) whose own code (outside _validation) still overflows on such numbers;
 #: strict xfail, so fixing them makes these tests fail until the entry is removed
 OVERFLOWS_OUTSIDE_VALIDATION = {
-    ("contingency_sensitivity_space", "r"): "sensitivity.py: float byte estimate overflows",
-    ("contingency_sensitivity_space", "c"): "sensitivity.py: float byte estimate overflows",
     (
         "sample_discrete_gaussian_exact",
         "sigma2",
