@@ -42,9 +42,9 @@ def main(quick: bool = False) -> float:
             sampler="mis",
             proposal_index=index,
             proposal_epsilon=0.6,
-            n_chains=4,
-            n_tune=2000,
-            n_draws=10_000 if quick else 50_000,
+            chains=4,
+            tune=2000,
+            draws=10_000 if quick else 50_000,
             **common,
         )
         gib = conditional_release(
@@ -53,9 +53,9 @@ def main(quick: bool = False) -> float:
             inv,
             "nonnegative",
             sampler="gibbs",
-            n_chains=256,
-            n_tune=100,
-            n_draws=200 if quick else 1000,
+            chains=256,
+            tune=100,
+            draws=200 if quick else 1000,
             **common,
         )
         exact = conditional_release(
@@ -64,8 +64,8 @@ def main(quick: bool = False) -> float:
             inv,
             "nonnegative",
             sampler="exact",
-            n_chains=4,
-            n_draws=5000 if quick else 50_000,
+            chains=4,
+            draws=5000 if quick else 50_000,
             **common,
         )
     rows = []
@@ -75,8 +75,8 @@ def main(quick: bool = False) -> float:
         rows.append(
             (
                 name,
-                d.n_chains,
-                d.n_draws,
+                d.chains,
+                d.draws,
                 d.acceptance_rate,
                 d.ess_min,
                 d.rhat_max,

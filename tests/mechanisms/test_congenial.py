@@ -42,9 +42,9 @@ def quiet(**kw):
 @pytest.mark.parametrize("sampler", ["exact", "gibbs", "mis"])
 def test_example_4_1_two_bin_laplace_is_laplace_one_over_epsilon(sampler, rng):
     eps = 0.8
-    kw = dict(n_draws=2000, n_chains=2, n_tune=100)
+    kw = dict(draws=2000, chains=2, tune=100)
     if sampler == "gibbs":  # chains are vectorised: many short chains are cheap
-        kw.update(n_draws=250, n_chains=16, n_tune=50, thin=2)
+        kw.update(draws=250, chains=16, tune=50, thin=2)
     elif sampler == "mis":
         kw.update(thin=25)
     res = quiet(
@@ -121,16 +121,16 @@ def test_samplers_match_enumerated_fibre(mechanism, kw, logp, sampler, rng):
     pts, p = _fibre_pmf(
         x, C, logp, candidates=np.array([np.r_[u, v] for u in rows[0] for v in rows[1]])
     )
-    n_chains, n_draws = {"exact": (2, 5000), "gibbs": (16, 320), "mis": (2, 10000)}[sampler]
+    chains, draws = {"exact": (2, 5000), "gibbs": (16, 320), "mis": (2, 10000)}[sampler]
     res = quiet(
         x=x,
         mechanism=mechanism,
         invariants=inv,
         inequalities="nonnegative",
         sampler=sampler,
-        n_draws=n_draws,
-        n_chains=n_chains,
-        n_tune=100,
+        draws=draws,
+        chains=chains,
+        tune=100,
         rng=rng,
         **kw,
     )
@@ -165,7 +165,7 @@ def test_exact_sampler_matches_enumeration_with_subtotal_and_upper_bound(mechani
     p = np.exp(lw - lw.max())
     p /= p.sum()
     res = conditional_release(
-        x, mechanism, inv, (B, b), sampler="auto", n_draws=6000, n_chains=2, rng=rng, **kw
+        x, mechanism, inv, (B, b), sampler="auto", draws=6000, chains=2, rng=rng, **kw
     )
     assert res.method == "exact"
     draws = res.draws.reshape(-1, 8)
@@ -180,7 +180,7 @@ def test_exact_sampler_cells_outside_the_invariants(rng):
     x = np.array([2, 1, 3, 1])
     inv = Invariants(np.array([[1.0, 1, 1, 0]]))
     res = conditional_release(
-        x, "double_geometric", inv, "nonnegative", epsilon=0.7, n_draws=8000, n_chains=1, rng=rng
+        x, "double_geometric", inv, "nonnegative", epsilon=0.7, draws=8000, chains=1, rng=rng
     )
     assert res.method == "exact"
     head = _compositions(6, 3)
@@ -205,9 +205,9 @@ def test_coupled_inequality_rows_match_enumeration(rng):
         invariants=inv,
         inequalities=(B, b),
         epsilon=0.9,
-        n_draws=400,
-        n_chains=16,
-        n_tune=100,
+        draws=400,
+        chains=16,
+        tune=100,
         rng=rng,
     )
     assert res.method == "gibbs"  # a coupled inequality row: no exact sampler
@@ -224,10 +224,8 @@ def test_continuous_gibbs_and_mis_agree_with_inequalities(rng):
     inv = Invariants(np.array([[1.0, 1, 1, 1], [1, -1, 0, 0]]))
     common = dict(x=x, invariants=inv, inequalities="nonnegative", rng=rng)
     for mech, kw in [("laplace", {"epsilon": 0.5}), ("gaussian", {"mu": 0.5})]:
-        g = quiet(
-            mechanism=mech, sampler="gibbs", n_chains=16, n_draws=500, n_tune=50, **common, **kw
-        )
-        m = quiet(mechanism=mech, sampler="mis", n_chains=2, n_draws=20000, **common, **kw)
+        g = quiet(mechanism=mech, sampler="gibbs", chains=16, draws=500, tune=50, **common, **kw)
+        m = quiet(mechanism=mech, sampler="mis", chains=2, draws=20000, **common, **kw)
         dg, dm = g.draws.reshape(-1, 4), m.draws.reshape(-1, 4)
         assert dg.min() >= -1e-9 and dm.min() >= -1e-9
         se = dg.std(0) * (1 / np.sqrt(g.diagnostics.ess_min) + 1 / np.sqrt(m.diagnostics.ess_min))
@@ -237,7 +235,7 @@ def test_continuous_gibbs_and_mis_agree_with_inequalities(rng):
 def test_gaussian_equalities_exact_is_projection(rng):
     x = np.array([10.0, 20.0, 30.0, 40.0])
     inv = Invariants(np.array([[1.0, 1, 0, 0], [0, 0, 1, 1]]))
-    res = conditional_release(x, "gaussian", inv, mu=0.5, n_draws=20000, n_chains=1, rng=rng)
+    res = conditional_release(x, "gaussian", inv, mu=0.5, draws=20000, chains=1, rng=rng)
     assert res.method == "exact"
     d = res.draws[0]
     P = np.eye(4) - inv.matrix.T @ np.linalg.pinv(inv.matrix.T)
@@ -257,7 +255,7 @@ def test_sex_by_age_release_respects_invariants(rng):
         invariants=inv,
         inequalities="nonnegative",
         epsilon=0.5,
-        n_draws=300,
+        draws=300,
         rng=rng,
     )
     assert res.method == "exact"  # sampler="auto": 0/1 invariants, non-negative counts
@@ -282,8 +280,8 @@ def test_sex_by_age_exact_and_gibbs_agree(rng):
         epsilon=0.5,
         rng=rng,
     )
-    ex = quiet(sampler="exact", n_draws=10000, n_chains=2, **common)
-    gb = quiet(sampler="gibbs", n_draws=150, n_chains=64, n_tune=50, **common)
+    ex = quiet(sampler="exact", draws=10000, chains=2, **common)
+    gb = quiet(sampler="gibbs", draws=150, chains=64, tune=50, **common)
     de, dg = ex.draws.reshape(-1, 46), gb.draws.reshape(-1, 46)
     assert gb.diagnostics.rhat_max < 1.05
     se = np.sqrt(de.var(0) / len(de) + dg.var(0) / gb.diagnostics.ess)
@@ -304,8 +302,8 @@ def test_mis_paper_tuning_acceptance_is_low_and_warns(rng):
             sampler="mis",
             proposal_index=index,
             proposal_epsilon=0.6,
-            n_draws=3000,
-            n_tune=0,
+            draws=3000,
+            tune=0,
             rng=rng,
         )
     # Appendix C: about 1.7 % acceptance at epsilon-tilde = 0.6
@@ -322,9 +320,7 @@ def test_bad_input_names_the_argument():
     with pytest.raises(ValueError, match="`x` must have the shape"):
         conditional_release([3, 4, 5], "double_geometric", TOTAL2, epsilon=1.0)
     with pytest.raises(ValueError, match="`inequalities` are infeasible"):
-        conditional_release(
-            [3, 4], "laplace", TOTAL2, ([[1.0, 1.0]], [20.0]), epsilon=1.0, n_draws=2
-        )
+        conditional_release([3, 4], "laplace", TOTAL2, ([[1.0, 1.0]], [20.0]), epsilon=1.0, draws=2)
     with pytest.raises(ValueError, match="`x` violates `inequalities`"):
         conditional_release([-3.0, 4.0], "laplace", TOTAL2, "nonnegative", epsilon=1.0)
     with pytest.raises(ValueError, match="`inequalities.lower` must have shape"):
@@ -373,7 +369,7 @@ def test_table_2_expectations_and_variances(rng):
     m = np.array([s1, s2]) + rng.laplace(scale=2 / eps, size=(n, 2))
     l2 = l2_postprocess(m, inv)
     cong = conditional_release(
-        [s1, s2], "laplace", TOTAL2, epsilon=eps, sensitivity=2.0, n_draws=n, n_chains=1, rng=rng
+        [s1, s2], "laplace", TOTAL2, epsilon=eps, sensitivity=2.0, draws=n, chains=1, rng=rng
     ).draws[0]
     tol = 4 * np.sqrt(8 / eps**2 / n)
     # expectations: all three unbiased (Table 2 prints (s-bar, s-bar) for f_L2; the
@@ -459,7 +455,7 @@ def test_secure_is_refused_with_the_secure_alternatives():
     ],
 )
 def test_conditional_releases_are_marked_as_simulations(mechanism, kw):
-    res = quiet(x=[30, 70], mechanism=mechanism, invariants=TOTAL2, n_draws=5, rng=2, **kw)
+    res = quiet(x=[30, 70], mechanism=mechanism, invariants=TOTAL2, draws=5, rng=2, **kw)
     rel = res.release
     assert rel.simulation and rel.metadata["randomness"] == "simulation"
     assert rel.metadata["method"] == res.method
@@ -474,3 +470,78 @@ def test_convergence_warning_is_the_package_class():
     assert congenial.ConvergenceWarning is invariantdp.exceptions.ConvergenceWarning
     assert ConvergenceWarning is invariantdp.exceptions.ConvergenceWarning
     assert issubclass(ConvergenceWarning, UserWarning)
+
+
+# --- one package, PyMC's names for MCMC settings, exact integer moves (issue 11) ----------
+
+GIBBS3 = dict(
+    x=[3, 4, 5],
+    mechanism="double_geometric",
+    invariants=Invariants(np.ones((1, 3))),
+    inequalities="nonnegative",
+    epsilon=0.5,
+    sampler="gibbs",
+    warn=False,
+)
+
+
+def test_old_mcmc_names_warn_at_the_caller_and_give_the_same_draws():
+    new = conditional_release(**GIBBS3, draws=20, chains=3, tune=5, rng=1)
+    with pytest.warns(DeprecationWarning) as rec:
+        old = conditional_release(**GIBBS3, n_draws=20, n_chains=3, n_tune=5, rng=1)
+    assert sorted(str(w.message) for w in rec) == [
+        f"the argument `{old}` of conditional_release() is deprecated and will be removed in "
+        f"the next release; use `{new}`."
+        for old, new in (("n_chains", "chains"), ("n_draws", "draws"), ("n_tune", "tune"))
+    ]
+    assert {w.filename for w in rec} == {__file__}
+    assert new.draws.shape == (3, 20, 3)
+    np.testing.assert_array_equal(old.draws, new.draws)
+    with pytest.raises(TypeError, match=r"both `n_draws` \(deprecated\) and `draws`"):
+        conditional_release(**GIBBS3, draws=5, n_draws=5)
+
+
+def test_diagnostics_carry_the_new_names_and_keep_the_old_ones():
+    d = conditional_release(**GIBBS3, draws=30, chains=2, tune=7, thin=2, rng=0).diagnostics
+    assert (d.sampler, d.chains, d.draws, d.tune, d.thin) == ("gibbs", 2, 30, 7, 2)
+    for old, new in (("n_chains", 2), ("n_draws", 30), ("n_tune", 7)):
+        with pytest.warns(DeprecationWarning, match=f"`{old}` of SamplerDiagnostics"):
+            assert getattr(d, old) == new
+    assert "2 x 30" in d.summary()
+
+
+def test_convergence_warning_points_at_the_caller():
+    with pytest.warns(ConvergenceWarning, match="increase draws/tune") as rec:
+        conditional_release(**{**GIBBS3, "warn": True, "sampler": "mis"}, draws=10, chains=2)
+    assert [w.filename for w in rec if w.category is ConvergenceWarning] == [__file__]
+
+
+def test_integer_moves_are_exact_for_large_invariant_coefficients():
+    # the class-level circuits have denominators above 10**6: read back from floats with
+    # limit_denominator(10**6) they were moves off the kernel and the chain left the
+    # invariants (by thousands); they are now computed in exact rational arithmetic
+    C = np.array([[1.0, 1_000_003.0, 0.0], [0.0, 0.0, 1.0]])
+    x = np.array([5, 7, 3])
+    res = conditional_release(
+        x, "discrete_gaussian", Invariants(C), rho=1e-16, sampler="gibbs", draws=50, chains=2,
+        warn=False, rng=0,
+    )  # fmt: skip
+    d = res.draws.reshape(-1, 3)
+    np.testing.assert_array_equal(d @ C.T, np.tile(C @ x, (len(d), 1)))
+    assert np.ptp(d[:, 0]) > 0 and np.ptp(d[:, 1]) > 0  # the chain moved
+
+
+def test_public_import_paths_keep_working():
+    import invariantdp.mechanisms as M
+    from invariantdp.mechanisms import congenial
+
+    names = (
+        "ConditionalRelease", "ConvergenceWarning", "LinearInequalities", "SamplerDiagnostics",
+        "conditional_release", "l1_postprocess", "l1_privacy_level", "l2_postprocess",
+    )  # fmt: skip
+    assert sorted(congenial.__all__) == sorted(names)
+    for name in names:
+        assert getattr(M, name) is getattr(congenial, name)
+    assert (
+        congenial.conditional_release.__module__ == "invariantdp.mechanisms.congenial._conditional"
+    )

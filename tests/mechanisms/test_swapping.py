@@ -17,7 +17,7 @@ from invariantdp.mechanisms import (
     swapping_invariants,
     table_on_release_cells,
 )
-from invariantdp.mechanisms.swapping import _derange_segments, _select, _sources_global
+from invariantdp.mechanisms._permutation import derange_segments, select, sources_global
 from invariantdp.privacy import largest_stratum, swapping_epsilon
 
 
@@ -132,7 +132,7 @@ def test_derangements_are_uniform_chi_square(m):
     derangements = [p for p in itertools.permutations(range(m)) if _is_derangement(p)]
     assert len(derangements) == round(math.factorial(m) / math.e)
     reps = 400 * len(derangements)
-    sigma = _derange_segments(np.full(reps, m), gen).reshape(reps, m)
+    sigma = derange_segments(np.full(reps, m), gen).reshape(reps, m)
     sigma -= (np.arange(reps) * m)[:, None]
     assert np.all((sigma >= 0) & (sigma < m))
     assert not np.any(sigma == np.arange(m))  # no fixed points, ever
@@ -145,7 +145,7 @@ def test_derangements_are_uniform_chi_square(m):
 def test_derangements_mixed_sizes_never_fix_a_point():
     gen = np.random.default_rng(5)
     sizes = gen.integers(2, 40, 5000)
-    sigma = _derange_segments(sizes, gen)
+    sigma = derange_segments(sizes, gen)
     pos = np.arange(sizes.sum())
     seg = np.repeat(np.arange(sizes.size), sizes)
     assert not np.any(sigma == pos)
@@ -158,7 +158,7 @@ def test_selection_law_excludes_exactly_one():
     p = 0.3
     n_strata = 60_000
     j = np.repeat(np.arange(n_strata), 3)
-    sel = _select(j, n_strata, p, np.random.default_rng(8))
+    sel = select(j, n_strata, p, np.random.default_rng(8))
     m = np.bincount(j[sel], minlength=n_strata)
     counts = np.bincount(m, minlength=4)
     assert counts[1] == 0
@@ -170,7 +170,7 @@ def test_selection_law_excludes_exactly_one():
 def test_singleton_strata_are_never_selected():
     j = np.array([0, 1, 1, 2, 3, 3, 3])
     for seed in range(50):
-        src = _sources_global(j, 4, 0.9, np.random.default_rng(seed))
+        src = sources_global(j, 4, 0.9, np.random.default_rng(seed))
         assert src[0] == 0 and src[3] == 0 + 3
         assert np.array_equal(j[src], j)
         moved = np.bincount(j[src != np.arange(j.size)], minlength=4)
@@ -380,3 +380,87 @@ def test_dask_swap_is_marked_as_a_simulation(rng):
     ddf = dd.from_pandas(_households(rng, n=300), npartitions=3)
     _, rel = permutation_swap(ddf, swap="county", match="size", swap_rate=0.2, rng=4)
     assert rel.simulation
+
+
+# --- the error of swapping (Figure 5.1): computed with the mechanism (issue 11) ---------
+
+
+def _mape_of_one_run(df, out, swap, rest):
+    """Footnote 22 recomputed from a swapped data set, with pandas only."""
+    truth = df.groupby([swap, *rest]).size()
+    swapped = out.groupby([swap, *rest]).size().reindex(truth.index, fill_value=0)
+    return float((np.abs(swapped - truth) / truth).mean())
+
+
+@pytest.mark.parametrize("match", [[], ["size"]])
+def test_swapping_mape_is_the_error_of_permutation_swap_with_the_same_stream(rng, match):
+    from invariantdp.mechanisms.swapping import swapping_mape
+
+    df = _households(rng, 800)[["county", "size", "tenure"]]
+    res = swapping_mape(df, swap="county", match=match, swap_rates=[0.1, 0.6], n_runs=3, rng=7)
+    assert list(res.columns) == ["swap_rate", "run", "mape"]
+    assert res[["swap_rate", "run"]].values.tolist() == [
+        [p, r] for p in (0.1, 0.6) for r in range(3)
+    ]
+    # each (rate, run) is permutation_swap (global policy) on its own spawned child of rng
+    children = np.random.default_rng(7).spawn(6)
+    rest = [c for c in df.columns if c not in ["county", *match]]
+    for (p, _run, mape), child in zip(res.itertuples(index=False), children, strict=True):
+        out, _ = permutation_swap(df, swap="county", match=match, swap_rate=p, rng=child)
+        assert mape == pytest.approx(_mape_of_one_run(df, out, "county", rest), rel=1e-12)
+
+
+def test_swapping_mape_is_zero_when_strata_hold_identical_records():
+    from invariantdp.mechanisms.swapping import swapping_mape
+
+    # county is a function of the stratum: every derangement leaves the table unchanged
+    df = pd.DataFrame({"size": [1, 1, 1, 2, 2, 2] * 20, "owned": [0, 1, 0, 1, 1, 0] * 20})
+    df["county"] = df["size"].map({1: "a", 2: "b"})
+    res = swapping_mape(df, swap="county", match="size", swap_rates=[0.5, 0.9], n_runs=4, rng=0)
+    assert (res["mape"] == 0).all()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"swap_rates": []}, ValueError, "`swap_rates` must hold at least one rate"),
+        ({"swap_rates": [0.5, 1.0]}, ValueError, r"`swap_rates` \(1.0\) must be in \(0, 1\)"),
+        ({"n_runs": 0}, ValueError, "`n_runs`"),
+        ({"swap": "nope"}, ValueError, r"`swap` names unknown column\(s\) \['nope'\]"),
+    ],
+)
+def test_swapping_mape_bad_input(rng, kwargs, error, match):
+    from invariantdp.mechanisms.swapping import swapping_mape
+
+    kw = {"swap": "county", "swap_rates": [0.5], "n_runs": 2, **kwargs}
+    with pytest.raises(error, match=match):
+        swapping_mape(_households(rng, 50), **kw)
+
+
+def test_plotting_swapping_mape_is_a_deprecated_alias(rng):
+    import invariantdp.plotting as plotting
+    from invariantdp.mechanisms.swapping import swapping_mape
+
+    df = _households(rng, 300)
+    kw = {"swap": "county", "match": "size", "swap_rates": [0.2, 0.7], "n_runs": 2, "rng": 3}
+    with pytest.warns(DeprecationWarning, match=r"invariantdp.plotting.swapping_mape is dep") as w:
+        old = plotting.swapping_mape(df, **kw)
+    assert "use invariantdp.mechanisms.swapping.swapping_mape" in str(w[0].message)
+    assert w[0].filename == __file__
+    pd.testing.assert_frame_equal(old, swapping_mape(df, **kw))
+    assert "swapping_mape" not in plotting.__all__
+
+
+def test_plot_swapping_mape_draws_the_results():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from invariantdp.plotting import plot_swapping_mape
+
+    res = pd.DataFrame({"swap_rate": [0.5, 0.1, 0.5, 0.1], "mape": [0.1, 0.02, 0.12, 0.03]})
+    ax = plot_swapping_mape(res)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["10%", "50%"]
+    plt.close(ax.figure)
+    with pytest.raises(ValueError, match=r"`results` lacks the column\(s\) \['mape'\]"):
+        plot_swapping_mape(res[["swap_rate"]])

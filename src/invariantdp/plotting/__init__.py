@@ -6,7 +6,10 @@ ArviZ's plotting functions; nothing is shown or saved implicitly.
 
 from .congenial import plot_release_distances
 from .power import plot_power_curves, plot_pvalue_histogram, plot_pvalue_vs_epsilon
-from .swapping import plot_swapping_epsilon, plot_swapping_mape, swapping_mape
+from .swapping import plot_swapping_epsilon, plot_swapping_mape
+
+# deprecated alias of invariantdp.mechanisms.swapping.swapping_mape, for one release
+from .swapping import swapping_mape as swapping_mape
 
 __all__: list[str] = [
     "plot_power_curves",
@@ -15,5 +18,4 @@ __all__: list[str] = [
     "plot_release_distances",
     "plot_swapping_epsilon",
     "plot_swapping_mape",
-    "swapping_mape",
 ]

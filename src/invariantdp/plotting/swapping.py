@@ -3,9 +3,14 @@ r"""Figures of data swapping (Bailie, Gong & Meng, Figures 2.1 and 5.1).
 * :func:`plot_swapping_epsilon` -- :math:`\epsilon` of the Permutation
   Algorithm against the swap rate for several largest-stratum sizes ``b``
   (Figure 2.1), with the smallest attainable :math:`\epsilon_b` marked.
-* :func:`swapping_mape` and :func:`plot_swapping_mape` -- the mean absolute
-  percentage error that swapping induces in the swapping x holding table,
-  over repeated runs at several swap rates (Figure 5.1).
+* :func:`plot_swapping_mape` -- the mean absolute percentage error that
+  swapping induces in the swapping x holding table, over repeated runs at
+  several swap rates (Figure 5.1), as computed by
+  :func:`invariantdp.mechanisms.swapping.swapping_mape`.
+
+Plotting only draws: the simulations live with the mechanism.
+``invariantdp.plotting.swapping_mape`` is a deprecated alias of the
+mechanisms' function, kept for one release.
 """
 
 from __future__ import annotations
@@ -13,13 +18,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._rng import as_generator
-from .._validation import InvariantDPError, check_in_open_unit, check_positive_int
-from ..mechanisms.swapping import _roles, _sources_global
-from ..privacy.swapping import _group_codes, min_swapping_epsilon, swapping_epsilon
+from .._deprecation import moved_function
+from ..exceptions import InvariantDPError
+from ..mechanisms import swapping as _swapping
+from ..privacy.swapping import min_swapping_epsilon, swapping_epsilon
 from ._common import get_ax
 
-__all__ = ["plot_swapping_epsilon", "plot_swapping_mape", "swapping_mape"]
+__all__ = ["plot_swapping_epsilon", "plot_swapping_mape"]
+
+swapping_mape = moved_function(_swapping.swapping_mape, "invariantdp.plotting.swapping_mape")
 
 _DEFAULT_B = (2, 10, 100, 10**3, 10**4, 10**5, 10**6)
 
@@ -89,83 +96,14 @@ def plot_swapping_epsilon(b=_DEFAULT_B, *, swap_rates=None, ax=None):
     return ax
 
 
-def swapping_mape(data: pd.DataFrame, *, swap, match=(), swap_rates, n_runs=20, rng=None):
-    r"""Mean absolute percentage error of swapping, over runs and swap rates (Figure 5.1).
-
-    For each swap rate, the Permutation Algorithm (Algorithm 5.1) is run
-    ``n_runs`` times; each run's error is (footnote 22)
-
-    .. math:: \mathrm{MAPE} = \frac{1}{|\{kl: n^X_{kl} > 0\}|}\sum_{k,l:\ n^X_{kl}>0}
-              \frac{|n^X_{kl} - n^Z_{kl}|}{n^X_{kl}}
-
-    on the table of the swapping variables ``k`` by the non-matching holding
-    variables ``l`` (e.g. county by ownership); cells empty in the
-    confidential table are left out (the ratio is undefined there).
-
-    Parameters
-    ----------
-    data : pandas.DataFrame
-        Confidential microdata.
-    swap, match : str or sequence of str
-        As in :func:`invariantdp.mechanisms.permutation_swap`.
-    swap_rates : sequence of float
-        Swap rates in (0, 1).
-    n_runs : int, optional
-        Runs per swap rate (20 in the paper).
-    rng : None, int, SeedSequence or numpy.random.Generator
-        Each (rate, run) draws from its own child of ``rng`` (``spawn``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``swap_rate``, ``run``, ``mape``.
-
-    References
-    ----------
-    Bailie, Gong & Meng, Section 5.3, Figure 5.1 and footnote 22.
-
-    Examples
-    --------
-    >>> import numpy as np, pandas as pd
-    >>> from invariantdp.plotting import swapping_mape
-    >>> g = np.random.default_rng(0)
-    >>> df = pd.DataFrame({"county": g.integers(0, 5, 2000), "owned": g.integers(0, 2, 2000)})
-    >>> res = swapping_mape(df, swap="county", swap_rates=[0.01, 0.5], n_runs=3, rng=1)
-    >>> res.groupby("swap_rate")["mape"].mean().is_monotonic_increasing
-    True
-    """
-    kind, swap, match, hold, rest = _roles(data, swap, match)
-    if kind != "pandas":
-        raise TypeError("`data` must be a pandas DataFrame.")
-    rates = [check_in_open_unit("swap_rates", r) for r in np.atleast_1d(swap_rates)]
-    n_runs = check_positive_int("n_runs", n_runs)
-    if not rates:
-        raise InvariantDPError("`swap_rates` must hold at least one rate.")
-    gen = as_generator(rng)
-    j, n_match = _group_codes(data, match)
-    k, n_swap = _group_codes(data, swap)
-    l, n_rest = _group_codes(data, rest)
-    size = n_swap * n_rest
-    truth = np.bincount(k * n_rest + l, minlength=size)
-    keep = truth > 0
-    children = gen.spawn(len(rates) * n_runs)
-    rows = []
-    for i, p in enumerate(rates):
-        for r in range(n_runs):
-            src = _sources_global(j, n_match, p, children[i * n_runs + r])
-            swapped = np.bincount(k[src] * n_rest + l, minlength=size)
-            err = np.abs(swapped[keep] - truth[keep]) / truth[keep]
-            rows.append((p, r, float(err.mean())))
-    return pd.DataFrame(rows, columns=["swap_rate", "run", "mape"])
-
-
 def plot_swapping_mape(results: pd.DataFrame, *, ax=None):
-    """Box plots of :func:`swapping_mape` results by swap rate (Figure 5.1).
+    """Box plots of MAPE by swap rate (Figure 5.1).
 
     Parameters
     ----------
     results : pandas.DataFrame
-        Output of :func:`swapping_mape` (columns ``swap_rate`` and ``mape``).
+        Output of :func:`invariantdp.mechanisms.swapping.swapping_mape`
+        (columns ``swap_rate`` and ``mape``).
     ax : matplotlib.axes.Axes, optional
 
     Returns

@@ -49,6 +49,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from .._frames import as_columns, check_columns, check_frame, group_codes
 from .._validation import InvariantDPError, check_epsilon, check_in_open_unit
 
 __all__ = [
@@ -285,76 +286,6 @@ def min_swapping_epsilon(b) -> MinimumSwappingEpsilon:
 # ---------------------------------------------------------------------------
 
 
-def _as_columns(name: str, value) -> list:
-    if value is None:
-        return []
-    if isinstance(value, str) or not isinstance(value, list | tuple | pd.Index | np.ndarray):
-        return [value]
-    return list(value)
-
-
-def _check_frame(data):
-    """Return ``"pandas"`` or ``"dask"``; raise for anything else or an empty frame."""
-    if isinstance(data, pd.DataFrame):
-        kind = "pandas"
-    else:
-        try:
-            import dask.dataframe as dd
-        except ImportError:  # pragma: no cover - depends on the install
-            dd = None
-        if dd is not None and isinstance(data, dd.DataFrame):
-            kind = "dask"
-        else:
-            raise TypeError(
-                f"`data` must be a pandas or Dask DataFrame, got {type(data).__name__}."
-            )
-    if len(data.columns) == 0:
-        raise InvariantDPError("`data` must have at least one column, got none.")
-    if not data.columns.is_unique:
-        dup = data.columns[data.columns.duplicated()][0]
-        raise InvariantDPError(f"`data` has the column {dup!r} more than once.")
-    if kind == "pandas" and len(data) == 0:
-        raise InvariantDPError("`data` must hold at least one record, got an empty DataFrame.")
-    return kind
-
-
-def _check_columns(name: str, cols: list, data) -> list:
-    if len(set(map(repr, cols))) != len(cols):
-        raise InvariantDPError(f"`{name}` ({cols!r}) names a column more than once.")
-    unknown = [c for c in cols if c not in data.columns]
-    if unknown:
-        raise InvariantDPError(
-            f"`{name}` names unknown column(s) {unknown!r}; the columns of `data` are "
-            f"{list(data.columns)!r}."
-        )
-    return cols
-
-
-def _factorize(values) -> tuple[np.ndarray, int]:
-    try:
-        codes, uniques = pd.factorize(values, sort=True, use_na_sentinel=False)
-    except TypeError:  # unorderable mixed values: order of first appearance
-        codes, uniques = pd.factorize(values, sort=False, use_na_sentinel=False)
-    return codes.astype(np.int64, copy=False), len(uniques)
-
-
-def _group_codes(df: pd.DataFrame, cols: list) -> tuple[np.ndarray, int]:
-    """Codes ``0..G-1`` of the cross-classification of ``cols`` (lexicographic order)."""
-    n = len(df)
-    if not cols:
-        return np.zeros(n, dtype=np.int64), int(n > 0)
-    codes, size = _factorize(df[cols[0]])
-    for c in cols[1:]:
-        cc, nc = _factorize(df[c])
-        if size * nc >= 2**62:
-            codes, size = _factorize(codes)
-        codes = codes * nc + cc
-        size = size * nc
-    if len(cols) > 1:
-        codes, size = _factorize(codes)
-    return codes, size
-
-
 def _largest_from_codes(j: np.ndarray, row: np.ndarray, weights=None) -> int:
     """``b`` from stratum codes ``j`` and record codes ``row`` (optionally weighted)."""
     if j.size == 0:
@@ -401,8 +332,8 @@ def largest_stratum(data, match=()) -> int:
     >>> largest_stratum(df, "size")   # the two 2-person records are identical
     3
     """
-    kind = _check_frame(data)
-    match = _check_columns("match", _as_columns("match", match), data)
+    kind = check_frame(data)
+    match = check_columns("match", as_columns(match), data)
     cols = list(data.columns)
     if kind == "dask":
         counts = data.groupby(cols, dropna=False).size().compute()
@@ -410,9 +341,9 @@ def largest_stratum(data, match=()) -> int:
             raise InvariantDPError("`data` must hold at least one record, got none.")
         distinct = counts.index.to_frame(index=False)
         distinct.columns = cols
-        j, _ = _group_codes(distinct, match)
+        j, _ = group_codes(distinct, match)
         row = np.arange(len(distinct), dtype=np.int64)
         return _largest_from_codes(j, row, weights=counts.to_numpy().astype(float))
-    j, _ = _group_codes(data, match)
-    row, _ = _group_codes(data, cols)
+    j, _ = group_codes(data, match)
+    row, _ = group_codes(data, cols)
     return _largest_from_codes(j, row)

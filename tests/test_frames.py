@@ -1,0 +1,64 @@
+"""Microdata frame checks and codes (invariantdp._frames), shared by swapping and its accounting."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from invariantdp._frames import as_columns, check_columns, check_frame, group_codes
+
+
+@st.composite
+def frames(draw):
+    n = draw(st.integers(1, 40))
+    n_cols = draw(st.integers(1, 4))
+    data = {}
+    for i in range(n_cols):
+        kind = draw(st.sampled_from(["int", "str", "float_nan"]))
+        values = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+        if kind == "str":
+            data[f"c{i}"] = [f"v{v}" for v in values]
+        elif kind == "float_nan":
+            data[f"c{i}"] = [np.nan if v == 0 else float(v) for v in values]
+        else:
+            data[f"c{i}"] = values
+    return pd.DataFrame(data)
+
+
+@given(df=frames(), k=st.integers(0, 4))
+def test_group_codes_are_the_sorted_groups_with_missing_values_as_a_group(df, k):
+    cols = list(df.columns[:k])
+    codes, size = group_codes(df, cols)
+    assert codes.dtype == np.int64 and codes.shape == (len(df),)
+    if not cols:
+        assert size == 1 and not codes.any()
+        return
+    expected = df.groupby(cols, sort=True, dropna=False).ngroup().to_numpy()
+    np.testing.assert_array_equal(codes, expected)
+    assert size == len(np.unique(expected))
+
+
+def test_check_frame_and_columns_name_the_problem():
+    df = pd.DataFrame({"a": [1, 2], "b": [3, 4]})
+    assert check_frame(df) == "pandas"
+    with pytest.raises(TypeError, match="`data` must be a pandas or Dask DataFrame, got dict"):
+        check_frame({"a": [1]})
+    with pytest.raises(ValueError, match="`data` must have at least one column"):
+        check_frame(pd.DataFrame(index=[0, 1]))
+    with pytest.raises(ValueError, match="`data` has the column 'a' more than once"):
+        check_frame(pd.DataFrame([[1, 2]], columns=["a", "a"]))
+    with pytest.raises(ValueError, match="`data` must hold at least one record"):
+        check_frame(df.iloc[:0])
+    assert check_columns("match", ["b"], df) == ["b"]
+    with pytest.raises(ValueError, match=r"`match` \(\['a', 'a'\]\) names a column more than once"):
+        check_columns("match", ["a", "a"], df)
+    with pytest.raises(ValueError, match=r"`swap` names unknown column\(s\) \['z'\]"):
+        check_columns("swap", ["z"], df)
+
+
+def test_as_columns():
+    assert as_columns(None) == []
+    assert as_columns("a") == ["a"]
+    assert as_columns(("a", "b")) == ["a", "b"]
+    assert as_columns(3) == [3]

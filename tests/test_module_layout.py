@@ -1,0 +1,86 @@
+"""Layout rules of the redesign (issue 11) for the congenial, fibre and swapping modules.
+
+No module over ~600 lines, and no private name imported across subpackages: a
+helper that two subpackages need lives in a shared module with a public name
+(``invariantdp._fibres``, ``invariantdp._frames``).
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "invariantdp"
+MODULES = sorted(
+    [
+        *SRC.glob("mechanisms/congenial/*.py"),
+        SRC / "_fibres.py",
+        SRC / "_frames.py",
+        SRC / "_deprecation.py",
+        SRC / "mechanisms" / "swapping.py",
+        SRC / "mechanisms" / "_permutation.py",
+        SRC / "mechanisms" / "_swap_table.py",
+        SRC / "privacy" / "swapping.py",
+        *SRC.glob("plotting/*.py"),
+    ]
+)
+
+
+def _subpackage(parts: list[str]) -> str | None:
+    """The subpackage of ``invariantdp`` a dotted module path belongs to (None: top level)."""
+    return parts[1] if len(parts) > 2 else None
+
+
+def _private_cross_imports(path: Path, text: str | None = None) -> list[str]:
+    """``module.name`` of every private name ``path`` imports from another subpackage."""
+    rel = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    package = rel[:-1]
+    module = package if rel[-1] == "__init__" else rel
+    found = []
+    for node in ast.walk(ast.parse(path.read_text() if text is None else text)):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            target = package[: len(package) - node.level + 1] + (
+                node.module.split(".") if node.module else []
+            )
+        else:
+            target = (node.module or "").split(".")
+        if target[0] != "invariantdp" or _subpackage(target) == _subpackage(module):
+            continue
+        found += [
+            f"{'.'.join(target)}.{a.name}"
+            for a in node.names
+            if a.name.startswith("_") and not a.name.startswith("__")
+        ]
+    return found
+
+
+def test_the_modules_exist():
+    assert len(MODULES) >= 15 and all(p.is_file() for p in MODULES)
+    assert not (SRC / "mechanisms" / "congenial.py").exists()  # replaced by the package
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(SRC)))
+def test_module_is_at_most_600_lines(path):
+    assert len(path.read_text().splitlines()) <= 600
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(SRC)))
+def test_no_private_name_is_imported_across_subpackages(path):
+    assert _private_cross_imports(path) == []
+
+
+def test_the_checker_sees_a_private_cross_import():
+    # the rule is enforced, not vacuous: the old plotting/swapping.py broke it
+    old = (
+        "from ..mechanisms.swapping import _roles, _sources_global\n"
+        "from ..privacy.swapping import _group_codes, swapping_epsilon\n"
+        "from ._common import get_ax\n"
+        "from .._frames import group_codes\n"
+    )
+    assert _private_cross_imports(SRC / "plotting" / "swapping.py", old) == [
+        "invariantdp.mechanisms.swapping._roles",
+        "invariantdp.mechanisms.swapping._sources_global",
+        "invariantdp.privacy.swapping._group_codes",
+    ]
