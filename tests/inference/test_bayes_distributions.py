@@ -185,7 +185,7 @@ def test_from_release(rng):
 def test_congenial_gaussian_is_projected():
     inv = totals([0, 0, 0])
     cr = conditional_release(
-        np.array([5.0, 6.0, 7.0]), "gaussian", inv, mu=1.0, rng=0, warn=False, n_draws=50
+        np.array([5.0, 6.0, 7.0]), "gaussian", inv, mu=1.0, rng=0, warn=False, draws=50
     )
     assert release_noise(cr.release)["kind"] == "projected_gaussian"
 

@@ -399,8 +399,8 @@ def _conditional(mechanism, epsilon):
             epsilon=epsilon,
             sensitivity=2.0,
             sampler="exact",
-            n_draws=n,
-            n_chains=1,
+            draws=n,
+            chains=1,
             warn=False,
             rng=rng,
         )
@@ -421,7 +421,7 @@ def test_conditional_release(mechanism):
     """
     x, x_prime = np.array([30, 70]), np.array([31, 69])
     rel = conditional_release(
-        x, mechanism, TOTAL2, epsilon=1.0, sensitivity=2.0, n_draws=2, rng=0
+        x, mechanism, TOTAL2, epsilon=1.0, sensitivity=2.0, draws=2, rng=0
     ).release
     assert rel.guarantee.params["epsilon"] == 2.0
     # double-geometric draws are integers: the full audit; Laplace draws are floats

@@ -34,6 +34,7 @@ from .swapping import (
     SwapResult,
     permutation_swap,
     swapping_invariants,
+    swapping_mape,
     table_on_release_cells,
 )
 
@@ -67,5 +68,6 @@ __all__ = [
     "SwappingInvariants",
     "permutation_swap",
     "swapping_invariants",
+    "swapping_mape",
     "table_on_release_cells",
 ]

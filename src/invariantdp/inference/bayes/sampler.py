@@ -62,16 +62,15 @@ mandated disclosure", Sections 2.3 and 3.
 from __future__ import annotations
 
 import inspect
-import itertools
-from fractions import Fraction
 
 import numpy as np
 import pytensor.tensor as pt
 from pymc.blocking import RaveledVars
 from pymc.step_methods.arraystep import ArrayStepShared
 from pymc.step_methods.compound import Competence
-from scipy import linalg, optimize, sparse
+from scipy import optimize, sparse
 
+from ..._fibres import MAX_CIRCUIT_COLUMNS, all_circuits, cell_classes
 from ..._rng import as_generator
 from ..._validation import InvariantDPError, check_positive_int
 from ...invariants import Invariants
@@ -84,58 +83,8 @@ __all__ = [
     "fibre_point",
 ]
 
-#: the class-level matrix is searched for circuits only up to this many columns
-_MAX_CIRCUIT_COLUMNS = 18
-
-
 def _dense(C) -> np.ndarray:
     return C.toarray() if sparse.issparse(C) else np.asarray(C, dtype=float)
-
-
-def _primitive_integer(v: np.ndarray) -> np.ndarray | None:
-    """The primitive integer vector on the ray of ``v`` (None if not rational)."""
-    nz = np.abs(v[np.abs(v) > 1e-12])
-    v = v / nz.min()
-    fr = [Fraction(float(x)).limit_denominator(1000) for x in v]
-    if max(abs(float(f) - x) for f, x in zip(fr, v, strict=True)) > 1e-8:
-        return None
-    den = 1
-    for f in fr:
-        den = den * f.denominator // np.gcd(den, f.denominator)
-    ints = np.array([int(f * den) for f in fr], dtype=np.int64)
-    g = np.gcd.reduce(np.abs(ints[ints != 0]))
-    return ints // g
-
-
-def _circuits(A: np.ndarray) -> np.ndarray:
-    """Circuits (minimal-support kernel vectors, primitive integer) of ``A``, one per ±pair."""
-    k, m = A.shape
-    r = np.linalg.matrix_rank(A) if k else 0
-    out = []
-    for size in range(2 if r < m else m + 1, min(r + 1, m) + 1):
-        for S in itertools.combinations(range(m), size):
-            sub = A[:, S]
-            ns = linalg.null_space(sub) if k else np.eye(size)
-            if ns.shape[1] != 1 or np.any(np.abs(ns[:, 0]) < 1e-10):
-                continue
-            v = _primitive_integer(ns[:, 0])
-            if v is None:
-                raise InvariantDPError(
-                    "the invariants have a non-rational kernel; the exact lattice sampler needs "
-                    "integer structure (use the continuous relaxation)."
-                )
-            full = np.zeros(m, dtype=np.int64)
-            full[list(S)] = v
-            out.append(full)
-    if r == m:
-        return np.zeros((0, m), dtype=np.int64)
-    # single-column circuits (zero columns) are the size-1 case
-    zero_cols = [j for j in range(m) if np.all(np.abs(A[:, j]) < 1e-12)] if k else list(range(m))
-    for j in zero_cols:
-        e = np.zeros(m, dtype=np.int64)
-        e[j] = 1
-        out.append(e)
-    return np.array(out, dtype=np.int64).reshape(-1, m)
 
 
 class LatticeMoves:
@@ -210,17 +159,17 @@ class LatticeMoves:
             D = _dense(C)
             if fixed_total:
                 D = np.vstack([D, np.ones((1, n))])
-            cols, codes = np.unique(np.round(D.T, 12), axis=0, return_inverse=True)
-            self.classes = codes.reshape(-1).astype(np.intp)
-            A = cols.T
+            cls = cell_classes(D)
+            self.classes = cls.codes
+            A = cls.matrix
         m = A.shape[1]
-        if m > _MAX_CIRCUIT_COLUMNS and np.linalg.matrix_rank(A) < m:
+        if m > MAX_CIRCUIT_COLUMNS and np.linalg.matrix_rank(A) < m:
             raise InvariantDPError(
                 f"the invariants have {m} distinct cell classes with a non-trivial kernel "
-                f"between them; the lattice sampler supports at most {_MAX_CIRCUIT_COLUMNS} "
+                f"between them; the lattice sampler supports at most {MAX_CIRCUIT_COLUMNS} "
                 "(or totals, nested totals, two-way margins). Use the continuous relaxation."
             )
-        self.circuits = _circuits(A) if m <= _MAX_CIRCUIT_COLUMNS else np.zeros((0, m), int)
+        self.circuits = all_circuits(A) if m <= MAX_CIRCUIT_COLUMNS else np.zeros((0, m), int)
         counts = np.bincount(self.classes, minlength=m)
         self._members = [np.flatnonzero(self.classes == j) for j in range(m)]
         self._counts = counts
