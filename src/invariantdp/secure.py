@@ -1,51 +1,107 @@
 r"""Noise for real releases: exact integer sampling from a cryptographic source.
 
 Simulations use a ``numpy.random.Generator``: fast, seedable, and fine for
-studying a mechanism.  A curator producing an *actual* release needs more:
+studying a mechanism.  A curator producing an *actual* release needs more,
+and every mechanism records which of the two it used
+(``Release.metadata["randomness"]`` is ``"secure"`` or ``"simulation"``,
+:attr:`Release.simulation`, printed by :meth:`Release.summary`).
 
-1. **A cryptographically secure source.**  NumPy's PCG64 is predictable from
-   its output; :class:`SecureGenerator` draws every random integer from the
-   operating system's CSPRNG through :mod:`secrets`, and cannot be seeded.
-2. **No floating-point artefacts.**  Mironov (2012) showed that the textbook
-   floating-point Laplace sampler (``-b * log(U)`` with a random sign) leaves
-   gaps in the set of attainable doubles that depend on the true value, so a
-   single release can reveal it exactly; the same holds for floating-point
-   Gaussian samplers.  The secure samplers here use only uniform integers
-   and exact rational arithmetic (:class:`fractions.Fraction`): the discrete
-   Laplace by CKS Algorithm 2 (Bernoulli(exp(-gamma)) by Algorithm 1), the
-   discrete Gaussian by CKS Algorithm 3 (Canonne, Kamath & Steinke 2020).
+Why a seeded or numpy release is never for publication
+-------------------------------------------------------
+1. **A seed is a key.**  The noise is a deterministic function of the seed, so
+   anyone who knows or guesses it subtracts the noise off.  Worse, two
+   releases drawn with the same seed share their noise exactly::
+
+       discrete_laplace([121, 80], epsilon=1, rng=42).value
+         - discrete_laplace([120, 80], epsilon=1, rng=42).value   # == [1, 0]
+
+   which is the difference between the two data sets, with no privacy at
+   all.  Re-running a pipeline with a fixed seed, or reusing the seed of a
+   published example, does exactly this.
+2. **PCG64 is not cryptographic.**  Its state can be recovered from its
+   output, so even an unseeded numpy release is predictable from other
+   draws of the same generator.
+3. **Floating-point samplers leak through their low-order bits.**  Mironov
+   (2012) showed that the textbook floating-point Laplace sampler
+   (``-b * log(U)`` with a random sign) leaves gaps in the set of attainable
+   doubles that depend on the true value: most outputs of
+   ``laplace(0.0, ...)`` (with ``|y| < 1/2`` and ``y * 2**53`` not an
+   integer) cannot occur at ``x = 1``, so one release tells the neighbours
+   apart.  The same holds for floating-point Gaussian and Tulap noise.
+
+A ``secure=True`` release avoids all three: :class:`SecureGenerator` draws
+every random integer from the operating system's CSPRNG through
+:mod:`secrets` and cannot be seeded, and the samplers use only
+uniform integers and exact integer arithmetic, so the released double is a
+deterministic function (post-processing) of an exact draw from the stated
+mechanism.  The discrete Laplace is CKS Algorithm 2 (Bernoulli(exp(-gamma))
+by Algorithm 1) and the discrete Gaussian CKS Algorithm 3 (Canonne, Kamath &
+Steinke 2020).
 
 ``secure=True`` on a mechanism switches it to these samplers (``rng`` must
-then be ``None``: a secure release cannot be reproduced from a seed):
+then be ``None``, or a :class:`SecureGenerator`: a secure release cannot be
+reproduced from a seed):
 
-========================================  ==========================================
-mechanism                                 production release
-========================================  ==========================================
-``discrete_laplace(secure=True)``         safe: exact ``Lap_Z(Delta/epsilon)``
-``discrete_gaussian(secure=True)``        safe: exact ``N_Z(0, sigma^2)``
-``tulap(secure=True)``,                   safe: integer part exact ``Lap_Z(1/epsilon)``,
-``odds_ratio_release(secure=True)``       plus an independent uniform on a 2^-53 grid
-``permutation_swap(secure=True)``         safe: exact Bernoulli(p) selection and
-                                          uniform derangements from ``secrets``
-``laplace``, ``gaussian``, ``lp_mechanism``,  **not safe** (floating-point noise, Mironov
-``knorm``, ``semi_dp_*``, ``projected_*``,    2012): for simulation and research; release
-``extended_*``, ``conditional_release``      integer data with the discrete mechanisms
-========================================  ==========================================
+============================================  ==============================================
+mechanism                                     production release (``secure=True``)
+============================================  ==============================================
+``discrete_laplace``                          exact ``Lap_Z(Delta/epsilon)``; epsilon-DP
+``discrete_gaussian``                         exact ``N_Z(0, sigma^2)``; rho-zCDP (CKS Thm 4)
+``laplace``                                   ``x`` rounded to a power-of-two grid
+                                              ``gamma``, plus ``gamma * Lap_Z(t)`` calibrated
+                                              to the rounded sensitivity; epsilon-DP
+``gaussian``                                  the same with ``gamma * N_Z(0, s^2)``;
+                                              rho-zCDP, calibrated so that the requested
+                                              (epsilon, delta) holds (CKS Cor. 13)
+``tulap``, ``odds_ratio_release``             ``x`` on the lattice ``sensitivity * k``:
+                                              ``(k + G) + U`` with ``G`` exact, ``U`` on a
+                                              ``2^-53`` grid, the truncation (``delta > 0``)
+                                              decided exactly; exactly (epsilon, delta)-DP
+``permutation_swap``                          exact Bernoulli(p) selection and uniform
+                                              derangements from ``secrets``
+``lp_mechanism``                              refused (``refuse_secure``): no exact sampler
+``knorm``, ``semi_dp_*``, ``projected_*``,    see each docstring: a mechanism without an
+``extended_*``, ``conditional_release``       exact sampler refuses ``secure=True``
+============================================  ==============================================
 
-The Tulap release ``x + G + U`` (``G`` exact discrete Laplace, ``U`` uniform
-on a grid symmetric about 0) is a post-processing of the exact geometric
-mechanism ``x + G`` for ``delta = 0``; for ``delta > 0`` the truncation to the
-central ``1 - q`` mass is decided on the double ``G + U`` (an error of at most
-one unit in the last place at the bounds).  The shape ``b = exp(-epsilon)`` is
-exact in the secure sampler, while the release's ``NoiseLaw`` records the
-nearest double.
+Tulap (:func:`~invariantdp.mechanisms.tulap`).  With ``x`` on the lattice
+``sensitivity * Z`` (``k = round(x / sensitivity)``, ``|k| < 2**51``, other
+data refused), the release is ``sensitivity * fl((k + G) + U)``: ``G`` is the exact discrete Laplace
+``Lap_Z(1/epsilon)`` and ``U`` the centre of the ``2^-53``-wide cell of
+``(-1/2, 1/2)`` that holds a continuous uniform ``U_c``.  The cells tile the
+integers, so ``(k + G, U)`` is a function of the exact Tulap draw
+``k + G + U_c``, and the double released is a function of that: nothing
+about ``x`` beyond the Tulap mechanism can leak.  For ``delta > 0`` the
+truncation to the central ``1 - q`` mass is decided on ``(G, U_c)`` alone,
+exactly: the boundary cell is found in interval arithmetic on
+``b = exp(-epsilon)`` (correctly rounded :mod:`decimal` exponentials) and
+``U_c`` is refined bit by bit until it is provably on one side of the
+boundary.  The truncated law is therefore exactly
+``Tulap(0, exp(-epsilon), q)`` with the real ``b`` and ``q`` of the
+doubles ``epsilon`` and ``delta``; the release's ``NoiseLaw`` records the
+nearest doubles.  The expected number of trials per draw is at most 6
+whatever ``(epsilon, delta)``: when ``q > 1/2`` (e.g. ``epsilon = 1e-9,
+delta = 0.1``, acceptance ``1 - q ~ 5e-9`` for plain rejection) the integer
+part is proposed uniformly on the truncated range and accepted with an exact
+Bernoulli(exp(-epsilon |k|)); every loop is also capped (an error, never a
+hang).
+
+Supported ranges.  Integer noise is added exactly only while it stays below
+``2**52``: noise scales (in grid or integer units) above ``2**46`` are
+refused, which keeps ``|noise| >= 2**52`` below probability ``1e-27``
+(numpy's geometric sampler saturates at ``2**63`` and used to return the data
+unchanged at ``epsilon = 1e-30``), and so are data with ``|x| >= 2**52`` (in
+grid units for ``laplace`` / ``gaussian``: pass a coarser ``grid``).  The
+floating-point samplers refuse noise scales above ``1e300`` (``inf``
+releases).
 
 References
 ----------
 .. [1] Mironov, I. (2012). "On significance of the least significant bits
    for differential privacy", ACM CCS.
 .. [2] Canonne, C. L., Kamath, G. and Steinke, T. (2020). "The discrete
-   Gaussian for differential privacy", NeurIPS 33, Algorithms 1-3.
+   Gaussian for differential privacy", NeurIPS 33, Algorithms 1-3,
+   Theorem 4, Corollary 13.
 """
 
 from __future__ import annotations
@@ -53,7 +109,7 @@ from __future__ import annotations
 import secrets
 
 from ._rng import as_generator
-from ._validation import InvariantDPError
+from .exceptions import InvariantDPError
 
 __all__ = ["SecureGenerator", "random_source"]
 
@@ -61,10 +117,12 @@ __all__ = ["SecureGenerator", "random_source"]
 class SecureGenerator:
     """Uniform integers from the operating system's CSPRNG (:mod:`secrets`).
 
-    Implements the two calls the exact samplers make, ``integers(low, high)``
-    (one integer in ``[low, high)``, arbitrary precision) and ``random()``
-    (a double in ``[0, 1)`` with 53 random bits).  It has no state and no
-    seed.
+    Implements the calls the exact samplers make: ``randbelow(n)`` and
+    ``integers(low, high)`` (uniform integers of arbitrary precision),
+    ``randbits(k)`` and ``random()`` (a double in ``[0, 1)`` with 53 random
+    bits).  Every call reads fresh bytes from :func:`os.urandom` through
+    :mod:`secrets`: there is no state to seed, copy, share between threads or
+    inherit across a fork.
 
     Examples
     --------
@@ -76,6 +134,16 @@ class SecureGenerator:
     True
     """
 
+    __slots__ = ()
+
+    def randbits(self, k: int) -> int:
+        """``k`` random bits as a non-negative integer."""
+        return secrets.randbits(k)
+
+    def randbelow(self, n: int) -> int:
+        """One uniform integer in ``[0, n)``, for any Python int ``n > 0``."""
+        return secrets.randbelow(n)
+
     def integers(self, low, high=None):
         """One uniform integer in ``[low, high)`` (or ``[0, low)``)."""
         if high is None:
@@ -84,10 +152,6 @@ class SecureGenerator:
         if high <= low:
             raise InvariantDPError(f"`high` ({high}) must be > `low` ({low}).")
         return low + secrets.randbelow(high - low)
-
-    def randbits(self, k: int) -> int:
-        """``k`` random bits as a non-negative integer."""
-        return secrets.randbits(k)
 
     def random(self) -> float:
         """A uniform double in ``[0, 1)``: 53 random bits over ``2**53``."""
@@ -100,8 +164,12 @@ class SecureGenerator:
 def random_source(rng, secure):
     """The source of randomness of a mechanism: ``SecureGenerator`` or a numpy Generator.
 
-    ``secure=True`` with an ``rng`` is refused rather than resolved silently:
-    a seeded generator is not secure, and a secure draw cannot be seeded.
+    ``secure=True`` takes ``rng=None`` (a fresh :class:`SecureGenerator`) or a
+    :class:`SecureGenerator`; a seed or a numpy generator is refused rather
+    than resolved silently (a seeded generator is not secure, and a secure
+    draw cannot be seeded).  ``secure=False`` takes what
+    ``numpy.random.default_rng`` takes and refuses a :class:`SecureGenerator`:
+    a release from it would be recorded as a simulation.
 
     Examples
     --------
@@ -111,15 +179,21 @@ def random_source(rng, secure):
     >>> random_source(1, True)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    invariantdp._validation.InvariantDPError: `rng` must be None when `secure=True` ...
+    invariantdp.exceptions.InvariantDPError: `rng` must be None when `secure=True` ...
     """
     if not isinstance(secure, bool):
         raise TypeError(
             f"`secure` must be True or False, got {type(secure).__name__} ({secure!r})."
         )
-    if not secure:
-        if isinstance(rng, SecureGenerator):
+    if isinstance(rng, SecureGenerator):
+        if secure:
             return rng
+        raise InvariantDPError(
+            "`rng` is a SecureGenerator but `secure=False`: pass `secure=True` for a "
+            "release from the operating system's CSPRNG (recorded as secure), or a seed or "
+            "numpy Generator for a simulation."
+        )
+    if not secure:
         return as_generator(rng)
     if rng is not None:
         raise InvariantDPError(

@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy import stats
 
 from invariantdp import InvariantDPError, Release
@@ -141,3 +143,146 @@ def test_lp_and_knorm_take_the_issue_signature():
     assert knorm([3.0, 3.0], V, 1.0, rng=1) == knorm([3.0, 3.0], V, epsilon=1.0, rng=1)
     with pytest.raises(TypeError, match="`epsilon` is required"):
         lp_mechanism([1.0], 1)
+
+
+# ---------------------------------------------------------------------------
+# secure paths, randomness records, calibration of the grid samplers
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", CALLS)
+def test_numpy_releases_record_simulation(name):
+    rel = CALLS[name](X, 3)
+    assert rel.simulation and rel.metadata["randomness"] == "simulation"
+
+
+def test_float_paths_keep_their_numpy_stream():
+    """secure=False draws exactly what numpy draws (same stream, same values as before)."""
+    x = np.array([1.0, -2.0, 3.5])
+    r = laplace(x, epsilon=0.5, sensitivity=2.0, rng=8)
+    np.testing.assert_array_equal(r.value, x + np.random.default_rng(8).laplace(0.0, 4.0, 3))
+    g = gaussian(x, mu=0.5, sensitivity=2.0, rng=9)
+    np.testing.assert_array_equal(g.value, x + 4.0 * np.random.default_rng(9).standard_normal(3))
+    assert "Simulation only" in laplace.__doc__ and "Simulation only" in gaussian.__doc__
+    assert "Simulation only" in lp_mechanism.__doc__
+
+
+def test_secure_laplace_record():
+    r = laplace(np.zeros(3), epsilon=1.0, sensitivity=2.0, grid=0.5, secure=True)
+    # grid-unit sensitivity floor(2 / 0.5) + 3 coordinates; scale 7 grid steps of 0.5
+    assert r.metadata["grid_sensitivity"] == 7
+    assert r.noise.family == "grid_laplace"
+    assert r.noise.params == {"grid": 0.5, "scale": 3.5}
+    assert r.guarantee.definition == "epsilon-DP" and r.guarantee.params == {"epsilon": 1.0}
+    assert np.all(r.value / 0.5 == np.round(r.value / 0.5))
+    law = r.noise.distribution()
+    assert law.pmf(0.25) == 0.0 and law.pmf(0.5) > 0
+    assert law.var() == pytest.approx(0.25 * law.base.var())
+    back = Release.from_json(r.to_json())
+    assert back == r and not back.simulation
+
+
+def test_secure_grid_uses_the_support_of_a_sensitivity_space():
+    S = np.array([[1.0, -1.0, 0.0, 0.0], [0.0, 0.0, 1.0, -1.0]])
+    r = laplace(np.zeros(4), epsilon=1.0, sensitivity=S, grid=0.25, secure=True)
+    assert r.metadata["grid_sensitivity"] == 8 + 2  # two coordinates change, not four
+
+
+def test_default_grid_is_a_power_of_two_fraction_of_the_scale():
+    r = laplace(np.zeros(2), epsilon=0.5, sensitivity=1.0, secure=True)
+    gamma = r.metadata["grid"]
+    assert gamma == 2.0**-21  # min(scale 2, Delta/d = 1/2) * 2**-20
+    # the rounding adds d = 2 grid steps to 2**21: noise scale within 1e-6 of Delta/epsilon
+    assert r.noise.params["scale"] == pytest.approx(2.0, rel=1e-6)
+    assert r.noise.params["scale"] >= 2.0
+
+
+def test_secure_gaussian_record_and_calibration():
+    from invariantdp.mechanisms.additive import _cdp_log_delta
+
+    r = gaussian(np.zeros(2), epsilon=1.0, delta=1e-5, secure=True)
+    g = r.guarantee
+    assert g.definition == "zCDP" and g.params["epsilon"] == 1.0 and g.params["delta"] == 1e-5
+    rho = g.params["rho"]
+    assert _cdp_log_delta(rho, 1.0) <= np.log(1e-5)  # the certificate of CKS Cor. 13
+    L = np.log(1e5)
+    assert rho > (np.sqrt(L + 1.0) - np.sqrt(L)) ** 2  # better than eps = rho + 2 sqrt(rho L)
+    assert r.noise.family == "grid_gaussian"
+    # sigma = sqrt(D / (2 rho)) grid steps, D >= (Delta_2 / gamma)^2
+    assert r.noise.params["sigma"] >= 1.0 / np.sqrt(2.0 * rho)
+    assert r.noise.params["sigma"] == pytest.approx(1.0 / np.sqrt(2.0 * rho), rel=1e-5)
+    m = gaussian(np.zeros(2), mu=0.5, sensitivity=2.0, grid=0.25, secure=True)
+    assert m.guarantee.params == {"rho": 0.125}
+    # (2 / 0.25 + sqrt 2)^2 = 88.6..., floored: sigma^2 = 88 / mu^2 grid steps^2
+    assert m.metadata["grid_sensitivity_squared"] == 88
+    assert m.noise.params["sigma"] == pytest.approx(0.25 * np.sqrt(88 / 0.25))
+
+
+@given(
+    eps=st.floats(1e-3, 20.0),
+    log_delta=st.floats(-30.0, -1.0),
+)
+def test_zcdp_calibration_meets_the_target(eps, log_delta):
+    from invariantdp.mechanisms.additive import _cdp_log_delta, _zcdp_for
+
+    delta = 10.0**log_delta
+    rho = _zcdp_for(eps, delta)
+    assert _cdp_log_delta(rho, eps) <= np.log(delta) - 1e-9
+    assert _cdp_log_delta(rho * 1.001, eps) > np.log(delta)  # and it is tight
+
+
+@given(
+    data=st.data(),
+    d=st.integers(1, 5),
+    log_grid=st.integers(-6, 2),
+    delta=st.floats(0.1, 8.0),
+)
+def test_rounding_sensitivity_bounds_hold(data, d, log_grid, delta):
+    """||round(x/g) - round(x'/g)|| never exceeds the calibrated grid sensitivity."""
+    from fractions import Fraction
+
+    from invariantdp.mechanisms.additive import _grid_l1_sensitivity, _grid_l2_sensitivity_sq
+
+    gamma = 2.0**log_grid
+    x = np.array(data.draw(st.lists(st.floats(-50, 50), min_size=d, max_size=d)))
+    v = np.array(data.draw(st.lists(st.floats(-1, 1), min_size=d, max_size=d)))
+    if not np.any(v):
+        return
+    for p, bound in (
+        (1, _grid_l1_sensitivity(Fraction(delta), gamma, d)),
+        (2, _grid_l2_sensitivity_sq(Fraction(delta) ** 2, gamma, d)),
+    ):
+        diff = v / np.linalg.norm(v, ord=p) * delta * (1 - 1e-12)
+        e = np.rint(x / gamma) - np.rint((x + diff) / gamma)
+        assert (np.abs(e).sum() if p == 1 else (e**2).sum()) <= bound
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: laplace([1.0], epsilon=1.0, grid=0.3, secure=True), r"`grid` \(0.3\) must be a"),
+        (lambda: laplace([1.0], epsilon=1.0, grid=0.25), "only with `secure=True`"),
+        (lambda: gaussian([1.0], mu=1.0, grid=0.25), "only with `secure=True`"),
+        (lambda: laplace([1e12], epsilon=1.0, secure=True), "Pass a coarser `grid`"),
+        (
+            lambda: laplace([1.0], epsilon=1.0, grid=2.0**-1000, secure=True),
+            r"must be in \[2\*\*-960",
+        ),
+        (lambda: discrete_laplace([2.0**52], epsilon=1.0), "magnitude 2\\*\\*52 or more"),
+        (lambda: lp_mechanism([1.0], 2, epsilon=1.0, secure=True), "no exact sampler"),
+    ],
+)
+def test_secure_argument_errors(call, match):
+    with pytest.raises(InvariantDPError, match=match):
+        call()
+
+
+def test_complex_data_is_refused():
+    with pytest.raises(TypeError, match="`x` must be real"):
+        laplace(np.array([1 + 2j]), epsilon=1.0)
+
+
+def test_huge_grid_noise_is_refused():
+    # the rounding term alone, d / epsilon grid steps, exceeds 2**46
+    with pytest.raises(InvariantDPError, match=r"grid units .* must be <= 2\*\*46"):
+        laplace(np.zeros(2000), epsilon=1e-12, secure=True)

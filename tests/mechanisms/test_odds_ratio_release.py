@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from invariantdp import Release
 from invariantdp.distributions import tulap_from_privacy
 from invariantdp.mechanisms import odds_ratio_release
 
@@ -55,3 +56,18 @@ def test_bad_input(table, kwargs, match):
     kw.update(kwargs)
     with pytest.raises(ValueError, match=match):
         odds_ratio_release(table, **kw)
+
+
+def test_randomness_is_recorded():
+    sim = odds_ratio_release([[12, 5], [4, 9]], epsilon=1.0, rng=1)
+    assert sim.simulation and sim.metadata["randomness"] == "simulation"
+    sec = odds_ratio_release([[12, 5], [4, 9]], epsilon=1.0, delta=0.01, secure=True)
+    assert not sec.simulation and sec.metadata["randomness"] == "secure"
+    assert sec.noise.family == sim.noise.family == "tulap"
+    assert Release.from_json(sec.to_json()) == sec
+
+
+def test_tables_whose_margins_a_float_cannot_hold_are_refused():
+    big = np.array([[2**52, 2**52], [1, 1]], dtype=np.int64)
+    with pytest.raises(ValueError, match=r"2\*\*53"):
+        odds_ratio_release(big, epsilon=1.0, secure=True)

@@ -317,18 +317,6 @@ def test_hostile_argument_is_rejected_by_name_slow(name, arg, data):
 
 #: numbers beyond the float range: before, OverflowError escaped from float() (issue 10, sec. 4)
 BEYOND_FLOAT = {"int": 2**1100, "negative int": -(2**1100), "Fraction": Fraction(10**400, 3)}
-#: (function, argument) whose own code (outside _validation) still overflows on such numbers;
-#: strict xfail, so fixing them makes these tests fail until the entry is removed
-OVERFLOWS_OUTSIDE_VALIDATION = {
-    (
-        "sample_discrete_gaussian_exact",
-        "sigma2",
-    ): "distributions/discrete.py: float(value) in the message",
-    (
-        "sample_discrete_laplace_exact",
-        "scale",
-    ): "distributions/discrete.py: float(value) in the message",
-}
 SCALAR_KINDS = ("pos", "delta", "unit", "int", "real")
 
 
@@ -342,11 +330,7 @@ def _beyond_float_params():
                 continue
             if CASES[name][2][arg] == "real" and label != "Fraction":
                 continue  # a huge real statistic may be valid; refusing it is not required
-            marks = ()
-            if (name, arg) in OVERFLOWS_OUTSIDE_VALIDATION and value > 0:
-                reason = OVERFLOWS_OUTSIDE_VALIDATION[(name, arg)]
-                marks = pytest.mark.xfail(strict=True, raises=OverflowError, reason=reason)
-            out.append(pytest.param(name, arg, value, id=f"{name}-{arg}-{label}", marks=marks))
+            out.append(pytest.param(name, arg, value, id=f"{name}-{arg}-{label}"))
     return out
 
 

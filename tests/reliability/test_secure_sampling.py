@@ -28,6 +28,8 @@ from invariantdp.distributions import (
 from invariantdp.mechanisms import (
     discrete_gaussian,
     discrete_laplace,
+    gaussian,
+    laplace,
     odds_ratio_release,
     permutation_swap,
     tulap,
@@ -69,7 +71,7 @@ def test_exact_discrete_laplace_sampler_fits_with_a_seed():
 @pytest.mark.parametrize("epsilon, sensitivity", [(0.7, 1), (1.3, 3)])
 def test_secure_discrete_laplace_fits_the_exact_law(epsilon, sensitivity):
     rel = discrete_laplace(np.zeros(20_000), epsilon=epsilon, sensitivity=sensitivity, secure=True)
-    assert "secure" in rel.metadata["sampler"]
+    assert "secure" in rel.metadata["sampler"] and rel.metadata["randomness"] == "secure"
     t = rel.noise.params["scale"]
     assert _chi2_integers(rel.value.astype(np.int64), lambda k: dl_law.pmf(k, t)) > LEVEL
 
@@ -196,3 +198,110 @@ def test_secure_argument_checks():
     assert isinstance(random_source(3, False), np.random.Generator)
     with pytest.raises(ValueError, match="`high`"):
         SecureGenerator().integers(5, 5)
+
+
+# ---------------------------------------------------------------------------
+# grid samplers of laplace / gaussian (secure=True) and the exact Tulap
+# ---------------------------------------------------------------------------
+
+
+def _one_changed_coordinate(n):
+    """A sensitivity space in which neighbours differ in the first coordinate only."""
+    S = np.zeros((1, n))
+    S[0, 0] = 1.0
+    return S
+
+
+def test_secure_laplace_has_the_exact_grid_law():
+    n = 20_000
+    rel = laplace(
+        np.zeros(n), epsilon=1.0, sensitivity=_one_changed_coordinate(n), grid=0.25, secure=True
+    )
+    # grid sensitivity floor(1 / 0.25) + 1 = 5: value / 0.25 ~ Lap_Z(5) exactly
+    assert rel.noise.params == {"grid": 0.25, "scale": 1.25}
+    k = rel.value / 0.25
+    assert np.all(k == np.round(k))
+    assert _chi2_integers(k.astype(np.int64), lambda j: dl_law.pmf(j, 5.0)) > LEVEL
+    law = rel.noise.distribution()
+    assert law.pmf(0.25) == pytest.approx(dl_law.pmf(1, 5.0))
+
+
+def test_secure_gaussian_has_the_exact_grid_law():
+    n = 15_000
+    rel = gaussian(
+        np.zeros(n), mu=1.0, sensitivity=_one_changed_coordinate(n), grid=0.25, secure=True
+    )
+    # (1 / 0.25 + 1)^2 = 25: sigma^2 = 25 grid steps^2 for mu = 1
+    assert rel.metadata["grid_sensitivity_squared"] == 25
+    assert rel.noise.params["sigma"] == pytest.approx(1.25)
+    k = (rel.value / 0.25).astype(np.int64)
+    assert _chi2_integers(k, lambda j: dg_law.pmf(j, 5.0)) > LEVEL
+
+
+def _chi2_by_law(values, law, bins=40):
+    """Chi-square of ``values`` on the equiprobable bins of a (lattice) law, by its cdf."""
+    edges = np.unique(law.ppf(np.linspace(0.0, 1.0, bins + 1)[1:-1]))
+    cdf = np.concatenate([[0.0], law.cdf(edges), [1.0]])
+    observed = np.bincount(np.searchsorted(edges, values, side="left"), minlength=cdf.size - 1)
+    return stats.chisquare(observed, np.diff(cdf) * values.size).pvalue
+
+
+def test_secure_laplace_default_grid_fits_its_recorded_law():
+    n = 20_000
+    rel = laplace(np.zeros(n), epsilon=0.5, sensitivity=_one_changed_coordinate(n), secure=True)
+    assert _chi2_by_law(rel.value, rel.noise.distribution()) > LEVEL
+    assert stats.kstest(rel.value, stats.laplace(scale=2.0).cdf).pvalue > LEVEL
+
+
+def test_secure_gaussian_default_grid_fits_its_recorded_law():
+    n = 15_000
+    rel = gaussian(np.zeros(n), mu=0.5, sensitivity=_one_changed_coordinate(n), secure=True)
+    assert _chi2_by_law(rel.value, rel.noise.distribution()) > LEVEL
+
+
+def test_exact_tulap_sampler_with_a_seeded_integer_source():
+    """The exact Tulap algorithm, run on a seeded numpy source: reproducible, right law."""
+    import importlib
+
+    tm = importlib.import_module("invariantdp.distributions.tulap")
+    for eps, delta in [(1.0, 0.0), (0.7, 0.05), (1e-9, 0.1)]:
+        g, u = tm._draw_tulap_exact(np.random.default_rng(4), eps, delta, 6000)
+        g2, u2 = tm._draw_tulap_exact(np.random.default_rng(4), eps, delta, 6000)
+        np.testing.assert_array_equal(g, g2)
+        np.testing.assert_array_equal(u, u2)
+        assert np.all(np.abs(u) < 0.5)
+        assert np.all(((u + 0.5) * 2.0**53 - 0.5) % 1 == 0)  # cell centres
+        edges = tulap_from_privacy(eps, delta).ppf(np.linspace(0, 1, 31))
+        assert stats.chisquare(np.histogram(g + u, bins=edges)[0]).pvalue > 1e-3
+
+
+@pytest.mark.parametrize("epsilon, delta", [(1.0, 0.05), (0.3, 1e-10), (2.0, 0.9), (1e-9, 0.1)])
+def test_exact_truncation_boundary_matches_the_closed_form(epsilon, delta):
+    import importlib
+
+    tm = importlib.import_module("invariantdp.distributions.tulap")
+    trunc = tm._ExactTruncation(epsilon, delta)
+    lo, hi = trunc.fc_bounds(0)
+    assert 0 < lo < hi < 1 and hi - lo < 1e-30
+    c = trunc.m_c + 0.5 - float(lo)  # the support bound of the truncated law
+    assert c == pytest.approx(tulap_from_privacy(epsilon, delta).support()[1], abs=1e-9)
+    assert trunc._r_sign(trunc.m_c) < 0 and trunc._r_sign(trunc.m_c - 1) > 0
+
+
+@pytest.mark.parametrize("x, sensitivity", [(4.0, 2.0), (-3.0, 0.5)])
+def test_secure_tulap_with_sensitivity_fits_the_scaled_law(x, sensitivity):
+    rel = tulap(np.full(8000, x), epsilon=0.8, delta=0.02, sensitivity=sensitivity, secure=True)
+    noise = (rel.value - x) / sensitivity
+    edges = tulap_from_privacy(0.8, 0.02).ppf(np.linspace(0, 1, 31))
+    assert stats.chisquare(np.histogram(noise, bins=edges)[0]).pvalue > LEVEL
+
+
+def test_secure_odds_ratio_release_with_delta():
+    rels = [
+        odds_ratio_release([[6, 5], [4, 9]], epsilon=0.5, delta=0.1, secure=True)
+        for _ in range(2000)
+    ]
+    u = np.array([float(r.value) for r in rels]) - 6
+    edges = tulap_from_privacy(0.5, 0.1).ppf(np.linspace(0, 1, 21))
+    assert stats.chisquare(np.histogram(u, bins=edges)[0]).pvalue > LEVEL
+    assert all(r.metadata["randomness"] == "secure" for r in rels[:5])

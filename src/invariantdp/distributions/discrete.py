@@ -13,7 +13,12 @@ and exact samplers:
   with probability ``exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2))``.  The
   vectorised sampler evaluates that probability in double precision;
   :func:`sample_discrete_gaussian_exact` runs CKS Algorithms 1-3 in exact
-  rational arithmetic (no floating point at all).
+  integer arithmetic (no floating point at all).
+
+The numpy samplers are for simulation; the exact samplers with a
+:class:`~invariantdp.secure.SecureGenerator` are for production releases
+(see :mod:`invariantdp.secure`).  :class:`LatticeLaw` scales either law to a
+grid ``gamma Z``.
 
 References
 ----------
@@ -33,9 +38,10 @@ import numpy as np
 from scipy import special, stats
 
 from .._rng import as_generator
-from .._validation import InvariantDPError, check_positive, check_positive_int
+from .._validation import InvariantDPError, check_positive, check_positive_int, format_value
 
 __all__ = [
+    "LatticeLaw",
     "discrete_gaussian",
     "discrete_gaussian_gen",
     "discrete_laplace",
@@ -55,8 +61,29 @@ except ImportError:  # pragma: no cover
 # ---------------------------------------------------------------------------
 
 
+#: largest noise scale (in integer units) that the samplers add to float64
+#: data: ``|noise| >= 2**52`` then has probability below ``exp(-64) < 1e-27``,
+#: so ``x + noise`` stays an exact integer for ``|x| < 2**52``
+MAX_NOISE_SCALE = 2.0**46
+
+
+def _check_noise_scale(t, what: str) -> None:
+    if np.any(np.asarray(t) > MAX_NOISE_SCALE):
+        t = float(np.max(t))
+        raise InvariantDPError(
+            f"{what} ({t:.6g}) must be <= 2**46 (~7.04e13): larger integer noise cannot be "
+            "drawn and added exactly in float64 (numpy's geometric saturates at 2**63, and "
+            "|noise| >= 2**52 would lose the data's last digits)."
+        )
+
+
 def _draw_discrete_laplace(rng, t, shape):
-    """``G1 - G2`` with ``P(G = k) = (1 - p) p^k``, ``p = exp(-1/t)``."""
+    """``G1 - G2`` with ``P(G = k) = (1 - p) p^k``, ``p = exp(-1/t)`` (simulation only).
+
+    Refuses ``t > 2**46``: numpy's geometric saturates at ``2**63 - 1``, and
+    a saturated ``G1 - G2`` is 0, which would return the data unchanged.
+    """
+    _check_noise_scale(t, "discrete Laplace scale `t`")
     q = -np.expm1(-1.0 / np.asarray(t, dtype=float))  # 1 - p, accurate for large t
     return rng.geometric(q, size=shape) - rng.geometric(q, size=shape)
 
@@ -79,7 +106,9 @@ class discrete_laplace_gen(stats.rv_discrete):
     :math:`1 - p^{k+1}/(1+p)` for ``k >= 0``.  Adding ``Lap_Z(Delta/epsilon)``
     to an integer query of sensitivity ``Delta`` is epsilon-DP.
 
-    Sampling is exact: the difference of two i.i.d. geometric counts.
+    Sampling (``rvs``) is the difference of two i.i.d. numpy geometric
+    counts, for simulation, with scales up to ``2**46``;
+    :func:`sample_discrete_laplace_exact` is the exact sampler for releases.
 
     %(after_notes)s
 
@@ -158,6 +187,23 @@ def _log_normaliser(sigma: float) -> float:
     m = np.arange(1, 4)
     corr = 2.0 * np.sum(np.exp(-2.0 * np.pi**2 * sigma**2 * m**2))
     return float(np.log(sigma) + 0.5 * np.log(2 * np.pi) + np.log1p(corr))
+
+
+def _variance(sigma: float) -> float:
+    """``sum_k k^2 exp(-k^2 / (2 sigma^2)) / Z``, slightly below ``sigma^2``.
+
+    Direct summation for small ``sigma``; otherwise Poisson summation of
+    ``k^2 e^{-k^2/2s^2}``, whose Fourier transform is
+    ``s^3 sqrt(2 pi) (1 - 4 pi^2 s^2 m^2) e^{-2 pi^2 s^2 m^2}``.
+    """
+    if sigma < 2.0:
+        k = np.arange(1, int(np.ceil(40 * sigma)) + 2)
+        w = np.exp(-(k**2) / (2 * sigma**2))
+        return float(2.0 * np.sum(k**2 * w) / (1.0 + 2.0 * np.sum(w)))
+    m = np.arange(1, 4)
+    e = np.exp(-2.0 * np.pi**2 * sigma**2 * m**2)
+    num = 1.0 + 2.0 * np.sum((1.0 - 4.0 * np.pi**2 * sigma**2 * m**2) * e)
+    return float(sigma**2 * num / (1.0 + 2.0 * np.sum(e)))
 
 
 def _upper_tail(m, sigma):
@@ -255,21 +301,26 @@ class discrete_gaussian_gen(stats.rv_discrete):
         return k
 
     def _stats(self, sigma):
-        return 0.0, None, 0.0, None
+        return 0.0, np.vectorize(_variance, otypes=[float])(sigma), 0.0, None
 
     def _rvs(self, sigma, size=None, random_state=None):
         rng = random_state
         sig = np.broadcast_to(np.asarray(sigma, dtype=float), size)
+        _check_noise_scale(sig, "discrete Gaussian `sigma`")
         t = np.floor(sig) + 1.0
         out = np.zeros(sig.shape, dtype=np.int64).reshape(-1)
         sflat, tflat = sig.reshape(-1), t.reshape(-1)
         todo = np.arange(out.size)
-        while todo.size:
+        for _ in range(_MAX_TRIALS):  # each round accepts a fraction above 0.4
+            if not todo.size:
+                break
             s, tt = sflat[todo], tflat[todo]
             y = _draw_discrete_laplace(rng, tt, todo.shape)
             accept = rng.random(todo.shape) < np.exp(-((np.abs(y) - s**2 / tt) ** 2) / (2.0 * s**2))
             out[todo[accept]] = y[accept]
             todo = todo[~accept]
+        if todo.size:
+            raise _too_many_trials("discrete Gaussian")
         return out.reshape(sig.shape)
 
 
@@ -277,74 +328,114 @@ discrete_gaussian = discrete_gaussian_gen(name="discrete_gaussian", shapes="sigm
 
 
 # ---------------------------------------------------------------------------
-# exact rational sampler (CKS 2020, Algorithms 1-3)
+# exact samplers (CKS 2020, Algorithms 1-3) in integer arithmetic
 # ---------------------------------------------------------------------------
 
+#: a hard cap on the trials of every rejection loop: each loop here accepts
+#: with probability above 0.3, so hitting it means broken parameters, not bad luck
+_MAX_TRIALS = 10_000
 
-def _randbelow(d: int, gen) -> int:
-    """Uniform integer in ``[0, d)`` for an arbitrary positive Python int."""
-    if not isinstance(gen, np.random.Generator):  # SecureGenerator: arbitrary precision
-        return gen.integers(0, d)
-    if d < 2**62:
-        return int(gen.integers(0, d))
-    k = d.bit_length()
+
+def _too_many_trials(what: str):
+    return InvariantDPError(
+        f"the exact {what} sampler rejected {_MAX_TRIALS} proposals in a row (probability "
+        "below 1e-1000 for supported parameters): its parameters are outside the supported "
+        "range."
+    )
+
+
+def _randbelow(n: int, gen) -> int:
+    """Uniform integer in ``[0, n)`` for an arbitrary positive Python int ``n``.
+
+    ``gen`` is a :class:`~invariantdp.secure.SecureGenerator` (its
+    ``randbelow``, from :mod:`secrets`) or, for reproducible tests of the
+    exact algorithms, a ``numpy.random.Generator``.
+    """
+    if not isinstance(gen, np.random.Generator):
+        return gen.randbelow(n)
+    if n < 2**62:
+        return int(gen.integers(0, n))
+    k = n.bit_length()
     words = (k + 61) // 62
-    while True:
+    for _ in range(_MAX_TRIALS):  # accepts with probability > 1/2
         x = 0
         for _ in range(words):
             x = (x << 62) | int(gen.integers(0, 2**62))
         x >>= words * 62 - k
-        if x < d:
+        if x < n:
             return x
+    raise _too_many_trials("uniform integer")
 
 
-def _bernoulli(q: Fraction, gen) -> bool:
-    return _randbelow(q.denominator, gen) < q.numerator
+def _bernoulli_exp_unit(num: int, den: int, gen) -> bool:
+    """``Bernoulli(exp(-num/den))`` for ``0 <= num <= den`` (CKS Algorithm 1, gamma <= 1).
 
-
-def _bernoulli_exp(gamma: Fraction, gen) -> bool:
-    """``Bernoulli(exp(-gamma))`` for rational ``gamma >= 0`` (CKS Algorithm 1)."""
-    while gamma > 1:
-        if not _bernoulli_exp(Fraction(1), gen):
-            return False
-        gamma -= 1
+    Draws ``Bernoulli(gamma / k)`` for ``k = 1, 2, ...`` until the first
+    failure and returns whether it came at an odd ``k``:
+    ``P = sum_k (-1)^(k-1) gamma^(k-1)/(k-1)! ... = exp(-gamma)``.  The loop
+    ends after ``k`` steps with probability ``gamma^k / k!``.
+    """
     k = 1
-    while _bernoulli(gamma / k, gen):
+    while _randbelow(den * k, gen) < num:
         k += 1
     return k % 2 == 1
 
 
-def _discrete_laplace_exact(t: int, gen) -> int:
-    """``Lap_Z(t)`` for an integer scale ``t`` (CKS Algorithm 2 with s = 1)."""
-    while True:
-        u = _randbelow(t, gen)
-        if not _bernoulli_exp(Fraction(u, t), gen):
-            continue
-        v = 0
-        while _bernoulli_exp(Fraction(1), gen):
-            v += 1
-        x = u + t * v
-        negative = _bernoulli(Fraction(1, 2), gen)
-        if negative and x == 0:
-            continue
-        return -x if negative else x
+def _bernoulli_exp(num: int, den: int, gen) -> bool:
+    """``Bernoulli(exp(-num/den))`` for integers ``num >= 0``, ``den > 0`` (CKS Algorithm 1).
+
+    ``exp(-gamma) = exp(-1)^floor(gamma) exp(-(gamma - floor(gamma)))``: the
+    loop over the whole part stops at the first failure (expected length
+    below ``e / (e - 1)``), so large ``gamma`` costs nothing.
+    """
+    whole, rest = divmod(num, den)
+    for _ in range(whole):
+        if not _bernoulli_exp_unit(1, 1, gen):
+            return False
+    return _bernoulli_exp_unit(rest, den, gen)
 
 
-def _discrete_laplace_exact_rational(scale: Fraction, gen) -> int:
-    """``Lap_Z(scale)`` for a rational scale ``t / s`` (CKS Algorithm 2)."""
-    t, s = scale.numerator, scale.denominator
-    while True:
+def _discrete_laplace_int(t: int, s: int, gen) -> int:
+    """One draw of ``Lap_Z(t / s)`` for positive integers ``t, s`` (CKS Algorithm 2).
+
+    ``U`` uniform on ``{0, ..., t-1}`` kept with probability ``exp(-U/t)``
+    and ``V`` geometric with ``P(V >= v) = exp(-v)`` make ``U + t V``
+    geometric with ``P(X = x) ∝ exp(-x/t)``; ``Y = floor(X / s)`` is then
+    geometric with ratio ``exp(-s/t)``, and a random sign (rejecting ``-0``)
+    gives the two-sided law.  Each trial succeeds with probability above
+    ``(1 - 1/e) / 2``.
+    """
+    for _ in range(_MAX_TRIALS):
         u = _randbelow(t, gen)
-        if not _bernoulli_exp(Fraction(u, t), gen):
+        if not _bernoulli_exp(u, t, gen):
             continue
         v = 0
-        while _bernoulli_exp(Fraction(1), gen):
+        while _bernoulli_exp_unit(1, 1, gen):
             v += 1
         y = (u + t * v) // s
-        negative = _bernoulli(Fraction(1, 2), gen)
+        negative = _randbelow(2, gen) == 1
         if negative and y == 0:
             continue
         return -y if negative else y
+    raise _too_many_trials("discrete Laplace")
+
+
+def _discrete_gaussian_int(num: int, den: int, gen) -> int:
+    """One draw of ``N_Z(0, sigma^2)`` with ``sigma^2 = num / den`` (CKS Algorithm 3).
+
+    Proposal ``Y ~ Lap_Z(t)`` with ``t = floor(sigma) + 1``, accepted with
+    probability ``exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2))``; in integers,
+    ``gamma = (|Y| t den - num)^2 / (2 t^2 den num)``.  The acceptance rate
+    is above 0.4 for every ``sigma`` (CKS Sec. 5.3; about 0.76 for large ``sigma``).
+    """
+    t = math.isqrt(num // den) + 1  # floor(sqrt(x)) = floor(sqrt(floor(x)))
+    two_t2_den_num = 2 * t * t * den * num
+    for _ in range(_MAX_TRIALS):
+        y = _discrete_laplace_int(t, 1, gen)
+        a = abs(y) * t * den - num
+        if _bernoulli_exp(a * a, two_t2_den_num, gen):
+            return y
+    raise _too_many_trials("discrete Gaussian")
 
 
 def _exact_source(rng):
@@ -358,7 +449,23 @@ def _as_fraction(name: str, value) -> Fraction:
         if value <= 0:
             raise InvariantDPError(f"`{name}` ({value}) must be > 0.")
         return value
+    if isinstance(value, int | np.integer) and not isinstance(value, bool):
+        if value <= 0:
+            raise InvariantDPError(f"`{name}` ({value}) must be > 0.")
+        return Fraction(int(value))
     return Fraction(check_positive(name, value))
+
+
+def _check_exact_scale(name: str, value: Fraction, bits: int, given) -> None:
+    if value > 2**bits:
+        raise InvariantDPError(
+            f"`{name}` ({format_value(given)}) must be <= 2**{bits}: int64 draws of a larger "
+            f"scale would not be exact (|X| >= 2**62 with probability > 1e-27)."
+        )
+
+
+def _int64(values) -> np.ndarray:
+    return np.array(values, dtype=np.int64)
 
 
 def sample_discrete_laplace_exact(scale, size=None, rng=None):
@@ -366,15 +473,17 @@ def sample_discrete_laplace_exact(scale, size=None, rng=None):
 
     :math:`P(X = k) \propto e^{-|k|/t}`, sampled by Canonne, Kamath & Steinke
     (2020), Algorithm 2 (with Algorithm 1 for Bernoulli(exp(-gamma))), in
-    exact rational arithmetic with uniform integers only: ``scale`` is taken
+    exact integer arithmetic with uniform integers only: ``scale`` is taken
     as the exact rational value of the float (or ``Fraction``) given.  With
     ``rng=SecureGenerator()`` (:mod:`invariantdp.secure`) every integer comes
-    from :mod:`secrets`, which makes the draw fit for a production release.
+    from :mod:`secrets`, which makes the draw fit for a production release;
+    with a seed or numpy generator the same algorithm is reproducible (for
+    testing it), not secure.
 
     Parameters
     ----------
     scale : float, int or Fraction
-        :math:`t > 0`, e.g. ``Fraction(sensitivity) / Fraction(epsilon)``.
+        :math:`0 < t \le 2^{56}`, e.g. ``Fraction(sensitivity) / Fraction(epsilon)``.
     size : int, optional
         Number of draws (``None`` for one integer).
     rng : None, int, SeedSequence, numpy.random.Generator or SecureGenerator
@@ -390,28 +499,28 @@ def sample_discrete_laplace_exact(scale, size=None, rng=None):
     dtype('int64')
     """
     t = _as_fraction("scale", scale)
-    gen = _exact_source(rng)
+    _check_exact_scale("scale", t, 56, scale)
     m = 1 if size is None else check_positive_int("size", size, minimum=0)
-    out = np.empty(m, dtype=np.int64)
-    for i in range(m):  # exact arithmetic: one draw at a time by design
-        out[i] = _discrete_laplace_exact_rational(t, gen)
+    gen = _exact_source(rng)
+    num, den = t.numerator, t.denominator
+    out = _int64([_discrete_laplace_int(num, den, gen) for _ in range(m)])
     return int(out[0]) if size is None else out
 
 
 def sample_discrete_gaussian_exact(sigma2, size=None, rng=None):
-    r"""Exact draws from :math:`N_{\mathbb Z}(0, \sigma^2)` in rational arithmetic.
+    r"""Exact draws from :math:`N_{\mathbb Z}(0, \sigma^2)` in integer arithmetic.
 
-    Implements Canonne, Kamath & Steinke (2020), Algorithms 1-3 with Python
-    :class:`fractions.Fraction` and uniform integers only: the output law
-    is exactly the discrete Gaussian with variance parameter ``sigma2`` (taken
-    as the exact rational value of the float or ``Fraction`` given).  About
-    ten times slower per draw than the vectorised ``discrete_gaussian.rvs``,
+    Implements Canonne, Kamath & Steinke (2020), Algorithms 1-3 with uniform
+    integers and exact integer arithmetic only: the output law is exactly
+    the discrete Gaussian with variance parameter ``sigma2`` (taken as the
+    exact rational value of the float or ``Fraction`` given).  About five
+    times slower per draw than the vectorised ``discrete_gaussian.rvs``,
     which evaluates the same acceptance probability in double precision.
 
     Parameters
     ----------
     sigma2 : float, int or Fraction
-        :math:`\sigma^2 > 0`.
+        :math:`0 < \sigma^2 \le 2^{104}`.
     size : int, optional
         Number of draws (``None`` for one integer).
     rng : None, int, SeedSequence, numpy.random.Generator or SecureGenerator
@@ -425,15 +534,107 @@ def sample_discrete_gaussian_exact(sigma2, size=None, rng=None):
     dtype('int64')
     """
     s2 = _as_fraction("sigma2", sigma2)
-    gen = _exact_source(rng)
+    _check_exact_scale("sigma2", s2, 104, sigma2)
     m = 1 if size is None else check_positive_int("size", size, minimum=0)
-    t = math.isqrt(s2.numerator // s2.denominator) + 1  # floor(sigma) + 1
-    out = np.empty(m, dtype=np.int64)
-    for i in range(m):  # exact arithmetic: one draw at a time by design
-        while True:
-            y = _discrete_laplace_exact(t, gen)
-            gamma = (abs(y) - s2 / t) ** 2 / (2 * s2)
-            if _bernoulli_exp(gamma, gen):
-                out[i] = y
-                break
+    gen = _exact_source(rng)
+    num, den = s2.numerator, s2.denominator
+    out = _int64([_discrete_gaussian_int(num, den, gen) for _ in range(m)])
     return int(out[0]) if size is None else out
+
+
+# ---------------------------------------------------------------------------
+# integer laws scaled to a grid
+# ---------------------------------------------------------------------------
+
+
+class LatticeLaw:
+    r"""The law of ``grid * K`` for an integer-valued frozen law ``K``.
+
+    The noise of the grid (snapping-free) Laplace and Gaussian mechanisms,
+    ``gamma * Lap_Z(t)`` and ``gamma * N_Z(0, s^2)``, lives on the lattice
+    ``gamma Z``.  scipy's discrete distributions take no ``scale``, so this
+    wrapper gives the frozen-distribution methods of the scaled law:
+    ``pmf(x) = P(K = x / grid)`` (0 off the lattice), ``cdf(x) =
+    P(K <= floor(x / grid))``, ``ppf(u) = grid * K.ppf(u)``, moments scaled
+    by powers of ``grid``.  ``grid`` should be a power of two, so that
+    ``x / grid`` is exact.
+
+    Parameters
+    ----------
+    base : frozen scipy.stats discrete distribution
+        The law of ``K`` on the integers.
+    grid : float
+        The lattice spacing ``gamma > 0``.
+
+    Examples
+    --------
+    >>> from invariantdp.distributions import discrete_laplace
+    >>> from invariantdp.distributions.discrete import LatticeLaw
+    >>> law = LatticeLaw(discrete_laplace(2.0), 0.25)
+    >>> float(law.pmf(0.5)) == float(discrete_laplace(2.0).pmf(2))
+    True
+    >>> float(law.pmf(0.3))
+    0.0
+    >>> float(law.var()) == 0.25**2 * float(discrete_laplace(2.0).var())
+    True
+    """
+
+    def __init__(self, base, grid: float):
+        self.base = base
+        self.grid = float(grid)
+
+    def _k(self, x):
+        return np.asarray(x, dtype=float) / self.grid
+
+    def pmf(self, x):
+        return self.base.pmf(self._k(x))
+
+    def logpmf(self, x):
+        return self.base.logpmf(self._k(x))
+
+    def cdf(self, x):
+        return self.base.cdf(np.floor(self._k(x)))
+
+    def logcdf(self, x):
+        return self.base.logcdf(np.floor(self._k(x)))
+
+    def sf(self, x):
+        return self.base.sf(np.floor(self._k(x)))
+
+    def logsf(self, x):
+        return self.base.logsf(np.floor(self._k(x)))
+
+    def ppf(self, u):
+        return self.grid * self.base.ppf(u)
+
+    def isf(self, u):
+        return self.grid * self.base.isf(u)
+
+    def rvs(self, size=None, random_state=None):
+        return self.grid * self.base.rvs(size=size, random_state=random_state)
+
+    def mean(self):
+        return self.grid * self.base.mean()
+
+    def median(self):
+        return self.grid * self.base.median()
+
+    def var(self):
+        return self.grid**2 * self.base.var()
+
+    def std(self):
+        return self.grid * self.base.std()
+
+    def moment(self, order):
+        return self.grid**order * self.base.moment(order)
+
+    def interval(self, confidence):
+        lo, hi = self.base.interval(confidence)
+        return self.grid * lo, self.grid * hi
+
+    def support(self):
+        lo, hi = self.base.support()
+        return self.grid * lo, self.grid * hi
+
+    def __repr__(self) -> str:
+        return f"LatticeLaw({self.base.dist.name}{self.base.args}, grid={self.grid!r})"

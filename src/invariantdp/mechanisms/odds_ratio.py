@@ -7,7 +7,8 @@ import numpy as np
 from .._validation import check_counts, check_delta, check_epsilon
 from ..invariants import one_way_margins
 from ..release import PrivacyGuarantee, Release
-from .additive import _sampler_note, tulap
+from ._base import randomness_note
+from .additive import tulap
 
 __all__ = ["odds_ratio_release"]
 
@@ -30,11 +31,16 @@ def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None, secure=False) -> 
     epsilon, delta : float
         Privacy parameters, ``epsilon > 0``, ``0 <= delta < 1``.
     rng : None, int, SeedSequence or numpy.random.Generator
-        Source of randomness for simulations; must be None with ``secure=True``.
+        Source of randomness for simulations; must be None (or a
+        :class:`~invariantdp.secure.SecureGenerator`) with ``secure=True``.
     secure : bool, optional
-        Draw the Tulap noise for a production release: integer part exact
-        from :mod:`secrets`, uniform part from 53 secure bits, released as
-        ``(x11 + G) + U`` (see :mod:`invariantdp.secure`).
+        Draw the Tulap noise exactly from :mod:`secrets` for a production
+        release: ``(x11 + G) + U`` with ``G`` the exact integer part and
+        ``U`` the ``2**-53``-cell of the uniform part of one Tulap draw, the
+        truncation decided exactly (see :func:`~invariantdp.mechanisms.tulap`
+        and :mod:`invariantdp.secure`).  With ``secure=False`` (the default)
+        the release is a simulation (numpy noise, recorded as such in
+        ``metadata["randomness"]``), not for publication.
 
     Returns
     -------
@@ -49,8 +55,8 @@ def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None, secure=False) -> 
     --------
     >>> from invariantdp.mechanisms import odds_ratio_release
     >>> r = odds_ratio_release([[12, 5], [4, 9]], epsilon=1.0, rng=7)
-    >>> r.invariants.values
-    array([17., 13., 16., 14.])
+    >>> r.invariants.values, r.simulation
+    (array([17., 13., 16., 14.]), True)
     """
     x = check_counts("table", table, shape=(2, 2))
     epsilon = check_epsilon(epsilon)
@@ -74,5 +80,5 @@ def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None, secure=False) -> 
         invariants=one_way_margins((2, 2)).of(x),
         query=query,
         data_shape=(2, 2),
-        metadata={"statistic": "x11", **_sampler_note(secure)},
+        metadata={"statistic": "x11", **randomness_note(secure)},
     )
