@@ -1,6 +1,12 @@
 """Bayesian models in PyMC for releases with invariants (``pip install invariantdp[bayes]``).
 
 Import explicitly: ``from invariantdp.inference import bayes``.
+
+Modules: :mod:`.distributions` (mechanism likelihoods as PyMC
+distributions, defined in :mod:`._scalar` and :mod:`._projected`),
+:mod:`.models` (model builders; their shared parts in :mod:`._latent`, and
+:func:`fit` in :mod:`._fit`) and :mod:`.sampler` (the lattice sampler of the
+latent counts).
 """
 
 from .distributions import (

@@ -22,35 +22,36 @@ possible (Gong & Meng, Sections 1.4 and 2.2; Gao, Gong & Yu, Section 4).
 
 Model attributes used by :func:`fit` are stored in ``model.invariantdp``
 (a dict with the release, the latent variable's name and its lattice moves).
+
+The builders share :mod:`._latent` (latent counts, the observed release);
+:func:`fit` is defined in :mod:`._fit` and exported here.
 """
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
-import xarray as xr
-from scipy import linalg
 
-from ..._rng import as_generator
 from ..._validation import (
     InvariantDPError,
     check_finite_array,
     check_positive,
     check_positive_int,
 )
-from ...invariants import Invariants
-from ...release import Release
-from .distributions import Laplace, _row_basis, mechanism_likelihood, release_noise
-from .sampler import (
-    DirichletGibbs,
-    LatticeMetropolis,
-    LatticeMoves,
-    affine_counts,
-    fibre_point,
+from ._fit import fit
+from ._latent import (
+    _cell_labels,
+    _check_latent,
+    _check_release,
+    _implied_total,
+    _info,
+    _latent_counts,
+    _marginal_binomial,
+    _observe,
+    _signature,
 )
+from .distributions import release_noise
 
 __all__ = [
     "binomial_model",
@@ -58,172 +59,6 @@ __all__ = [
     "fit",
     "poisson_regression_model",
 ]
-
-_LATENT = ("exact", "relaxed")
-
-
-def _check_release(release) -> Release:
-    if not isinstance(release, Release):
-        raise TypeError(f"`release` must be a Release, got {type(release).__name__}.")
-    return release
-
-
-def _check_latent(latent, allowed=_LATENT) -> str:
-    if latent not in allowed:
-        raise InvariantDPError(
-            f"`latent` ({latent!r}) must be one of {', '.join(map(repr, allowed))}."
-        )
-    return latent
-
-
-def _noise_bounds(spec, y):
-    """Bounds on the latent counts implied by a noise law with bounded support."""
-    if spec["kind"] == "tulap" and spec["q"] > 0:
-        from ...distributions.tulap import _bounds
-
-        lo, hi = (float(v) * spec["scale"] for v in _bounds(spec["b"], spec["q"]))
-        return y - hi, y - lo
-    return None, None
-
-
-def _implied_total(inv: Invariants | None):
-    """The grand total if the all-ones vector is in the row space of ``C`` (else None)."""
-    if inv is None or inv.values is None:
-        return None
-    C = inv.matrix.toarray() if hasattr(inv.matrix, "toarray") else np.asarray(inv.matrix)
-    lam, *_ = linalg.lstsq(C.T, np.ones(C.shape[1]))
-    if np.max(np.abs(C.T @ lam - 1.0)) > 1e-8:
-        return None
-    return float(lam @ inv.values)
-
-
-def _invariants_potential(name, counts, inv: Invariants):
-    """0 on the fibre ``C s = c``, -inf off it (guards user-modified models)."""
-    C = inv.matrix.toarray() if hasattr(inv.matrix, "toarray") else np.asarray(inv.matrix)
-    resid = pt.dot(pt.as_tensor(C), counts) - inv.values
-    ok = pt.all(pt.abs(resid) <= 1e-6 * np.maximum(1.0, np.abs(inv.values)))
-    return pm.Potential(name, pt.switch(ok, 0.0, -np.inf))
-
-
-def _augmented(inv: Invariants | None, n: int, total: float | None) -> Invariants | None:
-    """``inv`` with the grand total appended when it is not implied already."""
-    if total is None:
-        return inv
-    if inv is None:
-        return Invariants(np.ones((1, n)), [total], None)
-    if _implied_total(inv) is not None:
-        return inv
-    C = inv.matrix.toarray() if hasattr(inv.matrix, "toarray") else np.asarray(inv.matrix)
-    return Invariants(np.vstack([C, np.ones((1, n))]), np.append(inv.values, total), inv.shape)
-
-
-def _observe(release, counts, spec, n, dims):
-    """The observed release node, and ``noise_unary(S)``: its per-cell log weights.
-
-    On the fibre every mechanism's log likelihood is a sum over cells of a
-    function of ``s_i`` (for the projected Gaussian because ``y - s`` lies in
-    ``ker C``, so ``||Q_N^T (y - s)|| = ||y - s||``), up to terms free of ``s``.
-    The projected Laplace mechanism gets its row-space noise as a latent.
-    """
-    y = np.asarray(release.value, dtype=float).reshape(-1)
-    yt = pt.as_tensor(y[None, :])
-    kind = spec["kind"]
-    if kind == "projected_laplace":
-        inv = release.invariants
-        QR = _row_basis(np.asarray(inv.null_space_basis()))
-        w = pm.Flat("row_space_noise", shape=QR.shape[0], initval=np.zeros(QR.shape[0]))
-        shift = pt.dot(pt.as_tensor(QR.T), w)
-        b = spec["scale"]
-
-        def unary(S):
-            return -pt.abs(yt - (S - shift[None, :])) / b
-
-        obs = Laplace(
-            "release",
-            counts - pt.dot(pt.as_tensor(QR.T), w),
-            scale=spec["scale"],
-            observed=y,
-            dims=dims,
-        )
-        return obs, unary
-    if kind == "extended_laplace":
-        raise InvariantDPError(
-            "extended Laplace releases are not supported by the Bayesian models yet."
-        )
-    obs = mechanism_likelihood("release", release, counts, flatten=True, dims=dims)
-    return obs, _noise_unary(spec, yt)
-
-
-def _noise_unary(spec, yt):
-    from .distributions import DiscreteGaussian, DiscreteLaplace, Gaussian, Tulap
-
-    kind = spec["kind"]
-    if kind == "projected_gaussian":
-        sigma = spec["sigma"]
-        return lambda S: -((yt - S) ** 2) / (2.0 * sigma**2)
-    if kind == "tulap":
-        logp = Tulap._custom(spec["b"], spec["q"], spec["scale"])["logp"]
-    elif kind == "laplace":
-        logp = Laplace._custom(spec["scale"])["logp"]
-    elif kind == "gaussian":
-        logp = Gaussian._custom(spec["sigma"])["logp"]
-    elif kind == "discrete_laplace":
-        logp = DiscreteLaplace._custom(spec["scale"])["logp"]
-    else:
-        logp = DiscreteGaussian._custom(spec["sigma"])["logp"]
-    return lambda S: logp(yt, S)
-
-
-def _latent_counts(
-    name, release, spec, inv, *, latent, total, count_unary, dist, dims, max_count=None
-):
-    """Create the latent counts (exact integer or relaxed); return them and the sampler info.
-
-    ``count_unary(s)`` is the count model's log mass per cell (elementwise,
-    any terms free of ``s`` included or not).
-    """
-    y = np.asarray(release.value, dtype=float).reshape(-1)
-    n = y.size
-    lo, hi = _noise_bounds(spec, y)
-    lower = 0 if lo is None else np.maximum(0.0, np.ceil(lo))
-    upper = hi if max_count is None else np.minimum(max_count, np.inf if hi is None else hi)
-    aug = _augmented(inv, n, total)
-    start = fibre_point(y, aug, lower=lower, upper=upper) if aug is not None else None
-    if start is None:
-        start = np.clip(np.round(y), lower, upper).astype(np.int64)
-    if latent == "exact":
-        counts = dist(name, initval=start, dims=dims)
-        if inv is not None:
-            _invariants_potential("invariants", counts, inv)
-        moves = LatticeMoves(
-            inv if inv is not None else np.zeros((0, n)), fixed_total=total is not None
-        )
-        return counts, {"moves": moves, "lower": lower, "upper": upper}
-    # relaxed: s = s0 + Q_N z, z free
-    if aug is None:
-        z = pm.Flat(f"{name}_coords", shape=n, initval=np.zeros(n))
-        counts = pm.Deterministic(name, pt.as_tensor(start.astype(float)) + z, dims=dims)
-    else:
-        d = aug.n_cells - aug.rank
-        z = pm.Flat(f"{name}_coords", shape=d, initval=np.zeros(d))
-        counts = pm.Deterministic(name, affine_counts(aug, start, z), dims=dims)
-    inside = pt.all(counts >= 0)
-    if max_count is not None:
-        inside = inside & pt.all(counts <= max_count)
-    relaxed = pt.sum(count_unary(pt.maximum(counts, 0.0)))
-    pm.Potential(f"{name}_logp", pt.switch(inside, relaxed, -np.inf))
-    return counts, {"moves": None, "lower": lower, "upper": upper}
-
-
-def _cell_labels(shape):
-    if len(shape) == 1:
-        return [str(i) for i in range(shape[0])]
-    return [",".join(map(str, ix)) for ix in np.ndindex(*shape)]
-
-
-# ---------------------------------------------------------------------------
-# builders
-# ---------------------------------------------------------------------------
 
 
 def contingency_table_model(release, prior=1.0, *, total=None, latent="exact") -> pm.Model:
@@ -322,14 +157,6 @@ def contingency_table_model(release, prior=1.0, *, total=None, latent="exact") -
         "signature": _signature(model),
     }
     return model
-
-
-def _signature(model):
-    """Free variables and potentials of a model (to detect user modifications)."""
-    return (
-        tuple(sorted(v.name for v in model.free_RVs)),
-        tuple(sorted(v.name for v in model.potentials)),
-    )
 
 
 def poisson_regression_model(
@@ -515,222 +342,3 @@ def binomial_model(release, n, prior=(1.0, 1.0), *, latent="marginal") -> pm.Mod
             _, noise_unary = _observe(release, counts, spec, m, "release_index")
     model.invariantdp = _info(release, latent, spec, latent_info, count_unary, noise_unary)
     return model
-
-
-def _marginal_binomial(release, spec, theta, n):
-    from .distributions import (
-        DiscreteGaussian,
-        DiscreteLaplace,
-        Gaussian,
-        Tulap,
-    )
-
-    grid = np.arange(n + 1, dtype=float)
-    kind = spec["kind"]
-    if kind == "tulap":
-        noise = Tulap.dist(grid, b=spec["b"], q=spec["q"], scale=spec["scale"])
-    elif kind == "laplace":
-        noise = Laplace.dist(grid, scale=spec["scale"])
-    elif kind == "gaussian":
-        noise = Gaussian.dist(grid, sigma=spec["sigma"])
-    elif kind == "discrete_laplace":
-        noise = DiscreteLaplace.dist(grid.astype(np.int64), scale=spec["scale"])
-    else:
-        noise = DiscreteGaussian.dist(grid.astype(np.int64), sigma=spec["sigma"])
-    y = np.asarray(release.value, dtype=float).reshape(-1)
-    # log f(y_j - x) for every release j and every x = 0..n: constants of the model
-    table = np.stack([pm.logp(noise, np.full(n + 1, v)).eval() for v in y])
-    log_binom = (
-        pt.gammaln(n + 1.0)
-        - pt.gammaln(grid + 1.0)
-        - pt.gammaln(n - grid + 1.0)
-        + grid * pt.log(theta)
-        + (n - grid) * pt.log1p(-theta)
-    )
-    terms = pt.as_tensor(table) + log_binom[None, :]
-    pm.Potential("release", pt.sum(pt.logsumexp(terms, axis=1)))
-
-
-def _info(release, latent, spec, latent_info, count_unary, noise_unary) -> dict:
-    """What :func:`fit` needs to sample the model."""
-    info = {"release": release, "latent": latent, "latent_var": "counts"}
-    if latent == "exact":
-        info.update(
-            moves=latent_info["moves"],
-            lower=latent_info["lower"],
-            upper=latent_info["upper"],
-            unary=lambda S: count_unary(S) + noise_unary(S),
-            max_step=_initial_step(spec),
-        )
-    return info
-
-
-def _initial_step(spec) -> int:
-    """Initial lattice step: about the noise standard deviation."""
-    if spec["kind"] == "tulap":
-        b = spec["b"]
-        sd = spec["scale"] * np.sqrt(2 * b / (1 - b) ** 2 + 1 / 12)
-    elif spec["kind"] in ("laplace", "projected_laplace", "discrete_laplace"):
-        sd = np.sqrt(2.0) * spec["scale"]
-    else:
-        sd = spec["sigma"]
-    return int(max(1, round(sd)))
-
-
-# ---------------------------------------------------------------------------
-# fitting
-# ---------------------------------------------------------------------------
-
-
-def fit(
-    model,
-    *,
-    draws=1000,
-    tune=1000,
-    chains=4,
-    rng=None,
-    cores=1,
-    target_accept=0.9,
-    n_proposals=None,
-    fast=True,
-    conjugate=True,
-    progressbar=False,
-    **kwargs,
-):
-    r"""Sample a model built by this module; return ArviZ ``InferenceData``.
-
-    Parameters
-    ----------
-    model : pymc.Model
-        From :func:`contingency_table_model`, :func:`poisson_regression_model`
-        or :func:`binomial_model` (possibly modified).
-    draws, tune, chains : int, optional
-        Retained draws and tuning iterations per chain, number of chains.
-    rng : None, int, SeedSequence or numpy.random.Generator
-        Seeds every chain (and the lattice step) reproducibly: one integer
-        drawn from it is PyMC's ``random_seed``, from which PyMC spawns a
-        stream per chain.  The same ``rng`` gives the same draws.
-    cores : int, optional
-        Parallel chains (default 1).
-    target_accept : float, optional
-        NUTS target acceptance.
-    n_proposals : int, optional
-        Lattice proposals per iteration (default: ten times the number of
-        cells with ``fast``, else the number of cells).
-    fast : bool, optional
-        Let the lattice step use the separable form of the builder's model
-        (see :class:`~.sampler.LatticeMetropolis`, ``unary``).  Set it to
-        False after adding model terms that couple the latent counts.
-    conjugate : bool, optional
-        For :func:`contingency_table_model` with exact latent counts, update
-        ``cell_probs`` by its conjugate Dirichlet draw
-        (:class:`~.sampler.DirichletGibbs`) instead of NUTS.  Used only while
-        the model's free variables and potentials are those the builder made
-        (a changed prior is detected by a new variable, not by a changed
-        concentration: set ``conjugate=False`` after editing the prior in place).
-    progressbar : bool, optional
-    **kwargs
-        Passed to :func:`pymc.sample` (except ``random_seed``: use ``rng``).
-
-    Returns
-    -------
-    arviz.InferenceData
-        With ``constant_data`` holding the released value (``release_value``)
-        and the invariant values (``invariant_values``), and the release as
-        JSON in ``posterior.attrs["release"]`` and ``constant_data.attrs``.
-
-    Notes
-    -----
-    With ``latent="exact"`` the counts are updated by
-    :class:`~.sampler.LatticeMetropolis` and every other free variable by
-    NUTS in one compound step; the lattice step's acceptance rate is in
-    ``sample_stats.lattice_accept``.
-
-    Examples
-    --------
-    >>> idata = fit(model, draws=1000, tune=1000, chains=4, rng=0)  # doctest: +SKIP
-    >>> idata.posterior["cell_probs"].mean(("chain", "draw"))  # doctest: +SKIP
-    """
-    if not isinstance(model, pm.Model):
-        raise TypeError(f"`model` must be a pymc.Model, got {type(model).__name__}.")
-    info = getattr(model, "invariantdp", None)
-    if info is None:
-        raise InvariantDPError(
-            "`model` was not built by invariantdp.inference.bayes (no `invariantdp` attribute)."
-        )
-    if "random_seed" in kwargs:
-        shown = repr(kwargs["random_seed"])
-        shown = shown if len(shown) <= 60 else shown[:57] + "..."
-        raise TypeError(
-            f"`random_seed` ({shown}) is not an argument of fit: "
-            "seed it with `rng` (None, an int, a SeedSequence or a Generator)."
-        )
-    draws = check_positive_int("draws", draws)
-    tune = check_positive_int("tune", tune, minimum=0)
-    chains = check_positive_int("chains", chains)
-    # One integer seed: PyMC spawns the per-chain streams from it (a list of seeds
-    # no longer seeds chain by chain in recent PyMC and draws a UserWarning); an int
-    # drawn from `rng` keeps the fit reproducible from `rng` in every PyMC 5.x.
-    seed = int(as_generator(rng).integers(0, 2**31 - 1))
-    steps = []
-    conj = info.get("conjugate")
-    if (
-        conjugate
-        and conj is not None
-        and info["latent"] == "exact"
-        and _signature(model) == conj["signature"]
-    ):
-        steps.append(
-            DirichletGibbs(
-                [model[conj["var"]]], counts=info["latent_var"], alpha=conj["alpha"], model=model
-            )
-        )
-    if info["latent"] == "exact":
-        steps.append(
-            LatticeMetropolis(
-                [model[info["latent_var"]]],
-                moves=info["moves"],
-                unary=info["unary"] if fast else None,
-                lower=info["lower"],
-                upper=info["upper"],
-                n_proposals=n_proposals,
-                max_step=info["max_step"],
-                model=model,
-            )
-        )
-    covered = {v.name for st in steps for v in st.vars}
-    if any(model.rvs_to_values[v].name not in covered for v in model.free_RVs):
-        kwargs.setdefault("target_accept", target_accept)
-    with model, warnings.catch_warnings():
-        warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"(pymc|pytensor|numpy)")
-        idata = pm.sample(
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            cores=cores,
-            step=steps or None,
-            random_seed=seed,
-            progressbar=progressbar,
-            **kwargs,
-        )
-    _attach_release(idata, info["release"])
-    return idata
-
-
-def _attach_release(idata, release: Release) -> None:
-    text = release.to_json()
-    value = np.asarray(release.value)
-    data = {
-        "release_value": xr.DataArray(value, dims=[f"release_dim_{i}" for i in range(value.ndim)])
-    }
-    if release.invariants is not None and release.invariants.values is not None:
-        data["invariant_values"] = xr.DataArray(
-            np.asarray(release.invariants.values), dims=["invariant"]
-        )
-    ds = xr.Dataset(data, attrs={"release": text})
-    if "constant_data" in idata.groups():
-        idata.constant_data = idata.constant_data.assign(data)
-        idata.constant_data.attrs["release"] = text
-    else:
-        idata.add_groups(constant_data=ds)
-    idata.posterior.attrs["release"] = text

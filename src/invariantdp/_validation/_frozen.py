@@ -1,0 +1,96 @@
+"""Immutable JSON-like containers, for the data a release or a shared cache hands out.
+
+:func:`freeze` makes a deep read-only copy (:class:`FrozenDict`,
+:class:`FrozenList`, read-only arrays), :func:`thaw` a plain mutable one.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from ..exceptions import InvariantDPError
+
+
+def _read_only(*_args, **_kwargs):
+    raise TypeError("this object is read-only: it belongs to a release or a shared cache.")
+
+
+class FrozenDict(dict):
+    """A ``dict`` that refuses mutation (JSON-serialisable, picklable, deep-copyable)."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __ior__ = _read_only
+    clear = pop = popitem = setdefault = update = _read_only
+
+    def __reduce__(self):
+        return (type(self), (dict(self),))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return type(self)(copy.deepcopy(dict(self), memo))
+
+
+class FrozenList(list):
+    """A ``list`` that refuses mutation (JSON-serialisable, picklable, deep-copyable)."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _read_only
+    append = extend = insert = pop = remove = clear = sort = reverse = _read_only
+
+    def __reduce__(self):
+        return (type(self), (list(self),))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return type(self)(copy.deepcopy(list(self), memo))
+
+
+def freeze(obj, _depth: int = 0):
+    """A deep, immutable copy of a JSON-like object.
+
+    Dicts become :class:`FrozenDict`, lists and tuples :class:`FrozenList`,
+    arrays read-only copies, numpy scalars Python scalars; strings and
+    numbers are kept.  Used for the parameters and metadata of a release and
+    for cached structures, so that nothing handed out can be changed behind
+    the owner's back.
+    """
+    if _depth > 100:
+        raise InvariantDPError("a release field is nested more than 100 levels deep.")
+    if isinstance(obj, FrozenDict | FrozenList):
+        return obj
+    if isinstance(obj, dict):
+        return FrozenDict({k: freeze(v, _depth + 1) for k, v in obj.items()})
+    if isinstance(obj, list | tuple):
+        if _only_scalars(obj):  # the common long case (labels, data): one C-level copy
+            return FrozenList(obj)
+        return FrozenList(freeze(v, _depth + 1) for v in obj)
+    if isinstance(obj, np.ndarray):
+        out = np.array(obj, copy=True)
+        out.setflags(write=False)
+        return out
+    if isinstance(obj, np.generic) and obj.dtype.kind in "biuf":
+        return obj.item()
+    return obj
+
+
+def thaw(obj):
+    """A plain, mutable deep copy of a :func:`freeze` result (dicts and lists)."""
+    if isinstance(obj, dict):
+        return {k: thaw(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return list(obj) if _only_scalars(obj) else [thaw(v) for v in obj]
+    return obj
+
+
+_SCALAR_TYPES = (str, int, float, type(None))
+
+
+def _only_scalars(seq) -> bool:
+    """True if every entry is a str, int, float, bool or None (checked by type set)."""
+    return all(issubclass(t, _SCALAR_TYPES) for t in set(map(type, seq)))

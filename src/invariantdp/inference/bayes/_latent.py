@@ -1,0 +1,245 @@
+r"""The parts every model builder of :mod:`.models` shares: latent counts and the release node.
+
+The latent confidential counts are created either as integer counts on the
+fibre of the invariants (``latent="exact"``, for the lattice sampler) or on
+the invariant affine space (``latent="relaxed"``, for NUTS); the release is
+observed through the mechanism's exact likelihood (:mod:`.distributions`),
+and its per-cell log weights (``noise_unary``) are kept for the fast
+lattice step.  :func:`_info` records in ``model.invariantdp`` what
+:func:`~invariantdp.inference.bayes.fit` needs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+from scipy import linalg
+
+from ..._validation import InvariantDPError
+from ...invariants import Invariants
+from ...release import Release
+from ._projected import _row_basis
+from ._scalar import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, Tulap
+from .distributions import mechanism_likelihood
+from .sampler import LatticeMoves, affine_counts, fibre_point
+
+_LATENT = ("exact", "relaxed")
+
+
+def _check_release(release) -> Release:
+    if not isinstance(release, Release):
+        raise TypeError(f"`release` must be a Release, got {type(release).__name__}.")
+    return release
+
+
+def _check_latent(latent, allowed=_LATENT) -> str:
+    if latent not in allowed:
+        raise InvariantDPError(
+            f"`latent` ({latent!r}) must be one of {', '.join(map(repr, allowed))}."
+        )
+    return latent
+
+
+def _noise_bounds(spec, y):
+    """Bounds on the latent counts implied by a noise law with bounded support."""
+    if spec["kind"] == "tulap" and spec["q"] > 0:
+        from ...distributions.tulap import _bounds
+
+        lo, hi = (float(v) * spec["scale"] for v in _bounds(spec["b"], spec["q"]))
+        return y - hi, y - lo
+    return None, None
+
+
+def _implied_total(inv: Invariants | None):
+    """The grand total if the all-ones vector is in the row space of ``C`` (else None)."""
+    if inv is None or inv.values is None:
+        return None
+    C = inv.matrix.toarray() if hasattr(inv.matrix, "toarray") else np.asarray(inv.matrix)
+    lam, *_ = linalg.lstsq(C.T, np.ones(C.shape[1]))
+    if np.max(np.abs(C.T @ lam - 1.0)) > 1e-8:
+        return None
+    return float(lam @ inv.values)
+
+
+def _invariants_potential(name, counts, inv: Invariants):
+    """0 on the fibre ``C s = c``, -inf off it (guards user-modified models)."""
+    C = inv.matrix.toarray() if hasattr(inv.matrix, "toarray") else np.asarray(inv.matrix)
+    resid = pt.dot(pt.as_tensor(C), counts) - inv.values
+    ok = pt.all(pt.abs(resid) <= 1e-6 * np.maximum(1.0, np.abs(inv.values)))
+    return pm.Potential(name, pt.switch(ok, 0.0, -np.inf))
+
+
+def _augmented(inv: Invariants | None, n: int, total: float | None) -> Invariants | None:
+    """``inv`` with the grand total appended when it is not implied already."""
+    if total is None:
+        return inv
+    if inv is None:
+        return Invariants(np.ones((1, n)), [total], None)
+    if _implied_total(inv) is not None:
+        return inv
+    C = inv.matrix.toarray() if hasattr(inv.matrix, "toarray") else np.asarray(inv.matrix)
+    return Invariants(np.vstack([C, np.ones((1, n))]), np.append(inv.values, total), inv.shape)
+
+
+def _observe(release, counts, spec, n, dims):
+    """The observed release node, and ``noise_unary(S)``: its per-cell log weights.
+
+    On the fibre every mechanism's log likelihood is a sum over cells of a
+    function of ``s_i`` (for the projected Gaussian because ``y - s`` lies in
+    ``ker C``, so ``||Q_N^T (y - s)|| = ||y - s||``), up to terms free of ``s``.
+    The projected Laplace mechanism gets its row-space noise as a latent.
+    """
+    y = np.asarray(release.value, dtype=float).reshape(-1)
+    yt = pt.as_tensor(y[None, :])
+    kind = spec["kind"]
+    if kind == "projected_laplace":
+        inv = release.invariants
+        QR = _row_basis(np.asarray(inv.null_space_basis()))
+        w = pm.Flat("row_space_noise", shape=QR.shape[0], initval=np.zeros(QR.shape[0]))
+        shift = pt.dot(pt.as_tensor(QR.T), w)
+        b = spec["scale"]
+
+        def unary(S):
+            return -pt.abs(yt - (S - shift[None, :])) / b
+
+        obs = Laplace(
+            "release",
+            counts - pt.dot(pt.as_tensor(QR.T), w),
+            scale=spec["scale"],
+            observed=y,
+            dims=dims,
+        )
+        return obs, unary
+    if kind == "extended_laplace":
+        raise InvariantDPError(
+            "extended Laplace releases are not supported by the Bayesian models yet."
+        )
+    obs = mechanism_likelihood("release", release, counts, flatten=True, dims=dims)
+    return obs, _noise_unary(spec, yt)
+
+
+def _noise_unary(spec, yt):
+    kind = spec["kind"]
+    if kind == "projected_gaussian":
+        sigma = spec["sigma"]
+        return lambda S: -((yt - S) ** 2) / (2.0 * sigma**2)
+    if kind == "tulap":
+        logp = Tulap._custom(spec["b"], spec["q"], spec["scale"])["logp"]
+    elif kind == "laplace":
+        logp = Laplace._custom(spec["scale"])["logp"]
+    elif kind == "gaussian":
+        logp = Gaussian._custom(spec["sigma"])["logp"]
+    elif kind == "discrete_laplace":
+        logp = DiscreteLaplace._custom(spec["scale"])["logp"]
+    else:
+        logp = DiscreteGaussian._custom(spec["sigma"])["logp"]
+    return lambda S: logp(yt, S)
+
+
+def _latent_counts(
+    name, release, spec, inv, *, latent, total, count_unary, dist, dims, max_count=None
+):
+    """Create the latent counts (exact integer or relaxed); return them and the sampler info.
+
+    ``count_unary(s)`` is the count model's log mass per cell (elementwise,
+    any terms free of ``s`` included or not).
+    """
+    y = np.asarray(release.value, dtype=float).reshape(-1)
+    n = y.size
+    lo, hi = _noise_bounds(spec, y)
+    lower = 0 if lo is None else np.maximum(0.0, np.ceil(lo))
+    upper = hi if max_count is None else np.minimum(max_count, np.inf if hi is None else hi)
+    aug = _augmented(inv, n, total)
+    start = fibre_point(y, aug, lower=lower, upper=upper) if aug is not None else None
+    if start is None:
+        start = np.clip(np.round(y), lower, upper).astype(np.int64)
+    if latent == "exact":
+        counts = dist(name, initval=start, dims=dims)
+        if inv is not None:
+            _invariants_potential("invariants", counts, inv)
+        moves = LatticeMoves(
+            inv if inv is not None else np.zeros((0, n)), fixed_total=total is not None
+        )
+        return counts, {"moves": moves, "lower": lower, "upper": upper}
+    # relaxed: s = s0 + Q_N z, z free
+    if aug is None:
+        z = pm.Flat(f"{name}_coords", shape=n, initval=np.zeros(n))
+        counts = pm.Deterministic(name, pt.as_tensor(start.astype(float)) + z, dims=dims)
+    else:
+        d = aug.n_cells - aug.rank
+        z = pm.Flat(f"{name}_coords", shape=d, initval=np.zeros(d))
+        counts = pm.Deterministic(name, affine_counts(aug, start, z), dims=dims)
+    inside = pt.all(counts >= 0)
+    if max_count is not None:
+        inside = inside & pt.all(counts <= max_count)
+    relaxed = pt.sum(count_unary(pt.maximum(counts, 0.0)))
+    pm.Potential(f"{name}_logp", pt.switch(inside, relaxed, -np.inf))
+    return counts, {"moves": None, "lower": lower, "upper": upper}
+
+
+def _cell_labels(shape):
+    if len(shape) == 1:
+        return [str(i) for i in range(shape[0])]
+    return [",".join(map(str, ix)) for ix in np.ndindex(*shape)]
+
+
+def _signature(model):
+    """Free variables and potentials of a model (to detect user modifications)."""
+    return (
+        tuple(sorted(v.name for v in model.free_RVs)),
+        tuple(sorted(v.name for v in model.potentials)),
+    )
+
+
+def _marginal_binomial(release, spec, theta, n):
+    grid = np.arange(n + 1, dtype=float)
+    kind = spec["kind"]
+    if kind == "tulap":
+        noise = Tulap.dist(grid, b=spec["b"], q=spec["q"], scale=spec["scale"])
+    elif kind == "laplace":
+        noise = Laplace.dist(grid, scale=spec["scale"])
+    elif kind == "gaussian":
+        noise = Gaussian.dist(grid, sigma=spec["sigma"])
+    elif kind == "discrete_laplace":
+        noise = DiscreteLaplace.dist(grid.astype(np.int64), scale=spec["scale"])
+    else:
+        noise = DiscreteGaussian.dist(grid.astype(np.int64), sigma=spec["sigma"])
+    y = np.asarray(release.value, dtype=float).reshape(-1)
+    # log f(y_j - x) for every release j and every x = 0..n: constants of the model
+    table = np.stack([pm.logp(noise, np.full(n + 1, v)).eval() for v in y])
+    log_binom = (
+        pt.gammaln(n + 1.0)
+        - pt.gammaln(grid + 1.0)
+        - pt.gammaln(n - grid + 1.0)
+        + grid * pt.log(theta)
+        + (n - grid) * pt.log1p(-theta)
+    )
+    terms = pt.as_tensor(table) + log_binom[None, :]
+    pm.Potential("release", pt.sum(pt.logsumexp(terms, axis=1)))
+
+
+def _info(release, latent, spec, latent_info, count_unary, noise_unary) -> dict:
+    """What :func:`fit` needs to sample the model."""
+    info = {"release": release, "latent": latent, "latent_var": "counts"}
+    if latent == "exact":
+        info.update(
+            moves=latent_info["moves"],
+            lower=latent_info["lower"],
+            upper=latent_info["upper"],
+            unary=lambda S: count_unary(S) + noise_unary(S),
+            max_step=_initial_step(spec),
+        )
+    return info
+
+
+def _initial_step(spec) -> int:
+    """Initial lattice step: about the noise standard deviation."""
+    if spec["kind"] == "tulap":
+        b = spec["b"]
+        sd = spec["scale"] * np.sqrt(2 * b / (1 - b) ** 2 + 1 / 12)
+    elif spec["kind"] in ("laplace", "projected_laplace", "discrete_laplace"):
+        sd = np.sqrt(2.0) * spec["scale"]
+    else:
+        sd = spec["sigma"]
+    return int(max(1, round(sd)))
