@@ -59,3 +59,25 @@ def test_rejects_trivial_and_asymmetric():
         canonical_noise(lambda a: a)
     with pytest.raises(ValueError, match="symmetric"):
         canonical_noise(lambda a: np.maximum(0.0, a - 0.5) * 1.9 * (a <= 1) + 0 * a)
+
+
+def test_far_tail_is_refused_not_truncated():
+    """F(-2e5) of the CND of eps_delta(1e-6) was 0.0 (true: 0.41); ppf(1e-10) 20x too small."""
+    from invariantdp._validation import InvariantDPError
+
+    F = canonical_noise(eps_delta(1e-6))
+    with pytest.raises(InvariantDPError, match=r"more than 100000 units.*not negligible"):
+        F.cdf(-2e5)
+    with pytest.raises(InvariantDPError, match=r"quantile .* more than 100000 units"):
+        F.ppf(1e-10)
+    # within the cap it is the Tulap law
+    assert F.cdf(-5e4) == pytest.approx(tulap_from_privacy(1e-6).cdf(-5e4), rel=1e-9)
+    # where the tail beyond the cap is 0 in double precision, 0 is exact
+    G = canonical_noise(eps_delta(1.0))
+    assert G.cdf(-2e5) == 0.0 and G.sf(2e5) == 0.0
+
+
+def test_cnd_at_huge_epsilon_is_uniform():
+    F = canonical_noise(eps_delta(1e300, 0.1))
+    np.testing.assert_allclose(F.cdf([-0.7, -0.2, 0.3]), [0.0, 0.3, 0.8], atol=1e-15)
+    np.testing.assert_allclose(F.ppf([0.1, 0.9]), [-0.4, 0.4], atol=1e-15)

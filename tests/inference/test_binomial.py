@@ -107,3 +107,49 @@ def test_bad_input(args, kwargs, match):
     kw.update(kwargs)
     with pytest.raises((ValueError, TypeError), match=match):
         idp.ump_binomial_test(*args, **kw)
+
+
+# --- extreme epsilon (issue 10, items 3b and 4c) -------------------------------------------
+
+
+@pytest.mark.parametrize("n,p0,x", [(20, 0.3, 7), (10, 0.5, 3), (200, 0.1, 31), (5, 0.9, 5)])
+@pytest.mark.parametrize("epsilon", [50.0, 746.0, 1e4, 1e300])
+def test_pvalue_tends_to_binomial_mid_p(n, p0, x, epsilon):
+    """ump_binomial_test was nan above epsilon ~745; the limit is the binomial mid-p."""
+    B = stats.binom(n, p0)
+    res = idp.ump_binomial_test(x, n, p0, epsilon=epsilon)
+    assert res.pvalue == pytest.approx(B.sf(x) + B.pmf(x) / 2, rel=1e-12, abs=1e-15)
+    res = idp.ump_binomial_test(x, n, p0, epsilon=epsilon, alternative="less")
+    assert res.pvalue == pytest.approx(B.cdf(x - 1) + B.pmf(x) / 2, rel=1e-12, abs=1e-15)
+    ci = idp.ump_binomial_test(x, n, p0, epsilon=epsilon, alternative="two-sided")
+    low, high = ci.confidence_interval()
+    assert 0 <= low <= high <= 1 and np.isfinite(ci.estimate)
+
+
+def test_pvalue_continuous_across_745():
+    eps = np.linspace(700.0, 800.0, 26)
+    at_x = [idp.ump_binomial_test(7, 20, 0.3, epsilon=e).pvalue for e in eps]
+    assert np.ptp(at_x) == 0.0
+    above = [idp.ump_binomial_test(21.2, 20, 0.3, epsilon=e).pvalue for e in eps]
+    assert np.all(np.isfinite(above)) and np.all(np.diff(above) <= 0)
+    assert above[0] == pytest.approx(0.3**20 * 0.3 * np.exp(-700.0), rel=1e-9)
+
+
+@pytest.mark.parametrize("epsilon", [1e-17, 1e-300])
+def test_tiny_epsilon(epsilon):
+    """epsilon below ~1.1e-16 gave ZeroDivisionError."""
+    res = idp.ump_binomial_test(7, 20, 0.3, epsilon=epsilon)
+    assert res.pvalue == pytest.approx(0.5, abs=1e-12)
+    with pytest.raises(ValueError, match="estimate .* is not resolvable in double precision"):
+        _ = res.estimate
+    assert "not resolvable at this epsilon" in res.summary()
+    # small but resolvable: the estimate is the proportion with n p = z (p ~ 1/2 + (np - z) eps/2)
+    assert idp.ump_binomial_test(7, 20, 0.3, epsilon=1e-4).estimate == pytest.approx(0.35, rel=1e-3)
+    assert idp.ump_binomial_test(
+        7, 20, 0.3, epsilon=epsilon, alternative="two-sided"
+    ).confidence_interval() == (0.0, 1.0)
+    # delta > 0: Uniform(-1/(2 delta), 1/(2 delta)) noise in the limit
+    k = np.arange(21)
+    expected = np.sum(stats.binom(20, 0.3).pmf(k) * np.clip((k - 7.0) * 0.25 + 0.5, 0, 1))
+    got = idp.ump_binomial_test(7, 20, 0.3, epsilon=epsilon, delta=0.25).pvalue
+    assert got == pytest.approx(expected, rel=1e-12)

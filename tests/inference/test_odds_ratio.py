@@ -4,6 +4,7 @@ from scipy import optimize, stats
 
 import invariantdp as idp
 from invariantdp.distributions import tulap, tulap_from_privacy
+from invariantdp.inference._noise import tulap_noise_from_release
 from invariantdp.mechanisms import odds_ratio_release
 
 MARGINS = [(20, 20, 20, 20), (7, 13, 9, 11), (30, 5, 12, 23), (1, 9, 4, 6), (50, 70, 40, 80)]
@@ -261,3 +262,109 @@ def test_counts_up_to_1e8():
     assert 0 < res.pvalue < 1
     ci = res.confidence_interval()
     assert 0 < ci.low < 1 < ci.high < np.inf or 0 < ci.low
+
+
+# --- extreme epsilon (issue 10, items 3b and 4c) -------------------------------------------
+
+
+MID_P_TABLES = [[[14, 6], [6, 14]], [[12, 5], [4, 9]], [[3, 1], [1, 3]], [[30, 2], [10, 25]]]
+
+
+def _mid_p(table):
+    t = np.array(table)
+    margins = (t[0].sum(), t[1].sum(), t[:, 0].sum(), t[:, 1].sum())
+    H = _hyper(margins)
+    x = int(t[0, 0])
+    return margins, x, H.sf(x) + H.pmf(x) / 2, H.cdf(x - 1) + H.pmf(x) / 2
+
+
+@pytest.mark.parametrize("table", MID_P_TABLES)
+@pytest.mark.parametrize("epsilon", [50.0, 746.0, 1e4, 1e300])
+def test_pvalue_tends_to_fisher_mid_p_beyond_745(table, epsilon):
+    """umpu_odds_ratio_test(14., (20, 20, 20, 20), epsilon=746).pvalue was nan."""
+    margins, x, greater, less = _mid_p(table)
+    res = idp.umpu_odds_ratio_test(float(x), margins, epsilon=epsilon)
+    assert res.pvalue == pytest.approx(greater, rel=1e-12, abs=1e-15)
+    res = idp.umpu_odds_ratio_test(float(x), margins, epsilon=epsilon, alternative="less")
+    assert res.pvalue == pytest.approx(less, rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("epsilon", [746.0, 1e4, 1e300])
+def test_interval_estimate_and_power_beyond_745(epsilon):
+    """The CI and power gave a cryptic solver error once exp(-epsilon) underflowed."""
+    margins = (20, 20, 20, 20)
+    res = idp.umpu_odds_ratio_test(14.0, margins, epsilon=epsilon, alternative="two-sided")
+    ci = res.confidence_interval()
+    assert 0 < ci.low < res.estimate < ci.high < np.inf
+    # the limits are those of the mid-p test, the same as at epsilon = 50
+    ref = idp.umpu_odds_ratio_test(14.0, margins, epsilon=50.0, alternative="two-sided")
+    assert ci == pytest.approx(ref.confidence_interval(), rel=1e-9)
+    assert res.estimate == pytest.approx(ref.estimate, rel=1e-9)
+    power = idp.umpu_odds_ratio_power(margins, epsilon=epsilon, odds_ratio=[1.0, 3.0])
+    assert power[0] == pytest.approx(0.05, abs=1e-10) and 0.05 < power[1] < 1
+    m = idp.umpu_odds_ratio_critical_value(margins, epsilon=epsilon)
+    assert m == pytest.approx(idp.umpu_odds_ratio_critical_value(margins, epsilon=50.0), rel=1e-9)
+
+
+def test_pvalue_monotone_and_continuous_across_745():
+    """Near the old underflow point: converged to mid-p, and monotone below the support."""
+    margins = (20, 20, 20, 20)
+    eps = np.linspace(700.0, 800.0, 51)
+    at_x = [idp.umpu_odds_ratio_test(14.0, margins, epsilon=e).pvalue for e in eps]
+    assert np.ptp(at_x) == 0.0 and np.isfinite(at_x[0])
+    # U above the support: the p-value ~ P(H = 20) * 0.3 e^{-epsilon} decreases to 0
+    above = [idp.umpu_odds_ratio_test(21.2, margins, epsilon=e).pvalue for e in eps]
+    assert np.all(np.isfinite(above)) and np.all(np.diff(above) <= 0) and above[-1] == 0.0
+    h = _hyper(margins)
+    assert above[0] == pytest.approx(h.pmf(20) * 0.3 * np.exp(-700.0), rel=1e-9)
+    # the interval from a statistic above the support is (inf, inf) at any such epsilon
+    res = idp.umpu_odds_ratio_test(24.0, margins, epsilon=746.0, alternative="two-sided")
+    assert res.confidence_interval().low == np.inf
+
+
+@pytest.mark.parametrize("epsilon", [1e-17, 1e-100, 1e-300])
+def test_tiny_epsilon(epsilon):
+    """epsilon below ~1.1e-16 gave ZeroDivisionError; now p ~ 1/2 and no information."""
+    margins = (20, 20, 20, 20)
+    res = idp.umpu_odds_ratio_test(14.0, margins, epsilon=epsilon, delta=0.0)
+    assert res.pvalue == pytest.approx(0.5, abs=1e-12)
+    # the p-value moves by ~epsilon over all odds ratios: no estimate, said so (was 1e11)
+    with pytest.raises(ValueError, match="estimate .* is not resolvable in double precision"):
+        _ = res.estimate
+    assert "not resolvable at this epsilon" in res.summary()
+    ci = idp.umpu_odds_ratio_test(
+        14.0, margins, epsilon=epsilon, alternative="two-sided"
+    ).confidence_interval()
+    assert (ci.low, ci.high) == (0.0, np.inf)
+    power = idp.umpu_odds_ratio_power(margins, epsilon=epsilon, odds_ratio=[1.0, 5.0])
+    np.testing.assert_allclose(power, 0.05, atol=1e-10)
+    # with delta > 0 the noise is ~ Uniform(-1/(2 delta), 1/(2 delta)): informative again
+    u = idp.umpu_odds_ratio_test(14.0, margins, epsilon=epsilon, delta=0.4)
+    h = _support(margins)
+    expected = np.sum(_hyper(margins).pmf(h) * np.clip((h - 14.0) * 0.4 + 0.5, 0, 1))
+    assert u.pvalue == pytest.approx(expected, rel=1e-12)
+
+
+def test_noise_from_release_keeps_epsilon_exact():
+    """A release records b = exp(-746) = 0; the test must still use log b = -746."""
+    tn = tulap_noise_from_release({"b": 0.0, "q": 0.0, "scale": 1.0}, {"epsilon": 746.0})
+    assert tn.log_b == -746.0 and tn.epsilon == 746.0
+    # (b, q) that do not come from the recorded epsilon are used as recorded
+    other = tulap_noise_from_release({"b": 0.3, "q": 0.05}, {"epsilon": 1.0, "delta": 0.0})
+    assert other.log_b == pytest.approx(np.log(0.3)) and other.q == 0.05
+    with pytest.raises(ValueError, match=r"`scale` \(2.0\).*needs scale 1"):
+        tulap_noise_from_release({"b": 0.3, "q": 0.0, "scale": 2.0}, {})
+    with pytest.raises(ValueError, match=r"Tulap `b` \(2.0\) must be in \[0, 1\)"):
+        tulap_noise_from_release({"b": 2.0, "q": 0.0}, {})
+    with pytest.raises(ValueError, match=r"Tulap `q` \(-1.0\) must be in \[0, 1\)"):
+        tulap_noise_from_release({"b": 0.3, "q": -1.0}, {})
+
+
+def test_noise_given_as_privacy_law_or_b_zero():
+    a = idp.umpu_odds_ratio_test(14.3, (20, 20, 20, 20), noise=tulap_from_privacy(1e-20, 0.2))
+    b = idp.umpu_odds_ratio_test(14.3, (20, 20, 20, 20), epsilon=1e-20, delta=0.2)
+    assert a.pvalue == b.pvalue
+    c = idp.umpu_odds_ratio_test(14.0, (20, 20, 20, 20), noise=tulap(0.0, 0.0))
+    assert c.pvalue == pytest.approx(_mid_p(MID_P_TABLES[0])[2], rel=1e-12)
+    with pytest.raises(ValueError, match="loc=0 and scale=1"):
+        idp.umpu_odds_ratio_test(14.3, (20, 20, 20, 20), noise=tulap_from_privacy(1.0, loc=1.0))

@@ -1,7 +1,10 @@
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy import integrate, optimize, special, stats
 
 from invariantdp._validation import InvariantDPError
@@ -227,7 +230,7 @@ def test_approximate_dp_group_privacy_and_composition():
     assert delta == pytest.approx(1e-6 * (1 + math.exp(0.5) + math.exp(1.0)))
     _, big = acc.approximate_dp_group_privacy(0.01, 1e-9, 100)
     assert big == pytest.approx(1e-9 * math.expm1(1.0) / math.expm1(0.01))
-    assert acc.approximate_dp_group_privacy(50.0, 1e-6, 100) == (5000.0, math.inf)
+    assert acc.approximate_dp_group_privacy(50.0, 1e-6, 100) == (5000.0, 1.0)  # vacuous, capped
     assert acc.approximate_dp_group_privacy(1.0, 0.0, 5) == (5.0, 0.0)
     assert acc.approximate_dp_composition([1.0, 2.0], [1e-6, 2e-6]) == (3.0, pytest.approx(3e-6))
 
@@ -278,3 +281,132 @@ def test_bad_values_raise_value_error_naming_the_argument(call, match):
 def test_wrong_types_raise_type_error(call, match):
     with pytest.raises(TypeError, match=match):
         call()
+
+
+# --- extreme inputs (issue 10, item 4c) ---------------------------------------------------
+
+
+@pytest.mark.parametrize("delta", [0.1, 1e-10, 1e-300])
+def test_eps_delta_to_gdp_at_epsilon_1e300(delta):
+    """`account gdp --epsilon 1e300` raised OverflowError; mu = sqrt(2 eps) + O(1)."""
+    mu = acc.eps_delta_to_gdp(1e300, delta)
+    assert mu == pytest.approx(math.sqrt(2e300), rel=1e-14)
+    # one ulp of mu moves s = eps/mu - mu/2 by ~1e134: mu is the largest double meeting delta
+    assert acc.gdp_to_eps_delta(mu, 1e300) <= delta
+    assert acc.gdp_to_eps_delta(math.nextafter(mu, math.inf), 1e300) > delta
+
+
+@pytest.mark.parametrize(
+    "mu, eps",
+    [
+        (1e-300, 1e-300),
+        (1e-300, 3e-300),
+        (1e-10, 1e-10),
+        (1e-8, 1e-17),
+        (2.0**40, 2.0**79 + 3 * 2.0**40),
+    ],
+)
+def test_log_delta_in_the_scaled_variables(mu, eps):
+    """delta = int_0^inf (1 - e^{-mu z}) phi(z + s) dz, s = eps/mu - mu/2, by brute force."""
+    s = float(Fraction(eps) / Fraction(mu) - Fraction(mu) / 2)
+    val, _ = integrate.quad(
+        lambda z: -math.expm1(-mu * z) * stats.norm.pdf(z + s),
+        0,
+        abs(s) + 40,
+        epsabs=0,
+        epsrel=1e-12,
+        limit=400,
+        points=[max(-s, 0.0)],
+    )
+    assert acc.gdp_log_delta(mu, eps) == pytest.approx(math.log(val), rel=1e-9)
+
+
+def test_gdp_to_eps_delta_extremes():
+    """ZeroDivisionError and OverflowError before; delta underflows to 0 only below 1e-308."""
+    assert acc.gdp_to_eps_delta(1.0, 1e300) == 0.0
+    assert acc.gdp_to_eps_delta(1e-300, 1.0) == 0.0
+    assert acc.gdp_to_eps_delta(1e300, 1.0) == 1.0
+    # mu -> 0 with eps / mu fixed: delta ~ mu (phi(1) - Phi(-1))
+    tiny = acc.gdp_to_eps_delta(1e-300, 1e-300)
+    assert tiny == pytest.approx(1e-300 * (stats.norm.pdf(1) - stats.norm.sf(1)), rel=1e-6)
+    with pytest.raises(InvariantDPError, match="below the most negative double"):
+        acc.gdp_log_delta(1e-300, 1e300)
+
+
+def test_gdp_to_epsilon_extremes():
+    with pytest.raises(InvariantDPError, match="`epsilon` solving .* exceeds the largest double"):
+        acc.gdp_to_epsilon(1e300, 0.1)  # epsilon ~ mu^2 / 2 = 5e599
+    eps = acc.gdp_to_epsilon(1e150, 0.1)  # epsilon = mu^2/2 + mu Phi^{-1}(0.9) - O(1)
+    assert eps == pytest.approx(5e299 + 1e150 * stats.norm.isf(0.1), rel=1e-14)
+    assert acc.gdp_to_epsilon(1e-300, 1e-300) == 0.0  # delta >= delta_mu(0) = erf(mu / 2^1.5)
+    assert acc.gdp_to_epsilon(1e-300, 1e-302) > 0.0
+    for mu, delta in [(1e-10, 1e-300), (1.0, 1e-300), (30.0, 1e-300)]:
+        eps = acc.gdp_to_epsilon(mu, delta)
+        assert acc.gdp_log_delta(mu, eps) == pytest.approx(math.log(delta), rel=1e-9)
+
+
+def test_zcdp_extremes():
+    assert acc.zcdp_to_eps_delta(1.7e308, 1e-300) == 1.7e308  # finite: 2 sqrt(rho L) << rho
+    assert acc.zcdp_to_eps_delta(1e300, 1e-300) == pytest.approx(1e300)
+    assert acc.zcdp_to_eps_delta(1e-300, 1e-300) == pytest.approx(
+        2 * math.sqrt(1e-300 * 300 * math.log(10)), rel=1e-14
+    )
+    # group privacy with a huge k: exact k^2 rho, or an error (was OverflowError)
+    assert acc.zcdp_group_privacy(1e-300, 10**200) == pytest.approx(1e100, rel=1e-15)
+    with pytest.raises(InvariantDPError, match=r"`k` \(1.000e\+200 .*exceeds the largest double"):
+        acc.zcdp_group_privacy(1.0, 10**200)
+    with pytest.raises(InvariantDPError, match="the sum of `rhos` exceeds the largest double"):
+        acc.zcdp_composition([1e308, 1e308])
+    with pytest.raises(InvariantDPError, match=r"mu\*\*2 / 2 .* exceeds the largest double"):
+        acc.gdp_to_zcdp(1e300)  # was inf
+    with pytest.raises(InvariantDPError, match="would round to 0"):
+        acc.gdp_to_zcdp(1e-300)  # was 0.0: "no privacy loss"
+    with pytest.raises(InvariantDPError, match=r"epsilon\*\*2 / 2 .* exceeds the largest double"):
+        acc.pure_dp_to_zcdp(1e300)
+
+
+def test_gdp_and_pure_group_and_composition_extremes():
+    assert acc.gdp_composition([1e300, 1e300]) == pytest.approx(math.sqrt(2) * 1e300)  # was inf
+    assert acc.gdp_composition([1e-300, 1e-300]) == pytest.approx(math.sqrt(2) * 1e-300)  # was 0
+    assert acc.gdp_group_privacy(1e-300, 10**400) == pytest.approx(1e100, rel=1e-15)
+    with pytest.raises(InvariantDPError, match="exceeds the largest double"):
+        acc.gdp_group_privacy(1e300, 10**10)  # was inf
+    with pytest.raises(InvariantDPError, match="exceeds the largest double"):
+        acc.pure_dp_group_privacy(1.0, 10**400)  # was OverflowError
+    with pytest.raises(InvariantDPError, match="the sum of `epsilons` exceeds"):
+        acc.pure_dp_composition([1e308, 1e308])  # was OverflowError
+    with pytest.raises(InvariantDPError, match="the sum of `epsilons` exceeds"):
+        acc.approximate_dp_composition([1e308, 1e308], [0.0, 0.0])
+
+
+def test_approximate_group_privacy_extremes():
+    assert acc.approximate_dp_group_privacy(1e300, 0.1, 2) == (2e300, 1.0)  # was OverflowError
+    assert acc.approximate_dp_group_privacy(1e-300, 1e-300, 10**400) == (1e100, 1.0)
+    eps, delta = acc.approximate_dp_group_privacy(1e-300, 0.1, 2)
+    assert (eps, delta) == (2e-300, pytest.approx(0.2, rel=1e-14))
+    eps, delta = acc.approximate_dp_group_privacy(1e-20, 1e-300, 10**10)
+    assert delta == pytest.approx(1e-290 * math.expm1(1e-10) / 1e-10, rel=1e-12)
+
+
+@given(
+    st.floats(-300, 300).map(lambda e: 10.0**e),
+    st.floats(-300, math.log10(0.99)).map(lambda e: 10.0**e),
+)
+def test_eps_delta_gdp_round_trip_over_the_whole_range(epsilon, delta):
+    """Finite answers everywhere, and the mu found really gives delta at epsilon."""
+    try:
+        mu = acc.eps_delta_to_gdp(epsilon, delta)
+    except InvariantDPError as err:  # only where the answer is not a double
+        assert "smallest positive double" in str(err) or "largest double" in str(err)
+        return
+    assert math.isfinite(mu) and mu > 0
+    # on the safe side of the root, and at it to 1e-12 (for epsilon >> 1 an ulp of mu
+    # moves delta a lot; log delta itself is exact to a few ulps, so no closer claim)
+    assert acc.gdp_log_delta(mu, epsilon) <= math.log(delta)
+    assert acc.gdp_log_delta(mu * (1 + 1e-12), epsilon) > math.log(delta)
+    # and back: epsilon again, on the safe side (near delta_mu(0) epsilon is fixed only to
+    # ~ulp(delta) / slope, an absolute error: ill-conditioned there, not inaccurate)
+    eps = acc.gdp_to_epsilon(mu, delta)
+    assert eps <= epsilon * (1 + 1e-9) + 1e-12
+    if eps > 0:
+        assert acc.gdp_log_delta(mu, eps) <= math.log(delta)

@@ -1,9 +1,12 @@
+import warnings
+
 import numpy as np
 import pytest
 from scipy.stats import norm
 
+from invariantdp._validation import InvariantDPError
 from invariantdp.privacy import eps_delta, gaussian, group
-from invariantdp.privacy.tradeoff import TradeoffFunction
+from invariantdp.privacy.tradeoff import MAX_GROUP_SIZE, TradeoffFunction
 
 ALPHA = np.linspace(0.0, 1.0, 201)
 
@@ -60,3 +63,54 @@ def test_group_privacy():
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# --- extreme inputs (issue 10, item 4c) ---------------------------------------------------
+
+
+@pytest.mark.parametrize("f", [eps_delta(1.0), eps_delta(0.5, 0.1), eps_delta(3.0, 1e-3)])
+def test_eps_delta_fixed_point_closed_form(f):
+    c = f.fixed_point()
+    assert c == pytest.approx((1 - f.delta) / (1 + np.exp(f.epsilon)), rel=1e-14)
+    assert f(1 - c) == pytest.approx(c, abs=1e-15)
+    assert TradeoffFunction.fixed_point(f) == pytest.approx(c, abs=1e-14)  # generic bisection
+
+
+@pytest.mark.parametrize("mu", [0.3, 1.0, 4.0])
+def test_gaussian_fixed_point_closed_form(mu):
+    f = gaussian(mu)
+    assert f.fixed_point() == pytest.approx(TradeoffFunction.fixed_point(f), abs=1e-14)
+
+
+def test_huge_epsilon_and_mu():
+    """eps_delta(1e300) warned (overflow, inf * 0) in inverse and fixed_point; gaussian(1e300)
+    reported a fixed point of 7e-17 instead of 0."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f = eps_delta(1e300, 0.1)
+        assert f(0.5) == 0.0 and f(1.0) == pytest.approx(0.9)
+        assert f.inverse(0.5) == 1.0 and f.fixed_point() == 0.0
+        g = gaussian(1e300)
+        assert g(0.5) == 0.0 and g.inverse(0.5) == 1.0 and g.fixed_point() == 0.0
+    assert gaussian(1e-300).fixed_point() == 0.5
+
+
+def test_tiny_epsilon_is_nontrivial():
+    """f_{1e-13} differs from alpha by < 1e-12 everywhere but is a nontrivial tradeoff."""
+    assert eps_delta(1e-13).is_nontrivial() and gaussian(1e-300).is_nontrivial()
+
+
+def test_group_with_huge_k():
+    """group(f, 10**10) looped 10**10 times; huge k overflowed k * mu."""
+    assert group(gaussian(1e-300), 10**400).mu == pytest.approx(1e100, rel=1e-15)
+    assert group(eps_delta(1e-300), 10**400).epsilon == pytest.approx(1e100, rel=1e-15)
+    with pytest.raises(InvariantDPError, match=r"k \* mu exceeds the largest double"):
+        group(gaussian(1.0), 10**400)
+    with pytest.raises(InvariantDPError, match=r"k \* epsilon exceeds the largest double"):
+        group(eps_delta(1e300), 10**10)
+    with pytest.raises(InvariantDPError, match=rf"`k` \(10000000000\) must be <= {MAX_GROUP_SIZE}"):
+        group(eps_delta(1.0, 0.1), 10**10)
+    # the largest allowed k stops as soon as the iterates reach the fixed point 0
+    g = group(eps_delta(1.0, 0.1), MAX_GROUP_SIZE)
+    np.testing.assert_array_equal(g(ALPHA), 0.0)
+    np.testing.assert_array_equal(g.inverse(np.array([0.5, 1.0])), [1.0, 1.0])

@@ -1,8 +1,10 @@
 """Numerical robustness: Tulap, CND and the tests' p-values for counts up to 1e8.
 
 Property tests over epsilon in [1e-3, 50] and counts up to 1e8: values stay
-finite, in range and monotone.  numpy RuntimeWarnings are errors in the test
-suite, so these tests also check that normal use raises none.
+finite, in range and monotone; and over every epsilon in [1e-300, 1e300]
+(log-uniform) and delta in [0, 1): the Tulap law, p-values, intervals and
+power stay finite and in range.  numpy RuntimeWarnings are errors in the
+test suite, so these tests also check that normal use raises none.
 """
 
 import numpy as np
@@ -10,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from invariantdp import ump_binomial_test, umpu_odds_ratio_test
+from invariantdp import ump_binomial_test, umpu_odds_ratio_power, umpu_odds_ratio_test
 from invariantdp.distributions import canonical_noise, tulap_from_privacy
 from invariantdp.privacy import eps_delta
 
@@ -166,3 +168,115 @@ def test_extreme_counts_give_finite_intervals(epsilon):
     assert 0 < ci.low <= res.estimate <= ci.high < np.inf
     b = ump_binomial_test(3e7 + 0.4, 10**8, 0.3, epsilon=epsilon)
     assert np.isfinite(b.pvalue) and 0 <= b.pvalue <= 1
+
+
+# --- every epsilon in [1e-300, 1e300] (issue 10, items 3b and 4c) ----------------------------
+
+EPS_ANY = st.floats(-300.0, 300.0).map(lambda e: float(10.0**e))
+DELTA_ANY = st.one_of(st.just(0.0), st.floats(0.0, 1.0, exclude_max=True))
+
+
+def check_tulap_any(epsilon, delta, xs):
+    law = tulap_from_privacy(epsilon, delta)
+    x = np.sort(np.asarray(xs, dtype=float))
+    cdf = law.cdf(x)
+    assert np.all(np.isfinite(cdf)) and np.all((cdf >= 0) & (cdf <= 1)) and _nondecreasing(cdf)
+    assert np.allclose(cdf + law.sf(x), 1.0, atol=1e-12)
+    logcdf = law.logcdf(x)
+    assert not np.any(np.isnan(logcdf)) and np.all(logcdf <= 0)
+    u = np.linspace(0.0, 1.0, 101)[1:-1]
+    q = law.ppf(u)
+    assert np.all(np.isfinite(q)) and _nondecreasing(q)
+    assert np.allclose(law.cdf(q), u, atol=1e-12)
+
+
+@given(EPS_ANY, DELTA_ANY, st.lists(st.floats(-1e300, 1e300), min_size=2, max_size=30))
+def test_tulap_any_epsilon(epsilon, delta, xs):
+    check_tulap_any(epsilon, delta, xs)
+
+
+@pytest.mark.slow
+@SLOW
+@given(EPS_ANY, DELTA_ANY, st.lists(st.floats(-1e300, 1e300), min_size=2, max_size=30))
+def test_tulap_any_epsilon_slow(epsilon, delta, xs):
+    check_tulap_any(epsilon, delta, xs)
+
+
+SMALL_COUNT = st.integers(0, 4).flatmap(lambda k: st.integers(0, 10**k))
+
+
+@st.composite
+def small_tables(draw):
+    t1, t2 = draw(SMALL_COUNT), draw(SMALL_COUNT)
+    if t1 + t2 == 0:
+        t1 = 1
+    c1 = draw(st.integers(0, t1 + t2))
+    return t1, t2, c1, t1 + t2 - c1
+
+
+def check_odds_ratio_any(margins, epsilon, delta, frac):
+    t1, t2, c1, _ = margins
+    lo, hi = max(0, c1 - t2), min(t1, c1)
+    u = lo - 2.0 + frac * (hi - lo + 4.0)
+    for alt in ("greater", "less", "two-sided"):
+        res = umpu_odds_ratio_test(u, margins, epsilon=epsilon, delta=delta, alternative=alt)
+        assert np.isfinite(res.pvalue) and 0 <= res.pvalue <= 1
+    ci = res.confidence_interval(0.9)
+    assert 0 <= ci.low <= ci.high <= np.inf
+    power = umpu_odds_ratio_power(
+        margins, epsilon=epsilon, delta=delta, odds_ratio=[0.5, 1.0, 4.0], alpha=0.1
+    )
+    assert np.all(np.isfinite(power)) and np.all((power >= 0) & (power <= 1))
+    assert power[1] == pytest.approx(0.1, abs=1e-8)  # the size is exact at any epsilon
+
+
+@given(small_tables(), EPS_ANY, DELTA_ANY, st.floats(0, 1))
+def test_odds_ratio_any_epsilon(margins, epsilon, delta, frac):
+    check_odds_ratio_any(margins, epsilon, delta, frac)
+
+
+@pytest.mark.slow
+@SLOW
+@given(small_tables(), EPS_ANY, DELTA_ANY, st.floats(0, 1))
+def test_odds_ratio_any_epsilon_slow(margins, epsilon, delta, frac):
+    check_odds_ratio_any(margins, epsilon, delta, frac)
+
+
+def check_binomial_any(n, p0, epsilon, delta, fracs):
+    zs = np.sort([-2.0 + f * (n + 4.0) for f in fracs])
+    for alt in ("greater", "less"):
+        p = [
+            ump_binomial_test(z, n, p0, epsilon=epsilon, delta=delta, alternative=alt).pvalue
+            for z in zs
+        ]
+        assert np.all(np.isfinite(p)) and np.all((np.array(p) >= 0) & (np.array(p) <= 1))
+        assert _nondecreasing(-np.array(p) if alt == "greater" else p, tol=1e-9)
+    for alt in ("greater", "less", "two-sided"):
+        res = ump_binomial_test(zs[0], n, p0, epsilon=epsilon, delta=delta, alternative=alt)
+        assert np.isfinite(res.pvalue) and 0 <= res.pvalue <= 1
+        ci = res.confidence_interval(0.9)
+        assert 0 <= ci.low <= ci.high <= 1
+
+
+@given(
+    st.integers(1, 8).flatmap(lambda k: st.integers(1, 10**k)),
+    st.floats(1e-3, 1 - 1e-3),
+    EPS_ANY,
+    DELTA_ANY,
+    st.lists(st.floats(0, 1), min_size=2, max_size=3),
+)
+def test_binomial_any_epsilon(n, p0, epsilon, delta, fracs):
+    check_binomial_any(n, p0, epsilon, delta, fracs)
+
+
+@pytest.mark.slow
+@SLOW
+@given(
+    st.integers(1, 8).flatmap(lambda k: st.integers(1, 10**k)),
+    st.floats(1e-3, 1 - 1e-3),
+    EPS_ANY,
+    DELTA_ANY,
+    st.lists(st.floats(0, 1), min_size=2, max_size=3),
+)
+def test_binomial_any_epsilon_slow(n, p0, epsilon, delta, fracs):
+    check_binomial_any(n, p0, epsilon, delta, fracs)

@@ -10,7 +10,8 @@ from ..privacy.tradeoff import as_tradeoff
 
 __all__ = ["CanonicalNoise", "canonical_noise"]
 
-#: tails beyond this many unit steps from the centre are treated as 0 / 1
+#: the cdf is evaluated by at most this many applications of f; beyond, the
+#: tail must be 0 in double precision (checked) or the evaluation is refused
 _MAX_STEPS = 100_000
 
 
@@ -30,6 +31,10 @@ class CanonicalNoise(stats.rv_continuous):
 
     Evaluating the cdf ``|x|`` units from the centre applies ``f`` about
     ``|x|`` times, so far tails cost time in proportion to the distance.
+    Beyond 100000 units the cdf is 0 (or 1) only if it is already 0 in
+    double precision at that distance; otherwise (a law as wide as the CND
+    of ``eps_delta(1e-6)``) the cdf and quantile refuse with
+    :class:`~invariantdp.exceptions.InvariantDPError` rather than truncate.
     """
 
     def __init__(self, f, **kwargs):
@@ -51,8 +56,10 @@ class CanonicalNoise(stats.rv_continuous):
         """F(y) for y <= 0."""
         f, c = self.tradeoff, self.c
         steps = np.ceil(np.maximum(-y - 0.5, 0.0))
+        far = steps > _MAX_STEPS
+        # beyond the cap evaluate F at the cap, -_MAX_STEPS - 1/2: F is monotone
         steps = np.minimum(steps, _MAX_STEPS)
-        z = y + steps
+        z = np.where(far, -0.5, y + steps)
         out = c * (0.5 - z) + (1.0 - c) * (z + 0.5)
         todo = steps > 0
         k = 0
@@ -60,7 +67,15 @@ class CanonicalNoise(stats.rv_continuous):
             out = np.where(todo, f(out), out)
             k += 1
             todo = steps > k
-        return np.where(-y - 0.5 > _MAX_STEPS, 0.0, out)
+        if np.any(far & (out > 0.0)):
+            at_cap = float(np.max(out[far]))
+            raise InvariantDPError(
+                f"the cdf of {self!r} more than {_MAX_STEPS} units from its centre needs more "
+                f"than {_MAX_STEPS} applications of f, and the tail is not negligible there "
+                f"(F(-{_MAX_STEPS}.5) = {at_cap:.6g}); for eps_delta use "
+                "tulap_from_privacy, which has a closed form."
+            )
+        return np.where(far, 0.0, out)
 
     def _cdf(self, x):
         neg = np.minimum(x, -x)
@@ -79,7 +94,14 @@ class CanonicalNoise(stats.rv_continuous):
         while np.any(todo):
             v = np.where(todo, f.inverse(v), v)
             steps = steps + todo
-            todo = todo & (v < c) & (steps < _MAX_STEPS)
+            todo = todo & (v < c)
+            if np.any(todo & (steps >= _MAX_STEPS)):
+                raise InvariantDPError(
+                    f"the quantile of {self!r} at {float(np.min(lo)):.6g} lies more than "
+                    f"{_MAX_STEPS} units from the centre (more than {_MAX_STEPS} applications "
+                    "of the inverse of f); for eps_delta use tulap_from_privacy, which has a "
+                    "closed form."
+                )
         x = (v - c) / (1.0 - 2.0 * c) - 0.5 - steps
         return np.where(u <= 0.5, x, -x)
 

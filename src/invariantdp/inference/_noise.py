@@ -7,12 +7,28 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from .._validation import InvariantDPError, check_delta, check_epsilon
+from .._validation import InvariantDPError, check_delta, check_epsilon, check_real
 from ..distributions import canonical_noise, tulap, tulap_params
+from ..distributions.tulap import (
+    _logcdf_L,
+    _ppf_L,
+    _privacy_shapes,
+    tulap_gen,
+    tulap_privacy,
+    tulap_privacy_gen,
+)
 from ..privacy.tradeoff import TradeoffFunction
 from ._lattice import log_expectation
 
-__all__ = ["TestNoise", "resolve_noise", "solve_monotone"]
+__all__ = [
+    "TestNoise",
+    "check_estimable",
+    "resolve_noise",
+    "solve_monotone",
+    "tulap_noise",
+    "tulap_noise_from_privacy",
+    "tulap_noise_from_release",
+]
 
 
 def solve_monotone(g, increasing: bool, *, limit: float = np.inf, xtol: float = 1e-12) -> float:
@@ -40,12 +56,42 @@ def solve_monotone(g, increasing: bool, *, limit: float = np.inf, xtol: float = 
     return optimize.brentq(g, lo, hi, xtol=xtol, rtol=xtol)
 
 
+#: the median-unbiased estimate needs the p-value to vary at least this much
+_MIN_PVALUE_RANGE = 1e-6
+
+
+def check_estimable(p_low: float, p_high: float, noise: TestNoise) -> None:
+    """Refuse a median-unbiased estimate the p-value cannot resolve.
+
+    ``p_low``, ``p_high`` are the "greater" p-values at the two ends of the
+    parameter space.  For tiny epsilon both are ~1/2 and differ by ~epsilon
+    times the range of the statistic; below 1e-6 the crossing of 1/2 is lost
+    in the rounding of p-values near 1/2 and no estimate is returned.  (Ends
+    both clearly above or below 1/2 give the estimate 0 or inf.)
+    """
+    spread = abs(p_high - p_low)
+    near_half = (
+        min(p_low, p_high) - _MIN_PVALUE_RANGE <= 0.5 <= max(p_low, p_high) + _MIN_PVALUE_RANGE
+    )
+    if near_half and not spread >= _MIN_PVALUE_RANGE:
+        raise InvariantDPError(
+            f"the p-value varies by only {spread:.2g} over the whole parameter space with "
+            f"{noise.description} noise: the median-unbiased estimate (where it crosses 1/2) "
+            "is not resolvable in double precision at this privacy level."
+        )
+
+
 @dataclass(frozen=True)
 class TestNoise:
     """A symmetric continuous noise law ``F`` with fast ``logcdf``.
 
-    ``b`` and ``q`` are set for Tulap noise (the CND of f_{eps,delta}); other
-    laws go through their own ``logcdf``.
+    Tulap noise (the CND of f_{eps,delta}) is held as ``log_b``, ``q`` and
+    ``qc = 1 - q``, the parametrisation of the closed forms in
+    :mod:`invariantdp.distributions.tulap`: ``log_b = -epsilon`` is exact for
+    every epsilon, where ``b`` underflows to 0 (epsilon > ~745) or rounds to 1
+    (epsilon < ~1e-16), and ``qc`` keeps its precision when ``q`` rounds to
+    1.  ``b`` and ``q`` are kept for display.  Other laws go through their
+    own ``logcdf``.
     """
 
     __test__ = False  # not a pytest test class despite its name
@@ -56,18 +102,28 @@ class TestNoise:
     delta: float | None = None
     b: float | None = None
     q: float | None = None
+    log_b: float | None = None
+    qc: float | None = None
+
+    @property
+    def is_tulap(self) -> bool:
+        return self.log_b is not None
 
     @property
     def dist(self):
         """The frozen distribution (built on first use: freezing costs ~1 ms)."""
         if self._dist is None:
-            object.__setattr__(self, "_dist", tulap(self.b, self.q))
+            if self.epsilon is not None and self.log_b == -self.epsilon:
+                law = tulap_privacy(self.epsilon, self.delta)
+            else:
+                law = tulap(self.b, self.q)
+            object.__setattr__(self, "_dist", law)
         return self._dist
 
     def logcdf(self, x):
         x = np.asarray(x, dtype=float)
-        if self.b is not None:
-            return tulap._logcdf(x, self.b, self.q) if self.q > 0 else _tulap_logcdf0(x, self.b)
+        if self.is_tulap:
+            return _logcdf_L(x, self.log_b, self.q, self.qc)
         return np.asarray(self.dist.logcdf(x), dtype=float)
 
     def _lattice_parts(self, h: np.ndarray, u: float, sign: float):
@@ -78,7 +134,8 @@ class TestNoise:
         and ``1 - exp(k log b + c')`` on the upper: no rounding per point.
         Returns ``(k, lower_slice, upper_slice, c_left, c_right)``.
         """
-        b = self.b
+        b = np.exp(self.log_b)
+        one_minus_b = -np.expm1(self.log_b)
         d0 = sign * (float(h[0]) - u)
         k0 = np.round(d0)
         frac = d0 - k0
@@ -86,8 +143,9 @@ class TestNoise:
         k *= sign
         k += k0
         log1p_b = np.log1p(b)
-        c_left = np.log(b + (frac + 0.5) * (1.0 - b)) - log1p_b
-        c_right = np.log(b + (0.5 - frac) * (1.0 - b)) - log1p_b
+        with np.errstate(divide="ignore"):  # b = 0: F(-1/2) = 0
+            c_left = np.log(b + (frac + 0.5) * one_minus_b) - log1p_b
+            c_right = np.log(b + (0.5 - frac) * one_minus_b) - log1p_b
         # k is monotone in h, so the lower half (x <= 0) is a prefix or a suffix
         n_low = int(np.count_nonzero((k < 0) | ((k == 0) & (frac <= 0))))
         if sign > 0:
@@ -96,36 +154,41 @@ class TestNoise:
             low, high = slice(k.size - n_low, k.size), slice(0, k.size - n_low)
         return k, low, high, c_left, c_right
 
+    def _k_log_b(self, k: np.ndarray) -> np.ndarray:
+        """``|k| log b`` with ``b**0 = 1`` also at ``b = 0``."""
+        with np.errstate(invalid="ignore", over="ignore"):  # -inf below -1.8e308: b**k = 0
+            return np.where(k == 0, 0.0, np.abs(k) * self.log_b)
+
     def _truncate_log(self, out: np.ndarray) -> np.ndarray:
+        """``log((F - q/2) / (1 - q))`` from ``log F``; exact for ``q <= 1/2``."""
         q = self.q
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            ratio = (q / 2.0) * np.exp(-out)
-            out = out + np.log1p(-np.minimum(ratio, 1.0)) - np.log1p(-q)
+            ratio = np.exp(np.log(q) - np.log(2.0) - out)  # q/(2F), no 0 * inf
+            out = out + np.log1p(-np.minimum(ratio, 1.0)) - np.log(self.qc)
         return np.minimum(out, 0.0)  # the truncated cdf is 1 above the support
 
     def logcdf_lattice(self, h: np.ndarray, u: float, sign: float) -> np.ndarray:
         """``log F(sign * (h - u))`` for integers ``h`` (any order for non-Tulap)."""
-        if self.b is None or h.size == 0:
+        if not self.is_tulap or h.size == 0 or self.q > 0.5:
+            # q > 1/2 needs the centred form of the truncated cdf (see tulap.py)
             return self.logcdf(sign * (h - u))
         if h.size > 1 and np.any(np.diff(h) <= 0):
             return self.logcdf(sign * (h - u))
         k, low, high, c_left, c_right = self._lattice_parts(h, u, sign)
-        log_b = np.log(self.b)
         out = np.empty(k.size)
-        out[low] = -log_b * k[low] + c_left
+        out[low] = self._k_log_b(k[low]) + c_left
         with np.errstate(divide="ignore"):
-            out[high] = np.log1p(-np.exp(np.minimum(log_b * k[high] + c_right, 0.0)))
+            out[high] = np.log1p(-np.exp(np.minimum(self._k_log_b(k[high]) + c_right, 0.0)))
         return self._truncate_log(out) if self.q > 0 else out
 
     def cdf_lattice(self, h: np.ndarray, u: float, sign: float) -> np.ndarray:
         """``F(sign * (h - u))`` for increasing integers ``h`` (linear scale)."""
-        if self.b is None or self.q > 0 or h.size < 2 or np.any(np.diff(h) <= 0):
+        if not self.is_tulap or self.q > 0 or h.size < 2 or np.any(np.diff(h) <= 0):
             return np.exp(self.logcdf_lattice(h, u, sign))
         k, low, high, c_left, c_right = self._lattice_parts(h, u, sign)
-        log_b = np.log(self.b)
         out = np.empty(k.size)
-        np.exp(-log_b * k[low] + c_left, out=out[low])
-        np.exp(log_b * k[high] + c_right, out=out[high])
+        np.exp(self._k_log_b(k[low]) + c_left, out=out[low])
+        np.exp(self._k_log_b(k[high]) + c_right, out=out[high])
         np.subtract(1.0, out[high], out=out[high])
         return out
 
@@ -151,29 +214,77 @@ class TestNoise:
         return np.exp(self.logcdf(x))
 
     def ppf(self, u):
-        if self.b is not None:
-            from ..distributions.tulap import _ppf0
-
-            return _ppf0(self.q / 2.0 + np.asarray(u, dtype=float) * (1.0 - self.q), self.b)
+        if self.is_tulap:
+            return _ppf_L(np.asarray(u, dtype=float), self.log_b, self.q, self.qc)
         return np.asarray(self.dist.ppf(u), dtype=float)
 
 
-def _tulap_logcdf0(x, b):
-    from ..distributions.tulap import _logcdf0
-
-    return _logcdf0(x, b)
+def _fmt_tulap(b: float, q: float, qc: float, epsilon: float | None) -> str:
+    """``Tulap(b=..., q=...)``, with ``b = exp(-epsilon)`` where b is 0 or 1 to 6 digits."""
+    if epsilon is not None and not 1e-6 <= epsilon <= 700.0:
+        b_text = f"exp(-{epsilon:.6g})"
+    else:
+        b_text = f"{b:.6g}"
+    q_text = f"{q:.6g}" if q <= 0.5 else f"1-{qc:.6g}"
+    return f"Tulap(b={b_text}, q={q_text})"
 
 
 def tulap_noise(b: float, q: float, epsilon=None, delta=None) -> TestNoise:
-    desc = f"Tulap(b={b:.6g}, q={q:.6g})"
-    return TestNoise(None, desc, epsilon, delta, float(b), float(q))
+    """Tulap noise from its shapes ``(b, q)``, ``0 <= b < 1``, ``0 <= q < 1``.
+
+    ``epsilon``/``delta``, when given, are only reported.
+    """
+    b = check_real("b", b)
+    q = check_real("q", q)
+    if not 0.0 <= b < 1.0:
+        raise InvariantDPError(f"Tulap `b` ({b}) must be in [0, 1).")
+    if not 0.0 <= q < 1.0:
+        raise InvariantDPError(f"Tulap `q` ({q}) must be in [0, 1).")
+    with np.errstate(divide="ignore"):
+        log_b = float(np.log(b))
+    desc = _fmt_tulap(b, q, 1.0 - q, None)
+    return TestNoise(None, desc, epsilon, delta, b, q, log_b, 1.0 - q)
+
+
+def tulap_noise_from_privacy(epsilon: float, delta: float) -> TestNoise:
+    """Tulap noise of f_{epsilon,delta} with ``log b = -epsilon`` exact (checked arguments)."""
+    log_b, q, qc = (float(v) for v in _privacy_shapes(epsilon, delta))
+    b = float(np.exp(log_b))
+    return TestNoise(None, _fmt_tulap(b, q, qc, epsilon), epsilon, delta, b, q, log_b, qc)
+
+
+def tulap_noise_from_release(params: dict, guarantee: dict) -> TestNoise:
+    """Tulap noise recorded in a Release: its ``(b, q)``, exact from epsilon when they agree.
+
+    A release made by the Tulap mechanism records ``(b, q) = tulap_params(epsilon,
+    delta)``; then ``log b = -epsilon`` is used (exact also where ``b`` underflowed
+    to 0).  Any other ``(b, q)`` is taken as the noise law as recorded.
+    """
+    scale = params.get("scale", 1.0)
+    if scale != 1.0:
+        raise InvariantDPError(
+            f"the Release's Tulap noise has `scale` ({scale!r}); the test needs scale 1 "
+            "(a statistic of sensitivity 1)."
+        )
+    b, q = params["b"], params["q"]
+    eps, delta = guarantee.get("epsilon"), guarantee.get("delta", 0.0)
+    if eps is not None:
+        try:
+            eps, delta = check_epsilon(eps), check_delta(delta)
+            exact = tulap_params(eps, delta) == (b, q)
+        except (InvariantDPError, TypeError):
+            exact = False
+        if exact:
+            return tulap_noise_from_privacy(eps, delta)
+    return tulap_noise(b, q, eps, delta)
 
 
 def resolve_noise(epsilon, delta, noise) -> TestNoise:
     """Turn ``epsilon``/``delta`` or an explicit ``noise`` into a :class:`TestNoise`.
 
-    ``noise`` may be a frozen Tulap (``tulap(b, q)``), any frozen scipy
-    continuous distribution symmetric about 0 (used as the CND), or a
+    ``noise`` may be a frozen Tulap (``tulap(b, q)`` or
+    ``tulap_from_privacy(epsilon, delta)``), any frozen scipy continuous
+    distribution symmetric about 0 (used as the CND), or a
     :class:`~invariantdp.privacy.TradeoffFunction` whose CND is built by
     Lemma 36.
     """
@@ -181,8 +292,7 @@ def resolve_noise(epsilon, delta, noise) -> TestNoise:
         if epsilon is None:
             raise InvariantDPError("give `epsilon` (and `delta`), a `noise` law, or a Release.")
         epsilon, delta = check_epsilon(epsilon), check_delta(delta)
-        b, q = tulap_params(epsilon, delta)
-        return tulap_noise(b, q, epsilon, delta)
+        return tulap_noise_from_privacy(epsilon, delta)
     if epsilon is not None:
         raise InvariantDPError("give either `epsilon`/`delta` or `noise`, not both.")
     if isinstance(noise, TestNoise):
@@ -191,14 +301,17 @@ def resolve_noise(epsilon, delta, noise) -> TestNoise:
         dist = canonical_noise(noise)
         return TestNoise(dist, f"CND of {noise!r}")
     dist_obj = getattr(noise, "dist", None)
-    if dist_obj is not None and getattr(dist_obj, "name", "") == "tulap":
-        b, q = (float(v) for v in noise.args)
-        if noise.kwds.get("loc", 0.0) != 0.0 or noise.kwds.get("scale", 1.0) != 1.0:
+    if isinstance(dist_obj, tulap_gen):
+        shapes, loc, scale = dist_obj._parse_args(*noise.args, **noise.kwds)
+        if loc != 0.0 or scale != 1.0:
             raise InvariantDPError(
                 f"`noise` must be a Tulap with loc=0 and scale=1 (the statistic's sensitivity "
-                f"is 1), got {noise.kwds}."
+                f"is 1), got loc={loc!r}, scale={scale!r}."
             )
-        return tulap_noise(b, q)
+        if isinstance(dist_obj, tulap_privacy_gen):
+            eps, dlt = check_epsilon(shapes[0]), check_delta(shapes[1])
+            return tulap_noise_from_privacy(eps, dlt)
+        return tulap_noise(*shapes)
     if not (hasattr(noise, "logcdf") and hasattr(noise, "ppf")):
         raise TypeError(
             "`noise` must be a frozen scipy.stats distribution or a TradeoffFunction, "

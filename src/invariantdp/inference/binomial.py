@@ -17,7 +17,7 @@ from .._validation import (
     check_real,
 )
 from ._lattice import Binomial
-from ._noise import TestNoise, resolve_noise, solve_monotone
+from ._noise import TestNoise, check_estimable, resolve_noise, solve_monotone
 
 __all__ = ["BinomialTestResult", "ump_binomial_test"]
 
@@ -126,8 +126,16 @@ class BinomialTestResult:
 
     @property
     def estimate(self) -> float:
-        """Median-unbiased estimate: the proportion where the "greater" p-value is 1/2."""
-        return _solve_p(self.statistic, self.n, self._noise, "greater", 0.5)
+        """Median-unbiased estimate: the proportion where the "greater" p-value is 1/2.
+
+        Raises :class:`~invariantdp.exceptions.InvariantDPError` when the
+        p-value varies by less than 1e-6 over all proportions (epsilon below
+        ~1e-6 / n), where that crossing is lost in rounding.
+        """
+        z, n, nz = self.statistic, self.n, self._noise
+        ends = [np.exp(_log_p_one_sided(z, n, lp, nz, "greater")) for lp in (-np.inf, np.inf)]
+        check_estimable(*ends, nz)
+        return _solve_p(z, n, nz, "greater", 0.5)
 
     def summary(self, confidence_level=0.95) -> str:
         ci = self.confidence_interval(confidence_level)
@@ -138,7 +146,7 @@ class BinomialTestResult:
             ("noise", self.noise),
             ("alternative", self.alternative),
             ("p-value", self.pvalue),
-            ("estimate (median-unbiased)", self.estimate),
+            ("estimate (median-unbiased)", _estimate_text(self)),
             (
                 f"{confidence_level:.0%} confidence interval",
                 f"({ci.low:.6g}, {ci.high:.6g})",
@@ -148,6 +156,14 @@ class BinomialTestResult:
 
     def __str__(self) -> str:
         return self.summary()
+
+
+def _estimate_text(result):
+    """The estimate for a summary, or why there is none."""
+    try:
+        return result.estimate
+    except InvariantDPError:
+        return "not resolvable at this epsilon"
 
 
 def ump_binomial_test(

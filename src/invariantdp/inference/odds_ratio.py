@@ -20,7 +20,13 @@ from .._validation import (
     check_real,
 )
 from ._lattice import FisherNoncentralHypergeometric
-from ._noise import TestNoise, resolve_noise, solve_monotone, tulap_noise
+from ._noise import (
+    TestNoise,
+    check_estimable,
+    resolve_noise,
+    solve_monotone,
+    tulap_noise_from_release,
+)
 
 __all__ = [
     "OddsRatioTestResult",
@@ -85,9 +91,7 @@ def _from_release(release, epsilon, delta, noise):
             f"{release.noise.family!r}."
         )
     margins = _check_margins(release.invariants.values)
-    p = release.noise.params
-    g = release.guarantee.params
-    tn = tulap_noise(p["b"], p["q"], g.get("epsilon"), g.get("delta"))
+    tn = tulap_noise_from_release(release.noise.params, release.guarantee.params)
     return float(release.value.reshape(())), margins, tn
 
 
@@ -177,6 +181,9 @@ class OddsRatioTestResult:
     estimate : float
         Median-unbiased private estimate of the odds ratio: the odds ratio
         at which the "greater" p-value is 1/2 (computed on first access).
+        Raises :class:`~invariantdp.exceptions.InvariantDPError` when the
+        p-value varies by less than 1e-6 over all odds ratios (epsilon below
+        ~1e-6 / table size), where that crossing is lost in rounding.
     """
 
     statistic: float
@@ -192,7 +199,10 @@ class OddsRatioTestResult:
 
     @cached_property
     def estimate(self) -> float:
-        theta = _solve_log_w(self.statistic, self.margins, self._noise, "greater", 0.5)
+        u, m, nz = self.statistic, self.margins, self._noise
+        ends = [np.exp(_log_p_one_sided(u, m, lw, nz, "greater")) for lw in (-np.inf, np.inf)]
+        check_estimable(*ends, nz)
+        theta = _solve_log_w(u, m, nz, "greater", 0.5)
         return float(np.exp(theta))
 
     def confidence_interval(self, confidence_level=0.95) -> ConfidenceInterval:
@@ -234,7 +244,7 @@ class OddsRatioTestResult:
             ("null odds ratio", self.odds_ratio),
             ("alternative", self.alternative),
             ("p-value", self.pvalue),
-            ("odds-ratio estimate (median-unbiased)", self.estimate),
+            ("odds-ratio estimate (median-unbiased)", _estimate_text(self)),
             (
                 f"{confidence_level:.0%} confidence interval",
                 f"({_num(ci.low)}, {_num(ci.high)})",
@@ -244,6 +254,14 @@ class OddsRatioTestResult:
 
     def __str__(self) -> str:
         return self.summary()
+
+
+def _estimate_text(result):
+    """The estimate for a summary, or why there is none."""
+    try:
+        return result.estimate
+    except InvariantDPError:
+        return "not resolvable at this epsilon"
 
 
 def _num(x: float) -> str:
@@ -363,6 +381,35 @@ def _critical(margins, log_w0, noise, side, alpha) -> float:
     def g(m):
         return _size(m, margins, log_w0, noise, side) - alpha
 
+    return _bracketed_root(g, lo, hi, decreasing=side == "greater")
+
+
+def _bracketed_root(g, lo: float, hi: float, decreasing: bool) -> float:
+    """Root of a monotone ``g`` seeded with ``[lo, hi]``.
+
+    For tiny epsilon the noise quantile is so large (~log(1/alpha)/epsilon)
+    that ``lo`` and ``hi`` round to within a few ulps and the float rounding
+    of ``g`` can hide the sign change; the bracket then grows by ulps,
+    doubling, until ``g`` changes sign.  The root is then resolved to the
+    float spacing at its magnitude, which is all a double can hold.
+    """
+    sign = 1.0 if decreasing else -1.0  # sign * g >= 0 at lo, <= 0 at hi
+    g_lo, g_hi = g(lo), g(hi)
+    step = max(np.spacing(abs(lo)), np.spacing(abs(hi)), 1.0)
+    for _ in range(1100):
+        if sign * g_lo >= 0.0 >= sign * g_hi:
+            break
+        if sign * g_lo < 0.0:
+            lo -= step
+            g_lo = g(lo)
+        if sign * g_hi > 0.0:
+            hi += step
+            g_hi = g(hi)
+        step *= 2.0
+    if g_lo == 0.0:
+        return float(lo)
+    if g_hi == 0.0:
+        return float(hi)
     return optimize.brentq(g, lo, hi, xtol=1e-13, rtol=4 * np.finfo(float).eps, maxiter=500)
 
 

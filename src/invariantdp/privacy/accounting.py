@@ -20,6 +20,11 @@ It is evaluated here in log space, so that :math:`\delta` far below the
 smallest double (large :math:`\epsilon`) keeps full relative accuracy, and
 inverted in either argument by bracketed root finding.
 
+Every function gives a finite answer for every finite positive input, or an
+:class:`~invariantdp.exceptions.InvariantDPError` when the answer is not a
+finite double (``gdp_to_zcdp(1e300)``), or when rounding it would understate
+the privacy loss (a ``rho`` that underflows to 0).
+
 References
 ----------
 .. [1] Balle, B. and Wang, Y.-X. (2018). "Improving the Gaussian mechanism for
@@ -37,7 +42,9 @@ References
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable
+from fractions import Fraction
 
 import numpy as np
 from scipy import integrate, optimize, special
@@ -50,6 +57,7 @@ from .._validation import (
     check_positive,
     check_positive_int,
     check_real,
+    format_value,
 )
 
 __all__ = [
@@ -72,6 +80,49 @@ __all__ = [
 
 _LOG_HALF = math.log(0.5)
 _SQRT2 = math.sqrt(2.0)
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+_FLOAT_MAX = sys.float_info.max
+_LOG_FLOAT_MAX = math.log(_FLOAT_MAX)
+_LOG_FLOAT_MIN = math.log(math.ulp(0.0))  # smallest positive (subnormal) double
+
+
+def _finite(name: str, value: float, what: str) -> float:
+    """``value`` if it is a finite double, else a clear error (never ``inf``)."""
+    if not math.isfinite(value):
+        raise InvariantDPError(
+            f"{what} exceeds the largest double ({_FLOAT_MAX:.6g}): `{name}` cannot be returned."
+        )
+    return value
+
+
+def _positive(name: str, value: float, what: str) -> float:
+    """``value`` if it is > 0: a privacy parameter that underflows to 0 would claim no loss."""
+    _finite(name, value, what)
+    if not value > 0.0:
+        raise InvariantDPError(
+            f"{what} is below the smallest positive double: `{name}` would round to 0, which "
+            "would understate the privacy loss."
+        )
+    return value
+
+
+def _exact_product(k: int, x: float, name: str, what: str) -> float:
+    """``k * x`` for an integer ``k`` of any size, correctly rounded (no int -> float overflow)."""
+    try:
+        return _finite(name, float(k * Fraction(x)), what)
+    except OverflowError:
+        raise InvariantDPError(
+            f"{what} exceeds the largest double ({_FLOAT_MAX:.6g}): `{name}` cannot be returned."
+        ) from None
+
+
+def _fsum(name: str, values, what: str) -> float:
+    try:
+        return _finite(name, math.fsum(values), what)
+    except OverflowError:
+        raise InvariantDPError(
+            f"{what} exceeds the largest double ({_FLOAT_MAX:.6g}): `{name}` cannot be returned."
+        ) from None
 
 
 # ---------------------------------------------------------------------------
@@ -79,46 +130,102 @@ _SQRT2 = math.sqrt(2.0)
 # ---------------------------------------------------------------------------
 
 
+def _shift(mu: float, epsilon: float) -> float:
+    """``s = epsilon/mu - mu/2`` correctly rounded (``inf`` beyond the largest double).
+
+    ``a = -s`` and ``b = -s - mu`` are the arguments of the two Phi's.  In
+    floating point ``epsilon/mu - mu/2`` cancels for large ``mu`` with
+    ``epsilon ~ mu^2/2``; exact rational arithmetic on the two doubles does not.
+    """
+    exact = Fraction(epsilon) / Fraction(mu) - Fraction(mu) / 2
+    try:
+        return float(exact)
+    except OverflowError:
+        return math.inf
+
+
+def _log(x: float) -> float:
+    return math.log(x) if x > 0.0 else -math.inf
+
+
 def _log_delta(mu: float, epsilon: float) -> float:
-    """``log delta_mu(epsilon)`` for ``mu > 0``, ``epsilon >= 0`` (no checks)."""
-    a = -epsilon / mu + mu / 2.0  # argument of the first Phi
-    b = -epsilon / mu - mu / 2.0  # argument of the second Phi, b = a - mu
-    if a >= 0.0:
-        # Phi(a) >= 1/2 and the subtracted term is at most Phi(a) e^{-mu^2/2}-ish:
-        # no underflow, and the difference is well conditioned.
-        log_second = epsilon + special.log_ndtr(b)
-        return float(special.log_ndtr(a) + np.log(-np.expm1(log_second - special.log_ndtr(a))))
-    # a < 0: both Phi's are tail probabilities.  With Phi(x) = erfcx(-x/sqrt2) e^{-x^2/2} / 2
-    # and b^2 = a^2 + 2 epsilon, the factor e^{epsilon} cancels exactly:
-    #   delta = e^{-a^2/2} / 2 * (erfcx(u) - erfcx(v)),  u = -a/sqrt2 < v = -b/sqrt2.
-    u = -a / _SQRT2
-    v = -b / _SQRT2
-    eu = special.erfcx(u)
-    ev = special.erfcx(v)
+    """``log delta_mu(epsilon)`` for ``mu > 0``, ``epsilon >= 0`` (no checks).
+
+    Written in ``s = epsilon/mu - mu/2``: with ``Phi(x) = erfcx(-x/sqrt2) e^{-x^2/2} / 2``
+    and ``(s + mu)^2 = s^2 + 2 epsilon``, the factor ``e^epsilon`` cancels exactly,
+    ``e^epsilon Phi(-s - mu) = e^{-s^2/2} erfcx(v) / 2``, ``v = (s + mu)/sqrt2``, so
+    no term overflows for any finite ``mu`` and ``epsilon``.  ``-inf`` when ``log
+    delta`` is below the most negative double.
+    """
+    s = _shift(mu, epsilon)
+    if s == math.inf:
+        return -math.inf
+    v = s / _SQRT2 + mu / _SQRT2  # (s + mu)/sqrt2, no overflow in the sum
+    ev = float(special.erfcx(v))
+    if s <= 0.0:
+        # Phi(-s) >= 1/2: delta = Phi(-s) (1 - e^{x}), x = log(second / first) < 0
+        log_first = float(special.log_ndtr(-s))
+        x = -0.5 * s * s + _LOG_HALF + _log(ev) - log_first
+        if x < -1e-4:  # relative rounding error of 1 - e^x below ~1e-12
+            return float(log_first + math.log(-math.expm1(x)))
+        return _log_delta_integral(mu, s)
+    # s > 0: both Phi's are tail probabilities,
+    #   delta = e^{-s^2/2} / 2 * (erfcx(u) - erfcx(v)),  u = s/sqrt2 < v.
+    eu = float(special.erfcx(s / _SQRT2))
     if (eu - ev) > 1e-4 * eu:  # relative rounding error below ~1e-12
-        return float(-0.5 * a * a + _LOG_HALF + math.log(eu - ev))
-    # Relative gap below 1e-4 (epsilon >> mu^2): the difference of the two erfcx values
-    # loses digits.  Use the privacy-loss representation instead (L ~ N(mu^2/2, mu^2)),
-    #   delta = E[(1 - e^{epsilon - L})_+] = p_L(epsilon) * int_0^inf (1 - e^{-s})
-    #           exp(-s c - s^2 / (2 mu^2)) ds,   c = (epsilon - mu^2/2) / mu^2,
-    # whose integrand is positive (no cancellation).  With s = w / c the mass sits at w ~ 1.
-    c = (epsilon - 0.5 * mu * mu) / (mu * mu)
-    log_p = -0.5 * a * a - math.log(mu) - 0.5 * math.log(2.0 * math.pi)
-    q = 1.0 / (2.0 * (c * mu) ** 2)
+        return float(-(0.5 * s) * s + _LOG_HALF + math.log(eu - ev))
+    return _log_delta_integral(mu, s)
 
-    def integrand(w: float) -> float:
-        return -math.expm1(-w / c) * math.exp(-w - q * w * w)
 
+def _log_delta_integral(mu: float, s: float) -> float:
+    """``log delta`` from the privacy-loss representation, where the closed forms cancel.
+
+    With the privacy loss ``L ~ N(mu^2/2, mu^2)`` and ``L = epsilon + mu z``,
+    ``delta = E[(1 - e^{epsilon - L})_+] = int_0^inf (1 - e^{-mu z}) phi(z + s) dz``,
+    an integral of a positive function (no cancellation) that needs neither
+    ``mu^2`` (which underflows for tiny ``mu``) nor ``epsilon``.
+    """
+    if s <= 0.0:  # the mass of phi(z + s) sits at z ~ -s, a few units wide
+        val, _ = integrate.quad(
+            lambda z: -math.expm1(-mu * z) * math.exp(-0.5 * (z + s) ** 2),
+            0.0,
+            -s + 40.0,
+            points=[-s],
+            epsabs=0.0,
+            epsrel=1e-13,
+            limit=200,
+        )
+        return float(math.log(val) - _LOG_SQRT_2PI)
+    # s > 0: phi(z + s) = phi(s) e^{-s z - z^2/2}; with z = h w the mass sits at w ~ 1
+    # and the exponent is at most -w, so [0, 80] holds all of it
+    h = 1.0 / max(s, 1.0)
+    log_m = math.log(mu) + math.log(h)  # log(mu h): mu h can underflow
+    if log_m < -40.0:
+        # 1 - e^{-mu h w} = mu h w to relative 1e-15 on [0, 80]: factor mu h out
+        def integrand(w: float) -> float:
+            z = h * w
+            return w * math.exp(-s * z - 0.5 * z * z)
+
+        log_scale = log_m
+    else:
+        m = math.exp(log_m)
+
+        def integrand(w: float) -> float:
+            z = h * w
+            return -math.expm1(-m * w) * math.exp(-s * z - 0.5 * z * z)
+
+        log_scale = 0.0
     val, _ = integrate.quad(integrand, 0.0, 80.0, epsabs=0.0, epsrel=1e-13, limit=200)
-    val /= c
-    return float(log_p + math.log(val))
+    return float(-(0.5 * s) * s - _LOG_SQRT_2PI + math.log(h) + log_scale + math.log(val))
 
 
 def gdp_log_delta(mu, epsilon) -> float:
     r"""Natural log of :math:`\delta_\mu(\epsilon)`, the Balle-Wang relation.
 
     Accurate in relative terms where :math:`\delta` underflows (large
-    :math:`\epsilon`), e.g. ``gdp_log_delta(1, 200)`` is about ``-2e4``.
+    :math:`\epsilon`), e.g. ``gdp_log_delta(1, 200)`` is about ``-2e4``, and
+    finite for all finite positive ``mu`` and ``epsilon`` unless the log
+    itself is below the most negative double.
 
     Parameters
     ----------
@@ -132,6 +239,12 @@ def gdp_log_delta(mu, epsilon) -> float:
     float
         :math:`\log \delta_\mu(\epsilon)`.
 
+    Raises
+    ------
+    InvariantDPError
+        If :math:`\log \delta` is below ``-1.8e308`` (``epsilon / mu`` above
+        ~1.9e154); :func:`gdp_to_eps_delta` returns 0.0 there.
+
     References
     ----------
     Balle & Wang (2018), Theorem 8; Dong, Roth & Su (2022), Corollary 2.13.
@@ -144,7 +257,14 @@ def gdp_log_delta(mu, epsilon) -> float:
     """
     mu = check_positive("mu", mu)
     epsilon = check_epsilon(epsilon)
-    return _log_delta(mu, epsilon)
+    out = _log_delta(mu, epsilon)
+    if out == -math.inf:
+        raise InvariantDPError(
+            f"log delta for `mu` ({mu:g}) and `epsilon` ({epsilon:g}) is below the most negative "
+            f"double (about -(epsilon/mu)^2/2): it cannot be returned; delta itself is 0.0 in "
+            "double precision."
+        )
+    return out
 
 
 def gdp_to_eps_delta(mu, epsilon) -> float:
@@ -179,23 +299,38 @@ def gdp_to_eps_delta(mu, epsilon) -> float:
     >>> round(gdp_to_eps_delta(mu=1.0, epsilon=1.0), 6)
     0.126937
     """
-    return math.exp(gdp_log_delta(mu, epsilon))
+    mu = check_positive("mu", mu)
+    epsilon = check_epsilon(epsilon)
+    return math.exp(_log_delta(mu, epsilon))
 
 
-def _root_in_log(fun, lo: float, hi: float) -> float:
-    """Root of increasing ``fun`` on ``(0, inf)``, searched in ``log x``; ``lo < hi`` seeds."""
+def _root_in_log(fun, lo: float, hi: float, name: str) -> float:
+    """Root of increasing ``fun`` on ``(0, inf)``, searched in ``log x``; ``lo < hi`` seeds.
+
+    The bracket grows within the positive doubles only.  A root above the
+    largest double raises; a root below the smallest positive double returns
+    that double (callers for which rounding up is not safe check this).
+    """
     g = lambda t: fun(math.exp(t))  # noqa: E731
     tlo, thi = math.log(lo), math.log(hi)
-    for _ in range(400):
-        if g(tlo) <= 0.0:
-            break
-        tlo -= 2.0
-    for _ in range(400):
-        if g(thi) >= 0.0:
-            break
-        thi += 2.0
+    while g(tlo) > 0.0:
+        if tlo == _LOG_FLOAT_MIN:
+            return math.exp(tlo)
+        tlo = max(tlo - 2.0 * (1.0 + abs(tlo)), _LOG_FLOAT_MIN)
+    while g(thi) < 0.0:
+        if thi == _LOG_FLOAT_MAX:
+            raise InvariantDPError(
+                f"the `{name}` solving the Balle-Wang relation exceeds the largest double "
+                f"({_FLOAT_MAX:.6g})."
+            )
+        thi = min(thi + 2.0 * (1.0 + abs(thi)), _LOG_FLOAT_MAX)
     t = optimize.brentq(g, tlo, thi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
-    return math.exp(t)
+    # the tolerance in log x is relative to |log x| (up to ~700): polish in x itself
+    x = math.exp(t)
+    a, b = x * (1.0 - 1e-9), min(x * (1.0 + 1e-9), _FLOAT_MAX)
+    if fun(a) <= 0.0 <= fun(b):
+        x = optimize.brentq(fun, a, b, xtol=math.ulp(0.0), rtol=4 * np.finfo(float).eps)
+    return x
 
 
 def eps_delta_to_gdp(epsilon, delta) -> float:
@@ -205,7 +340,10 @@ def eps_delta_to_gdp(epsilon, delta) -> float:
     relation is increasing in :math:`\mu`).  A Gaussian mechanism with
     standard deviation ``sensitivity / mu`` is then :math:`(\epsilon,
     \delta)`-DP, the analytic Gaussian mechanism of Balle & Wang, and this
-    ``mu`` is the largest with that property.
+    ``mu`` is the largest with that property: the largest double with
+    :math:`\delta_\mu(\epsilon) \le \delta` as evaluated, so rounding never
+    weakens the guarantee (for large epsilon one ulp of ``mu`` can move
+    :math:`\delta` by many orders of magnitude).
 
     Parameters
     ----------
@@ -236,15 +374,70 @@ def eps_delta_to_gdp(epsilon, delta) -> float:
     epsilon = check_epsilon(epsilon)
     delta = check_in_open_unit("delta", delta)
     log_target = math.log(delta)
-    return _root_in_log(lambda m: _log_delta(m, epsilon) - log_target, 0.5, 2.0)
+    mu = _root_in_log(lambda m: _log_delta(m, epsilon) - log_target, 0.5, 2.0, "mu")
+    # the root to the last ulp, on the safe side: the largest double with delta_mu <= delta
+    # (for epsilon >> 1 one ulp of mu moves delta by up to ~sqrt(epsilon) ulps)
+    mu = _last_double(lambda m: _log_delta(m, epsilon) <= log_target, mu, up=True)
+    if mu is None:
+        raise InvariantDPError(
+            f"the `mu` giving `delta` ({delta:g}) at `epsilon` ({epsilon:g}) is below the "
+            "smallest positive double."
+        )
+    return mu
+
+
+def _last_double(ok, x: float, up: bool) -> float | None:
+    """The last positive double from ``x`` in direction ``up`` with ``ok`` true.
+
+    ``ok`` is monotone (true, then false in direction ``up``) and ``x`` is near
+    the boundary (a root from ``brentq``).  A bracket is grown by relative
+    steps that double, then bisected until its ends are adjacent doubles.
+    None when ``ok`` is false down to the smallest positive double.
+    """
+
+    def move(v: float, k: float, upward: bool) -> float:
+        f = 1.0 + k * 2.0**-52
+        w = v * f if upward else v / f
+        if w == v:  # at least one ulp
+            w = math.nextafter(v, math.inf if upward else 0.0)
+        return w
+
+    good, k = x, 1.0
+    while not ok(good):
+        good = move(good, k, not up)
+        k *= 2.0
+        if good == 0.0 or not math.isfinite(good):
+            return None
+    bad, k = good, 1.0
+    while True:
+        bad = move(good, k, up)
+        if bad == 0.0 or not math.isfinite(bad) or not ok(bad):
+            break
+        good, k = bad, 2.0 * k
+    if not math.isfinite(bad):  # ok up to the overflow: the largest double, or bisect below it
+        if ok(_FLOAT_MAX):
+            return _FLOAT_MAX
+        bad = _FLOAT_MAX
+    while True:
+        mid = 0.5 * good + 0.5 * bad
+        if mid in (good, bad):
+            return good
+        if ok(mid):
+            good = mid
+        else:
+            bad = mid
 
 
 def gdp_to_epsilon(mu, delta) -> float:
     r"""The smallest :math:`\epsilon` with :math:`\mu`-GDP implying :math:`(\epsilon, \delta)`-DP.
 
     Solves :math:`\delta_\mu(\epsilon) = \delta` for :math:`\epsilon`
-    (decreasing in :math:`\epsilon`).  When ``delta`` is at least
-    :math:`\delta_\mu(0) = 2\Phi(\mu/2) - 1` the answer is ``0.0``.
+    (decreasing in :math:`\epsilon`), rounded on the safe side: the smallest
+    double at least ``2.2250738585072014e-308`` (the least epsilon the
+    package accepts) with :math:`\delta_\mu(\epsilon) \le \delta`.  When
+    ``delta`` is at least :math:`\delta_\mu(0) = 2\Phi(\mu/2) - 1` the answer
+    is ``0.0``; an epsilon above the largest double raises
+    :class:`~invariantdp.exceptions.InvariantDPError`.
 
     Parameters
     ----------
@@ -271,11 +464,24 @@ def gdp_to_epsilon(mu, delta) -> float:
     mu = check_positive("mu", mu)
     delta = check_in_open_unit("delta", delta)
     log_target = math.log(delta)
-    delta0 = 2.0 * special.ndtr(mu / 2.0) - 1.0
+    # delta_mu(0) = 2 Phi(mu/2) - 1, as erf: no cancellation for small mu
+    delta0 = float(special.erf(mu / (2.0 * _SQRT2)))
     if delta >= delta0:
         return 0.0
-    # -log delta_mu(eps) is increasing in eps
-    return _root_in_log(lambda e: log_target - _log_delta(mu, e), 1e-3, max(1.0, mu * mu))
+    # -log delta_mu(eps) is increasing in eps; a root below the smallest double
+    # is returned as that double, a valid (conservative) epsilon
+    seed = min(max(1.0, mu * mu), _FLOAT_MAX)
+    eps = _root_in_log(lambda e: log_target - _log_delta(mu, e), 1e-3, seed, "epsilon")
+    # on the safe side: the smallest double with delta_mu(eps) <= delta, and at least the
+    # smallest normal double (the least epsilon the package accepts; larger is still valid)
+    tiny = sys.float_info.min
+    eps = _last_double(lambda e: e >= tiny and _log_delta(mu, e) <= log_target, eps, up=False)
+    if eps is None:  # no double meets delta: the root lies above the largest double
+        raise InvariantDPError(
+            f"the `epsilon` solving the Balle-Wang relation exceeds the largest double "
+            f"({_FLOAT_MAX:.6g})."
+        )
+    return eps
 
 
 # ---------------------------------------------------------------------------
@@ -311,7 +517,9 @@ def zcdp_to_eps_delta(rho, delta) -> float:
     """
     rho = check_positive("rho", rho)
     delta = check_in_open_unit("delta", delta)
-    return rho + 2.0 * math.sqrt(rho * -math.log(delta))
+    # sqrt(rho) sqrt(log(1/delta)): no overflow of the product for huge rho
+    eps = rho + 2.0 * math.sqrt(rho) * math.sqrt(-math.log(delta))
+    return _finite("epsilon", eps, f"rho + 2 sqrt(rho log(1/delta)) for `rho` ({rho:g})")
 
 
 def zcdp_group_privacy(rho, k) -> float:
@@ -342,7 +550,9 @@ def zcdp_group_privacy(rho, k) -> float:
     """
     rho = check_positive("rho", rho)
     k = check_positive_int("k", k)
-    return k * k * rho
+    return _exact_product(
+        k * k, rho, "rho", f"k**2 * rho for `k` ({format_value(k)}) and `rho` ({rho:g})"
+    )
 
 
 def zcdp_composition(rhos: Iterable) -> float:
@@ -359,7 +569,7 @@ def zcdp_composition(rhos: Iterable) -> float:
     2.56
     """
     vals = _positive_list("rhos", rhos)
-    return float(math.fsum(vals))
+    return _fsum("rho", vals, "the sum of `rhos`")
 
 
 def gdp_to_zcdp(mu) -> float:
@@ -380,7 +590,7 @@ def gdp_to_zcdp(mu) -> float:
     2.0
     """
     mu = check_positive("mu", mu)
-    return 0.5 * mu * mu
+    return _positive("rho", (0.5 * mu) * mu, f"mu**2 / 2 for `mu` ({mu:g})")
 
 
 def pure_dp_to_zcdp(epsilon) -> float:
@@ -397,7 +607,9 @@ def pure_dp_to_zcdp(epsilon) -> float:
     0.5
     """
     epsilon = check_epsilon(epsilon)
-    return 0.5 * epsilon * epsilon
+    return _positive(
+        "rho", (0.5 * epsilon) * epsilon, f"epsilon**2 / 2 for `epsilon` ({epsilon:g})"
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -422,7 +634,7 @@ def gdp_group_privacy(mu, k) -> float:
     """
     mu = check_positive("mu", mu)
     k = check_positive_int("k", k)
-    return k * mu
+    return _exact_product(k, mu, "mu", f"k * mu for `k` ({format_value(k)}) and `mu` ({mu:g})")
 
 
 def gdp_composition(mus: Iterable) -> float:
@@ -439,7 +651,8 @@ def gdp_composition(mus: Iterable) -> float:
     5.0
     """
     vals = _positive_list("mus", mus)
-    return float(math.sqrt(math.fsum(m * m for m in vals)))
+    # hypot scales internally: no overflow of mu**2 near 1e300, no underflow near 1e-300
+    return _finite("mu", math.hypot(*vals), "sqrt(sum of `mus` squared)")
 
 
 # ---------------------------------------------------------------------------
@@ -462,15 +675,16 @@ def pure_dp_group_privacy(epsilon, k) -> float:
     """
     epsilon = check_epsilon(epsilon)
     k = check_positive_int("k", k)
-    return k * epsilon
+    return _exact_product(k, epsilon, "epsilon", f"k * epsilon for `k` ({format_value(k)})")
 
 
 def approximate_dp_group_privacy(epsilon, delta, k) -> tuple[float, float]:
     r"""Group privacy of :math:`(\epsilon, \delta)`-DP for groups of size ``k``.
 
-    Returns :math:`(k\epsilon,\ \delta \sum_{i=0}^{k-1} e^{i\epsilon})`, the
-    standard bound obtained by chaining ``k`` neighbouring pairs.  A returned
-    ``delta >= 1`` (``inf`` on overflow) is a valid but vacuous bound.
+    Returns :math:`(k\epsilon,\ \min(1, \delta \sum_{i=0}^{k-1} e^{i\epsilon}))`,
+    the standard bound obtained by chaining ``k`` neighbouring pairs.  A
+    returned ``delta`` of 1 is a valid but vacuous bound (every mechanism is
+    :math:`(\epsilon, 1)`-DP).
 
     References
     ----------
@@ -486,14 +700,20 @@ def approximate_dp_group_privacy(epsilon, delta, k) -> tuple[float, float]:
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     k = check_positive_int("k", k)
-    # delta * (e^{k eps} - 1) / (e^eps - 1), written with expm1 for small eps
-    # delta * sum_{i<k} e^{i eps} = delta * (e^{k eps} - 1) / (e^eps - 1), in log space;
-    # a result >= 1 is a valid but vacuous bound and is returned as is (inf on overflow)
-    log_factor = k * epsilon + math.log(-math.expm1(-k * epsilon)) - math.log(math.expm1(epsilon))
+    k_eps = _exact_product(k, epsilon, "epsilon", f"k * epsilon for `k` ({format_value(k)})")
     if delta == 0.0:
-        return k * epsilon, 0.0
-    log_out = math.log(delta) + log_factor
-    return k * epsilon, math.exp(log_out) if log_out < 709.0 else math.inf
+        return k_eps, 0.0
+    # delta * sum_{i<k} e^{i eps} = delta * (e^{k eps} - 1) / (e^eps - 1)
+    #   = delta * e^{(k-1) eps} (1 - e^{-k eps}) / (1 - e^{-eps}), in log space
+    #   (no overflow for large eps, no cancellation for small eps)
+    try:
+        km1_eps = float((k - 1) * Fraction(epsilon))
+    except OverflowError:
+        km1_eps = math.inf
+    log_out = (
+        math.log(delta) + km1_eps + math.log(-math.expm1(-k_eps)) - math.log(-math.expm1(-epsilon))
+    )
+    return k_eps, math.exp(log_out) if log_out < 0.0 else 1.0
 
 
 def pure_dp_composition(epsilons: Iterable) -> float:
@@ -510,7 +730,7 @@ def pure_dp_composition(epsilons: Iterable) -> float:
     0.75
     """
     vals = _positive_list("epsilons", epsilons)
-    return float(math.fsum(vals))
+    return _fsum("epsilon", vals, "the sum of `epsilons`")
 
 
 def approximate_dp_composition(epsilons: Iterable, deltas: Iterable) -> tuple[float, float]:
@@ -535,7 +755,7 @@ def approximate_dp_composition(epsilons: Iterable, deltas: Iterable) -> tuple[fl
     total_delta = math.fsum(dels)
     if total_delta >= 1.0:
         raise InvariantDPError(f"`deltas` sum to {total_delta}, which must be < 1.")
-    return float(math.fsum(eps)), float(total_delta)
+    return _fsum("epsilon", eps, "the sum of `epsilons`"), float(total_delta)
 
 
 # ---------------------------------------------------------------------------

@@ -17,6 +17,7 @@ References
 from __future__ import annotations
 
 import abc
+from fractions import Fraction
 
 import numpy as np
 from scipy import optimize, special
@@ -26,9 +27,13 @@ from .._validation import (
     check_delta,
     check_positive,
     check_positive_int,
+    format_value,
 )
 
 __all__ = ["TradeoffFunction", "as_tradeoff", "eps_delta", "gaussian", "group"]
+
+#: group privacy without a closed form applies ``f`` this many times at most
+MAX_GROUP_SIZE = 100_000
 
 
 class TradeoffFunction(abc.ABC):
@@ -99,7 +104,8 @@ class _EpsDelta(TradeoffFunction):
     def __call__(self, alpha):
         a = np.asarray(alpha, dtype=float)
         e, d = self.epsilon, self.delta
-        with np.errstate(over="ignore"):
+        # e^eps overflows to inf above eps ~ 709; inf * 0 at alpha = 1 is masked by the where
+        with np.errstate(over="ignore", invalid="ignore"):
             big = np.exp(e)
             line_hi = np.where(a >= 1.0, 1.0 - d, 1.0 - d - big * (1.0 - a))
         out = np.maximum(np.maximum(0.0, line_hi), np.exp(-e) * (a - d))
@@ -109,11 +115,21 @@ class _EpsDelta(TradeoffFunction):
         y = np.asarray(y, dtype=float)
         e, d = self.epsilon, self.delta
         # invert each linear piece and take the smaller pre-image that reaches y
-        via_low = d + np.exp(e) * y
+        with np.errstate(over="ignore", invalid="ignore"):
+            via_low = d + np.exp(e) * y
         via_high = 1.0 - (1.0 - d - y) * np.exp(-e)
         out = np.clip(np.minimum(via_low, via_high), 0.0, 1.0)
         out = np.where(y <= 0.0, 0.0, out)
         return out[()] if out.ndim == 0 else out
+
+    def fixed_point(self) -> float:
+        """``c = (1 - delta) / (1 + e^epsilon)``: both linear pieces cross ``1 - c`` there."""
+        return float((1.0 - self.delta) * special.expit(-self.epsilon))
+
+    def is_nontrivial(self) -> bool:
+        # epsilon > 0 always (the constructor checks it): f(alpha) < alpha inside (0, 1),
+        # even where the gap is below any tolerance (epsilon ~ 1e-300)
+        return True
 
     def to_dict(self) -> dict:
         return {"kind": "eps_delta", "epsilon": self.epsilon, "delta": self.delta}
@@ -137,6 +153,13 @@ class _Gaussian(TradeoffFunction):
         out = special.ndtr(special.ndtri(y) + self.mu)
         return out[()] if out.ndim == 0 else out
 
+    def fixed_point(self) -> float:
+        """``Phi(-mu/2)`` (Dong, Roth & Su 2022): exact also where bisection cannot resolve it."""
+        return float(special.ndtr(-0.5 * self.mu))
+
+    def is_nontrivial(self) -> bool:
+        return True  # mu > 0
+
     def to_dict(self) -> dict:
         return {"kind": "gaussian", "mu": self.mu}
 
@@ -151,15 +174,19 @@ class _Group(TradeoffFunction):
         self.name = f"{base.name}, composed {k} times"
 
     def __call__(self, alpha):
-        out = np.asarray(alpha, dtype=float)
-        for _ in range(self.k):
-            out = np.asarray(self.base(out), dtype=float)
-        return out[()] if out.ndim == 0 else out
+        return self._iterate(self.base, alpha)
 
     def inverse(self, y):
-        out = np.asarray(y, dtype=float)
+        return self._iterate(self.base.inverse, y)
+
+    def _iterate(self, g, x):
+        out = np.asarray(x, dtype=float)
         for _ in range(self.k):
-            out = np.asarray(self.base.inverse(out), dtype=float)
+            nxt = np.asarray(g(out), dtype=float)
+            # a fixed point (0 for f, 1 for its inverse) stays put: stop early
+            if np.array_equal(nxt, out):
+                break
+            out = nxt
         return out[()] if out.ndim == 0 else out
 
     def to_dict(self) -> dict:
@@ -245,13 +272,38 @@ def group(f, k) -> TradeoffFunction:
     >>> g = group(eps_delta(0.5), 3)
     >>> bool(abs(g(0.7) - eps_delta(1.5)(0.7)) < 1e-12)
     True
+
+    Gaussian and pure-DP tradeoff functions have closed forms for any ``k``
+    (``G_{k mu}``, ``f_{k epsilon, 0}``; an error if ``k mu`` or ``k epsilon``
+    exceeds the largest double); any other ``f`` is applied ``k`` times, so
+    ``k`` must then be at most ``MAX_GROUP_SIZE`` (100000).
     """
     f = as_tradeoff(f)
     k = check_positive_int("k", k)
     if k == 1:
         return f
     if isinstance(f, _Gaussian):
-        return _Gaussian(k * f.mu)
+        return _Gaussian(_group_parameter(k, f.mu, "mu"))
     if isinstance(f, _EpsDelta) and f.delta == 0.0:
-        return _EpsDelta(k * f.epsilon, 0.0)
+        return _EpsDelta(_group_parameter(k, f.epsilon, "epsilon"), 0.0)
+    if k > MAX_GROUP_SIZE:
+        raise InvariantDPError(
+            f"`k` ({format_value(k)}) must be <= {MAX_GROUP_SIZE} for {f!r}: without a closed "
+            "form the group tradeoff function applies f k times. gaussian(mu) and "
+            "eps_delta(epsilon) (delta = 0) have closed forms for any k."
+        )
     return _Group(f, k)
+
+
+def _group_parameter(k: int, value: float, name: str) -> float:
+    """``k * value`` correctly rounded for an integer ``k`` of any size, or an error."""
+    try:
+        out = float(k * Fraction(value))
+    except OverflowError:
+        out = np.inf
+    if not np.isfinite(out):
+        raise InvariantDPError(
+            f"group privacy for `k` ({format_value(k)}): k * {name} exceeds the largest double "
+            f"({np.finfo(float).max:.6g})."
+        )
+    return out
