@@ -161,3 +161,14 @@ def test_bad_table_csv(content, match, tmp_path, capsys):
     path.write_bytes(content)
     assert main(["odds-ratio-test", "--table-csv", str(path), "--epsilon", "1"]) == 2
     assert match in _one_error_line(capsys)
+
+
+def test_json_estimate_is_null_where_epsilon_cannot_resolve_it(capsys):
+    # at epsilon 1e-12 the p-value is flat in the odds ratio: no estimate exists
+    argv = ["odds-ratio-test", "--statistic", "10", "--margins", "20,20,20,20"]
+    assert main([*argv, "--epsilon", "1e-12", "--json"]) == 0
+    out = _strict(capsys.readouterr().out)
+    assert out["estimate"] is None
+    assert 0.0 <= out["pvalue"] <= 1.0
+    assert main([*argv, "--epsilon", "1", "--json"]) == 0
+    assert math.isfinite(_strict(capsys.readouterr().out)["estimate"])

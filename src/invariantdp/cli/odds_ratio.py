@@ -155,7 +155,7 @@ def run_test(args) -> int:
                 "pvalue": res.pvalue,
                 "alternative": res.alternative,
                 "odds_ratio": res.odds_ratio,
-                "estimate": res.estimate,
+                "estimate": _estimate_or_none(res),
                 "confidence_interval": [ci.low, ci.high],
                 "confidence_level": args.confidence_level,
                 "epsilon": res.epsilon,
@@ -215,3 +215,13 @@ def run_demo(args) -> int:
 
 
 __all__ = ["register", "run_demo", "run_test"]
+
+
+def _estimate_or_none(res):
+    """The median-unbiased estimate, or None where epsilon is too small to resolve it."""
+    from ..exceptions import InvariantDPError
+
+    try:
+        return res.estimate
+    except InvariantDPError:
+        return None
