@@ -5,6 +5,8 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy import sparse
 
 from invariantdp import InvariantDPError
@@ -337,3 +339,80 @@ def test_json_text_is_strict_and_bounded():
             Invariants.from_json(bad)
     with pytest.raises(InvariantDPError, match="at most 10 are allowed"):
         Invariants.from_json(text, max_bytes=10)
+
+
+# ---------------------------------------------------------------------------
+# the public structure accessors (issue 11): consumers never reach into _cache
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_dense_matrix_is_read_only_and_equals_the_matrix(name):
+    inv = CASES[name]
+    D = inv.dense_matrix()
+    assert isinstance(D, np.ndarray) and D.dtype == float and D.shape == inv.matrix.shape
+    np.testing.assert_array_equal(D, _dense(inv))
+    with pytest.raises(ValueError, match="read-only"):
+        D[0, 0] = 100.0
+    np.testing.assert_array_equal(inv.dense_matrix(), _dense(inv))  # nothing shared changed
+
+
+def test_dense_matrix_refuses_huge_sparse_matrices():
+    big = Invariants(sparse.csr_array((5_000, 5_000)))
+    with pytest.raises(InvariantDPError, match=r"25000000 entries.*at most 20000000"):
+        big.dense_matrix()
+
+
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=30))
+def test_group_codes_and_projector_diagonal_match_the_dense_projector(labels):
+    inv = totals(labels)
+    codes, g = inv.group_codes()
+    assert not codes.flags.writeable
+    assert g == len(set(labels)) == inv.rank
+    # cells share a code exactly when they share a label, codes in label order
+    assert codes.tolist() == np.unique(labels, return_inverse=True)[1].tolist()
+    np.testing.assert_allclose(inv.projector_diagonal(), np.diag(inv.projector()), atol=1e-12)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_projector_diagonal_for_every_kind(name):
+    inv = CASES[name]
+    np.testing.assert_allclose(inv.projector_diagonal(), np.diag(inv.projector()), atol=1e-12)
+
+
+def test_group_codes_are_refused_without_groups():
+    with pytest.raises(InvariantDPError, match="one_way_margins"):
+        one_way_margins((2, 2)).group_codes()
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_without_values_shares_the_cached_structure(name, rng):
+    inv = CASES[name].of(rng.integers(0, 9, size=CASES[name].shape))
+    rank = inv.rank  # fills the caches
+    bare = inv.without_values()
+    assert bare.values is None and bare.names == inv.names and bare.matrix is inv.matrix
+    assert bare.rank == rank and bare == CASES[name]
+    v = rng.normal(size=inv.n_cells)
+    np.testing.assert_array_equal(bare.project(v), inv.project(v))
+    assert bare.same_map(inv) and inv.same_map(CASES[name])
+    assert not inv.same_map(totals(np.arange(inv.n_cells) % 2))
+
+
+def test_as_rows_names_the_argument():
+    inv = one_way_margins((2, 3))
+    assert inv.as_rows(np.zeros((2, 3))).shape == (1, 6)
+    assert inv.as_rows(np.zeros((4, 2, 3))).shape == (4, 6)
+    with pytest.raises(InvariantDPError, match="`w` must have shape"):
+        inv.as_rows(np.zeros(5), name="w")
+
+
+def test_public_import_paths_and_old_pickles_keep_working():
+    import pickle
+
+    import invariantdp.invariants as package
+
+    inv = totals([0, 0, 1]).of([1, 2, 3])
+    assert pickle.loads(pickle.dumps(inv)) == inv
+    # pickles from before the package split name the structure factory here
+    assert callable(package._make_structure)
+    assert set(package.__all__) >= {"Invariants", "totals", "nested_totals", "one_way_margins"}

@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["ConfidenceInterval", "format_table"]
+__all__ = ["ConfidenceInterval", "estimate_text", "format_table"]
 
 
 class ConfidenceInterval(NamedTuple):
@@ -41,3 +41,17 @@ def format_table(title: str, rows: list[tuple[str, object]], notes: list[str] = 
     lines.append("=" * width)
     lines.extend(notes)
     return "\n".join(lines)
+
+
+def estimate_text(result):
+    """``result.estimate`` for a summary, or why there is none.
+
+    A median-unbiased estimate raises where epsilon is so small that the
+    p-value is flat in the parameter; a summary says so instead of failing.
+    """
+    from .exceptions import InvariantDPError
+
+    try:
+        return result.estimate
+    except InvariantDPError:
+        return "not resolvable at this epsilon"

@@ -25,6 +25,9 @@ of the configurations measured, still build in a few seconds.  Anything
 larger is refused at once with the alternatives (the linear programme of
 :func:`hull_norm`, the Gaussian mechanisms), and no function here allocates
 an array larger than ``MAX_BYTES`` (2 GiB).
+
+:func:`check_bytes` (the memory guard) is internal to the package: the K-norm
+mechanisms share it, it is not in ``__all__``.
 """
 
 from __future__ import annotations
@@ -82,7 +85,7 @@ _HULL_ALTERNATIVES = (
 )
 
 
-def _check_bytes(nbytes, what: str, advice: str) -> None:
+def check_bytes(nbytes, what: str, advice: str) -> None:
     """Refuse, before allocating, a computation whose arrays exceed ``MAX_BYTES``.
 
     ``nbytes`` may be an exact Python int of any size (a float estimate of a
@@ -132,7 +135,7 @@ def _hull_refusal(n_points: int, dim) -> str | None:
 
 def _symmetric_points(S: np.ndarray) -> np.ndarray:
     """The distinct nonzero points of ``S union -S``."""
-    _check_bytes(
+    check_bytes(
         4.0 * S.nbytes,
         f"symmetrizing `space` ({S.shape[0]} vectors of {S.shape[1]} coordinates)",
         "pass fewer difference vectors (only one of each pair +-u is needed).",
@@ -183,7 +186,7 @@ def contingency_sensitivity_space(r, c, *, include_zero: bool = False) -> np.nda
     c = check_positive_int("c", c, minimum=2)
     m = r * (r - 1) * c * (c - 1)
     # the (m, r, c) work array, its flattened copy and np.unique's sorted copy
-    _check_bytes(
+    check_bytes(
         3 * 8 * m * r * c,
         f"the sensitivity space of an `r` x `c` = {format_value(r)} x {format_value(c)} table "
         f"({format_value(m // 2)} difference tables of {format_value(r * c)} cells)",
@@ -297,7 +300,7 @@ def span_projector(space) -> np.ndarray:
     """
     S = _space(space)
     d = S.shape[1]
-    _check_bytes(
+    check_bytes(
         8.0 * d * d,
         f"the {d} x {d} projector",
         "use project_onto_span(v, space), which applies it without forming it.",
@@ -486,7 +489,7 @@ class HullNorm:
         m = 1 if size is None else check_positive_int("size", size, minimum=0)
         s = self.dim
         # the exponentials (m, s+1), weights and output (m, s)
-        _check_bytes(3.0 * 8.0 * m * (s + 1), f"`size` ({m}) uniform draws", "draw in batches.")
+        check_bytes(3.0 * 8.0 * m * (s + 1), f"`size` ({m}) uniform draws", "draw in batches.")
         if method == "rejection":
             rate = self.volume / float(np.prod(2.0 * self.cube))
             work = m / rate * len(self.equations)

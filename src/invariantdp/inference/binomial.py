@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, special
 
-from .._results import ConfidenceInterval, format_table
+from .._results import ConfidenceInterval, estimate_text, format_table
 from .._validation import (
     InvariantDPError,
     check_alternative,
@@ -146,7 +146,7 @@ class BinomialTestResult:
             ("noise", self.noise),
             ("alternative", self.alternative),
             ("p-value", self.pvalue),
-            ("estimate (median-unbiased)", _estimate_text(self)),
+            ("estimate (median-unbiased)", estimate_text(self)),
             (
                 f"{confidence_level:.0%} confidence interval",
                 f"({ci.low:.6g}, {ci.high:.6g})",
@@ -156,14 +156,6 @@ class BinomialTestResult:
 
     def __str__(self) -> str:
         return self.summary()
-
-
-def _estimate_text(result):
-    """The estimate for a summary, or why there is none."""
-    try:
-        return result.estimate
-    except InvariantDPError:
-        return "not resolvable at this epsilon"
 
 
 def ump_binomial_test(

@@ -218,7 +218,7 @@ class PrivatizedLogLinear(GenericLikelihoodModel):
             raise InvariantDPError(f"`release` must hold an r x c table, got shape {y.shape}.")
         r, c = y.shape
         margins = one_way_margins((r, c))
-        C = margins.matrix.toarray() if hasattr(margins.matrix, "toarray") else margins.matrix
+        C = margins.dense_matrix()
         if inv.n_cells != r * c:
             raise InvariantDPError("`release` invariants do not act on the table's cells.")
         if not np.allclose(inv.project(np.asarray(C, dtype=float)), 0.0, atol=1e-8):

@@ -8,7 +8,7 @@ from functools import cached_property
 import numpy as np
 from scipy import optimize
 
-from .._results import ConfidenceInterval, format_table
+from .._results import ConfidenceInterval, estimate_text, format_table
 from .._validation import (
     InvariantDPError,
     check_alternative,
@@ -244,7 +244,7 @@ class OddsRatioTestResult:
             ("null odds ratio", self.odds_ratio),
             ("alternative", self.alternative),
             ("p-value", self.pvalue),
-            ("odds-ratio estimate (median-unbiased)", _estimate_text(self)),
+            ("odds-ratio estimate (median-unbiased)", estimate_text(self)),
             (
                 f"{confidence_level:.0%} confidence interval",
                 f"({_num(ci.low)}, {_num(ci.high)})",
@@ -254,14 +254,6 @@ class OddsRatioTestResult:
 
     def __str__(self) -> str:
         return self.summary()
-
-
-def _estimate_text(result):
-    """The estimate for a summary, or why there is none."""
-    try:
-        return result.estimate
-    except InvariantDPError:
-        return "not resolvable at this epsilon"
 
 
 def _num(x: float) -> str:

@@ -39,7 +39,7 @@ from scipy import special
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_epsilon, check_positive, check_positive_int
 from ..release import NoiseLaw, PrivacyGuarantee, Release, register_noise_family
-from ..sensitivity import HullNorm, _check_bytes, contingency_sensitivity_space
+from ..sensitivity import HullNorm, check_bytes, contingency_sensitivity_space
 from ._base import randomness_note, refuse_secure
 from .additive import _check_x, _release
 
@@ -118,7 +118,7 @@ class KNormNoise:
         m = 1 if size is None else check_positive_int("size", size, minimum=0)
         s, d = self.intrinsic_dim, self.dim
         # the output and, at most, two temporaries of the same shape
-        _check_bytes(
+        check_bytes(
             3.0 * 8.0 * m * max(d, s + 1),
             f"`size` ({m}) draws in {d} dimensions",
             "draw in batches.",

@@ -114,16 +114,7 @@ class SubspaceNoise:
         """Per-cell variance ``c * diag(Pi_N)`` (``c`` = sigma^2 or 2 b^2), in O(n)."""
         inv = self.invariants
         c = self.scale**2 if self.base == "gaussian" else 2.0 * self.scale**2
-        if inv.kind in ("totals", "nested_totals"):
-            codes, _ = inv._groups()
-            d = 1.0 - 1.0 / inv._group_counts()[codes]
-        elif inv.kind == "one_way_margins":
-            n = inv.n_cells
-            d = np.full(n, 1.0 - (1.0 + sum(s - 1.0 for s in inv.shape)) / n)
-        else:
-            QR = inv._row_basis()
-            d = 1.0 - np.sum(QR**2, axis=0)
-        return (c * d).reshape(inv.shape)
+        return (c * inv.projector_diagonal()).reshape(inv.shape)
 
     def cov(self) -> np.ndarray:
         """Dense covariance ``c * Pi_N`` (``n <= 5000``), the same for both constructions."""
@@ -150,7 +141,7 @@ class SubspaceNoise:
             )
         inv = self.invariants
         v = np.asarray(v, dtype=float)
-        V = inv._batch(v, "v")
+        V = inv.as_rows(v, name="v")
         off = np.linalg.norm(V - inv.project(V), axis=1)
         ok = off <= 1e-9 * np.maximum(1.0, np.linalg.norm(V, axis=1))
         if self.base == "gaussian":
@@ -201,7 +192,7 @@ def _prepare(x, invariants):
             f"`x` must have shape {invariants.shape} to match `invariants`, got {xv.shape}."
         )
     if invariants.values is None:
-        with_values = invariants._with_values(invariants._apply_flat(xv.reshape(-1)))
+        with_values = invariants.of(xv)
     else:
         try:
             invariants.check(xv, name="x")
@@ -533,11 +524,8 @@ def distributed_privatize(x_local, cells, invariants, *, mechanism, seed, secure
         )
     if idx.size and (idx.min() < 0 or idx.max() >= invariants.n_cells):
         raise InvariantDPError(f"`cells` must lie in [0, {invariants.n_cells}).")
-    structure = Invariants(
-        invariants.matrix, None, invariants.shape, invariants.names, invariants.structure
-    )
-    structure._cache.update(invariants._cache)
+    # values dropped (agents need not know them); the cached projection structure is shared
     e = _MECHANISMS[mechanism](
-        np.zeros(invariants.shape), structure, rng=seed, **params
+        np.zeros(invariants.shape), invariants.without_values(), rng=seed, **params
     ).value.reshape(-1)
     return xl + e[idx]

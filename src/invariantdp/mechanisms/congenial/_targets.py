@@ -142,9 +142,8 @@ def check_invariants(invariants) -> Invariants:
 
 
 def dense_invariants(invariants: Invariants) -> np.ndarray:
-    """The matrix of the invariants as a dense float array."""
-    C = invariants.matrix
-    return C.toarray() if sparse.issparse(C) else np.asarray(C, dtype=float)
+    """The matrix of the invariants as a dense, read-only float array."""
+    return invariants.dense_matrix()
 
 
 def independent_rows(A: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,600 @@
+"""The :class:`Invariants` class: linear equality invariants ``C s = c``.
+
+Constructors of the structured invariants are in :mod:`._constructors`, the
+null-space geometry in :mod:`._geometry`, the label and matrix builders in
+:mod:`._structure` and the document readers in :mod:`._document`; the public
+names are exported by :mod:`invariantdp.invariants`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import sparse
+
+from .._validation import (
+    MAX_JSON_CHARS,
+    InvariantDPError,
+    check_finite_array,
+    freeze,
+    parse_json_document,
+    thaw,
+)
+from . import _geometry as geo
+from ._document import matrix_to_doc, read_invariants, structure_to_doc
+from ._structure import (
+    Structure,
+    check_shape,
+    freeze_matrix,
+    make_structure,
+    read_only,
+    same_matrix,
+    verified_structure,
+)
+
+#: general sparse matrices with more entries are never densified (SVD, :meth:`dense_matrix`)
+DENSE_LIMIT = 20_000_000
+
+#: :meth:`Invariants.from_dict` refuses documents declaring more cells or entries than this
+MAX_DOCUMENT_CELLS = 2**24
+
+_GROUPED = ("totals", "nested_totals")
+
+
+@dataclass(frozen=True, eq=False)
+class Invariants:
+    """Linear equality invariants ``C @ x.ravel() = values``.
+
+    Parameters
+    ----------
+    matrix : array_like or scipy.sparse matrix, shape (k, n)
+        The linear map ``C`` acting on the flattened (C-order) data.
+    values : array_like, shape (k,), optional
+        The invariant values ``c``; ``None`` for a structure whose values are
+        filled in from data by :meth:`of`.
+    shape : tuple of int, optional
+        Shape of the data the invariants act on (default ``(n,)``).
+    names : list of str, optional
+        One label per invariant row, used in summaries.
+    structure : dict, optional
+        Set by :func:`totals`, :func:`nested_totals` and
+        :func:`one_way_margins`: the structure that selects an ``O(n)``
+        null-space projection.  It survives :meth:`to_dict`/:meth:`from_dict`.
+        Leave it ``None`` for a general ``C`` (dense SVD projection).
+
+    Notes
+    -----
+    ``C`` may be rank deficient (nested totals repeat information); every
+    computation uses ``rank`` = dim of the row space, so the null space has
+    dimension ``n - rank`` (``n - n_c`` in Gao, Gong & Yu, Def. 2).
+
+    Everything an instance holds or caches is read-only, and the caches
+    (rank, group codes, bases) depend on ``C`` only, so copies made by
+    :meth:`of` and :meth:`without_values` share them.
+    """
+
+    matrix: np.ndarray | sparse.sparray
+    values: np.ndarray | None = None
+    shape: tuple[int, ...] | None = None
+    names: tuple[str, ...] | None = field(default=None)
+    structure: dict | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        st = self.structure
+        trusted = isinstance(st, Structure) and self.matrix is st.matrix_ref
+        C = self.matrix
+        if trusted:
+            pass  # verified and frozen when the structure was made
+        elif sparse.issparse(C):
+            C = sparse.csr_array(C, dtype=float, copy=True)
+            if C.ndim != 2:
+                raise InvariantDPError(f"`matrix` must be 2-D, got {C.ndim} dimension(s).")
+            if C.nnz and not np.all(np.isfinite(C.data)):
+                raise InvariantDPError("`matrix` must contain only finite values.")
+        else:
+            C = check_finite_array("matrix", C, allow_bool=True)
+            if C.ndim != 2:
+                raise InvariantDPError(f"`matrix` must be 2-D, got {C.ndim} dimension(s).")
+        k, n = C.shape
+        shape = (n,) if self.shape is None else check_shape("shape", self.shape)
+        if math.prod(shape) != n:
+            raise InvariantDPError(
+                f"`shape` {shape} has {math.prod(shape)} cells but `matrix` has {n} columns."
+            )
+        values = None
+        if self.values is not None:
+            values = check_finite_array("values", self.values)
+            if values.shape != (k,):
+                raise InvariantDPError(f"`values` must have shape ({k},), got {values.shape}.")
+        names = None
+        if self.names is not None:
+            if isinstance(self.names, str | bytes):
+                raise TypeError(
+                    f"`names` must be a sequence of labels, got {type(self.names).__name__}."
+                )
+            names = tuple(str(s) for s in self.names)
+            if len(names) != k:
+                raise InvariantDPError(f"`names` must have {k} entries, got {len(names)}.")
+        if st is not None and not (trusted and st.shape_ref == shape):
+            st = verified_structure(st, C, shape)
+            C = st.matrix_ref  # equal to C; sharing it lets later copies skip the check
+        elif st is None:
+            C = freeze_matrix(C)
+        object.__setattr__(self, "matrix", C)
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "values", None if values is None else read_only(values))
+        object.__setattr__(self, "names", names)
+        object.__setattr__(self, "structure", st)
+        object.__setattr__(self, "_cache", {})
+
+    @classmethod
+    def _trusted(cls, C, shape, names, structure: dict) -> Invariants:
+        """Build from a structure this package derived itself (no verification needed)."""
+        out = object.__new__(cls)
+        C = freeze_matrix(C)
+        object.__setattr__(out, "matrix", C)
+        object.__setattr__(out, "values", None)
+        object.__setattr__(out, "shape", tuple(shape))
+        object.__setattr__(out, "names", None if names is None else tuple(names))
+        object.__setattr__(out, "structure", make_structure(structure, C, shape))
+        object.__setattr__(out, "_cache", {})
+        return out
+
+    def _copy(self, values: np.ndarray | None, names) -> Invariants:
+        """Same ``C``, shape and structure (and caches, which depend on ``C`` only)."""
+        out = object.__new__(type(self))
+        for name in ("matrix", "shape", "structure"):
+            object.__setattr__(out, name, getattr(self, name))
+        object.__setattr__(out, "names", names)
+        object.__setattr__(out, "values", values)
+        object.__setattr__(out, "_cache", dict(self._cache))
+        return out
+
+    # --- basic properties ------------------------------------------------------
+
+    @property
+    def n_invariants(self) -> int:
+        """``k``, the number of rows of ``C``."""
+        return self.matrix.shape[0]
+
+    @property
+    def n_cells(self) -> int:
+        """``n``, the number of cells of the data."""
+        return self.matrix.shape[1]
+
+    @property
+    def kind(self) -> str:
+        """``"totals"``, ``"nested_totals"``, ``"one_way_margins"`` or ``"general"``."""
+        return "general" if self.structure is None else self.structure["kind"]
+
+    @property
+    def rank(self) -> int:
+        """Dimension of the row space of ``C`` (``n_c``); ``n - rank`` is dim ker C."""
+        if "rank" not in self._cache:
+            kind = self.kind
+            if kind in _GROUPED:
+                r = self.group_codes()[1]
+            elif kind == "one_way_margins":
+                r = 1 + sum(s - 1 for s in self.shape)
+            else:
+                r = int(self._row_basis().shape[0])
+            self._cache["rank"] = r
+        return self._cache["rank"]
+
+    # --- structure accessors ---------------------------------------------------
+
+    def dense_matrix(self) -> np.ndarray:
+        """``C`` as a dense, read-only ``(k, n)`` float array.
+
+        The matrix itself when it is stored dense, else a new array; refused
+        (``InvariantDPError``) above ``DENSE_LIMIT`` (2e7) entries, where
+        :meth:`apply` and :meth:`project` still work in ``O(n)`` or sparse.
+
+        Examples
+        --------
+        >>> from invariantdp.invariants import totals
+        >>> C = totals([0, 1, 0]).dense_matrix()
+        >>> C
+        array([[1., 0., 1.],
+               [0., 1., 0.]])
+        >>> C.flags.writeable
+        False
+        """
+        C = self.matrix
+        if not sparse.issparse(C):
+            return C
+        k, n = C.shape
+        if k * n > DENSE_LIMIT:
+            raise InvariantDPError(
+                f"`matrix` of shape {C.shape} has {k * n} entries; a dense copy holds at most "
+                f"{DENSE_LIMIT}. Use apply/project, or the structured constructors "
+                "totals/nested_totals/one_way_margins."
+            )
+        return read_only(C.toarray())
+
+    def group_codes(self) -> tuple[np.ndarray, int]:
+        """``(codes, g)``: the finest group of every cell (read-only, flat) and their number.
+
+        Cells in one finest group have identical columns of ``C`` (the groups
+        of :func:`totals`, the finest level of :func:`nested_totals`); the
+        codes are ``0 .. g-1`` in the order of the rows of that level.
+        Other kinds have no groups and raise.
+
+        Examples
+        --------
+        >>> from invariantdp.invariants import nested_totals
+        >>> codes, g = nested_totals([[0, 0, 1, 1], [0, 1, 0, 0]]).group_codes()
+        >>> codes.tolist(), g
+        ([0, 1, 2, 2], 3)
+        """
+        if self.kind not in _GROUPED:
+            raise InvariantDPError(
+                f"`group_codes` needs totals or nested totals; these invariants are {self.kind}."
+            )
+        if "groups" not in self._cache:
+            st = self.structure
+            raw = st["codes"] if self.kind == "totals" else st["codes"][-1]
+            codes = read_only(np.asarray(raw, dtype=np.intp).reshape(-1).copy())
+            self._cache["groups"] = (codes, int(codes.max()) + 1 if codes.size else 0)
+        return self._cache["groups"]
+
+    def projector_diagonal(self) -> np.ndarray:
+        r"""The diagonal of :math:`\Pi_N` as a flat ``(n,)`` array, without forming ``Pi_N``.
+
+        ``1 - 1/m_g`` for a cell in a group of ``m_g`` cells, ``1 - rank/n``
+        for one-way margins, ``1 - ||Q_R e_i||^2`` for a general ``C``.  It is
+        the per-cell variance of unit spherical noise projected onto ``N``
+        (Gao, Gong & Yu 2022, Cor. 14).
+
+        Examples
+        --------
+        >>> from invariantdp.invariants import totals
+        >>> totals([0, 0, 1, 1, 1]).projector_diagonal().round(4)
+        array([0.5   , 0.5   , 0.6667, 0.6667, 0.6667])
+        """
+        kind = self.kind
+        if kind in _GROUPED:
+            codes, _ = self.group_codes()
+            return 1.0 - 1.0 / self._group_counts()[codes]
+        n = self.n_cells
+        if kind == "one_way_margins":
+            return np.full(n, 1.0 - (1.0 + sum(s - 1.0 for s in self.shape)) / n)
+        return 1.0 - np.sum(self._row_basis() ** 2, axis=0)
+
+    def as_rows(self, v, *, name: str = "v") -> np.ndarray:
+        """``v`` as an ``(m, n)`` array: one vector per row, each flattened in C order.
+
+        ``v`` has shape ``self.shape`` or ``(n,)`` (one row), ``(m, n)`` or
+        ``(m,) + self.shape``; any other shape raises, naming ``name``.
+        """
+        v = np.asarray(v, dtype=float)
+        n = self.n_cells
+        if v.shape == self.shape or v.shape == (n,):
+            return v.reshape(1, n)
+        if v.ndim == 2 and v.shape[1] == n:
+            return v
+        if v.shape[1:] == self.shape:
+            return v.reshape(v.shape[0], n)
+        raise InvariantDPError(
+            f"`{name}` must have shape {self.shape}, ({n},) or (m, {n}), got {v.shape}."
+        )
+
+    def without_values(self) -> Invariants:
+        """The same ``C`` (and names) with ``values=None``, sharing every cached structure.
+
+        Examples
+        --------
+        >>> from invariantdp.invariants import totals
+        >>> inv = totals([0, 0, 1]).of([1, 2, 3])
+        >>> inv.without_values().values is None, inv.without_values() == totals([0, 0, 1])
+        (True, True)
+        """
+        return self._copy(None, self.names)
+
+    def same_map(self, other: Invariants) -> bool:
+        """True if ``other`` has the same matrix ``C`` and data shape (values aside)."""
+        if not isinstance(other, Invariants):
+            raise TypeError(f"`other` must be an Invariants, got {type(other).__name__}.")
+        return self.shape == other.shape and same_matrix(self.matrix, other.matrix)
+
+    # --- evaluation ------------------------------------------------------------
+
+    def _flat(self, x, name: str = "x") -> np.ndarray:
+        x = check_finite_array(name, x)
+        if x.shape != self.shape and x.shape != (self.n_cells,):
+            raise InvariantDPError(f"`{name}` must have shape {self.shape}, got {x.shape}.")
+        return x.reshape(-1)
+
+    def apply(self, x) -> np.ndarray:
+        """``C @ x.ravel()`` for data ``x`` of shape ``self.shape``."""
+        return self._apply_flat(self._flat(x))
+
+    def _apply_flat(self, flat: np.ndarray) -> np.ndarray:
+        if self.kind in _GROUPED:
+            codes, g = self.group_codes()
+            sums = np.bincount(codes, weights=flat, minlength=g)
+            if self.kind == "totals":
+                return sums
+            return np.concatenate([np.bincount(m, weights=sums) for m in self._level_maps()])
+        return np.asarray(self.matrix @ flat, dtype=float)
+
+    def of(self, x) -> Invariants:
+        """The same invariants with their values computed from data ``x``."""
+        values = read_only(np.array(self.apply(x), dtype=float, copy=True))
+        return self._copy(values, self.names)
+
+    def check(self, x, *, name: str = "x", rtol: float = 1e-9) -> None:
+        """Raise ``ValueError`` unless ``x`` satisfies ``C x = c`` to relative accuracy ``rtol``.
+
+        Row ``i`` may be off by ``rtol * (|C| |x| + |c|)_i``: relative to the
+        magnitudes summed, so rounding in a sum of large or cancelling terms
+        (a projected release with huge noise) is not mistaken for a violation.
+        """
+        if self.values is None:
+            raise InvariantDPError("these invariants carry no values to check against.")
+        flat = self._flat(x, name)
+        got = self._apply_flat(flat)
+        tol = rtol * (self._magnitude(np.abs(flat)) + np.abs(self.values))
+        bad = np.flatnonzero(~(np.abs(got - self.values) <= tol))
+        if bad.size:
+            i = bad[0]
+            label = self.names[i] if self.names else f"row {i}"
+            raise InvariantDPError(
+                f"`{name}` does not satisfy the invariants: {label} is {got[i]:.17g}, "
+                f"the invariant value is {self.values[i]:.17g} (relative tolerance {rtol:g})."
+            )
+
+    def _magnitude(self, flat_abs: np.ndarray) -> np.ndarray:
+        """``|C| @ |x|``, the scale of every invariant sum (for relative tolerances)."""
+        if self.kind != "general":
+            return self._apply_flat(flat_abs)  # structured C has 0/1 entries
+        return np.asarray(abs(self.matrix) @ flat_abs, dtype=float)
+
+    # --- null-space geometry ---------------------------------------------------
+
+    def project(self, v) -> np.ndarray:
+        r"""Orthogonal projection :math:`\Pi_N v` onto the null space of ``C``.
+
+        ``v`` has shape ``self.shape`` or ``(n,)`` (result has the same shape),
+        or ``(m, n)`` for ``m`` vectors at once.  The method is chosen by
+        structure: group centring for :func:`totals` and :func:`nested_totals`,
+        centring along every axis for :func:`one_way_margins` (double centring
+        for a two-way table), all ``O(n)``; a thin SVD of ``C`` (``v - Q_R Q_R^T
+        v``) for a general matrix.
+
+        References
+        ----------
+        Gao, Gong & Yu (2022), Def. 2 and Cor. 11; Cho & Awan, Algorithm 1.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from invariantdp.invariants import totals
+        >>> totals([0, 0, 1, 1, 1]).project(np.array([1.0, 3.0, 0.0, 0.0, 3.0]))
+        array([-1.,  1., -1., -1.,  2.])
+        """
+        v = np.asarray(v, dtype=float)
+        V = self.as_rows(v)
+        kind = self.kind
+        if kind in _GROUPED:
+            codes, g = self.group_codes()
+            out = geo.group_project(codes, g, self._group_counts(), V)
+        elif kind == "one_way_margins":
+            out = geo.margins_project(self.shape, V)
+        else:
+            QR = self._row_basis()
+            out = V - (V @ QR.T) @ QR if QR.shape[0] else V.copy()
+        return out.reshape(v.shape)
+
+    def projector(self) -> np.ndarray:
+        """The dense ``n x n`` projector onto ker C (for small ``n`` only)."""
+        n = self.n_cells
+        if n > 5000:
+            raise InvariantDPError(
+                f"`projector` forms an n x n matrix; n ({n}) must be <= 5000. "
+                "Use `project(v)` instead."
+            )
+        return self.project(np.eye(n))
+
+    def null_space_basis(self) -> np.ndarray:
+        """Orthonormal basis ``Q_N`` of ker C as an ``(n, n - rank)`` array.
+
+        Structured invariants use a Helmert basis (see :meth:`null_space_apply`);
+        a general ``C`` uses the SVD, with each column's largest entry
+        made positive so the basis is reproducible.
+        """
+        n, s = self.n_cells, self.n_cells - self.rank
+        if n * s > 50_000_000:
+            raise InvariantDPError(
+                f"`null_space_basis` would hold {n} x {s} numbers; use `null_space_apply`."
+            )
+        if self.kind == "general":
+            return self._null_basis_general().copy()  # the cached basis stays private
+        return self.null_space_apply(np.eye(s)).T if s else np.zeros((n, 0))
+
+    def null_space_apply(self, w) -> np.ndarray:
+        """``Q_N @ w`` for coordinates ``w`` of shape ``(n - rank,)`` or ``(m, n - rank)``.
+
+        Structured invariants never form ``Q_N``: within each group the basis is
+        the Helmert basis (``(1, .., 1, -k, 0, ..)/sqrt(k(k+1))``), and for the
+        one-way margins of a table it is the tensor product of per-axis
+        Helmert bases over every set of two or more axes (the interaction
+        spaces of the table).
+        """
+        w = np.asarray(w, dtype=float)
+        s = self.n_cells - self.rank
+        W = w.reshape(1, -1) if w.ndim == 1 else w
+        if W.ndim != 2 or W.shape[1] != s:
+            raise InvariantDPError(f"`w` must have {s} coordinates per row, got shape {w.shape}.")
+        kind = self.kind
+        if kind in _GROUPED:
+            out = geo.helmert_apply(self._helmert_layout(), W)
+        elif kind == "one_way_margins":
+            out = geo.margins_apply(self.shape, self._margin_helmert(), W)
+        else:
+            out = W @ self._null_basis_general().T
+        return out[0] if w.ndim == 1 else out
+
+    def null_space_coordinates(self, v) -> np.ndarray:
+        """``Q_N.T @ v`` (coordinates of ``v`` in the basis of :meth:`null_space_apply`)."""
+        v = np.asarray(v, dtype=float)
+        V = self.as_rows(v)
+        kind = self.kind
+        if kind in _GROUPED:
+            out = geo.helmert_coordinates(self._helmert_layout(), V)
+        elif kind == "one_way_margins":
+            out = geo.margins_coordinates(self.shape, self._margin_helmert(), V)
+        else:
+            out = V @ self._null_basis_general()
+        return out[0] if v.ndim == 1 or v.shape == self.shape else out
+
+    # --- cached structure ------------------------------------------------------
+
+    def _cached(self, key: str, compute):
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
+    def _group_counts(self) -> np.ndarray:
+        codes, g = self.group_codes()
+        return self._cached(
+            "counts", lambda: read_only(np.bincount(codes, minlength=g).astype(float))
+        )
+
+    def _level_maps(self) -> tuple:
+        """For nested totals: the level-``j`` code of every finest group."""
+
+        def compute():
+            codes, g = self.group_codes()
+            maps = []
+            for lev in self.structure["codes"]:
+                m = np.zeros(g, dtype=np.intp)
+                m[codes] = np.asarray(lev, dtype=np.intp).reshape(-1)
+                maps.append(read_only(m))
+            return tuple(maps)
+
+        return self._cached("level_maps", compute)
+
+    def _helmert_layout(self) -> tuple:
+        return self._cached("helmert", lambda: geo.helmert_layout(*self.group_codes()))
+
+    def _margin_helmert(self) -> tuple:
+        return self._cached(
+            "mhelmert", lambda: tuple(read_only(geo.helmert(s)) for s in self.shape)
+        )
+
+    def _row_basis(self) -> np.ndarray:
+        """Orthonormal basis of the row space of a general ``C`` (thin SVD, cached)."""
+        return self._cached("row_basis", lambda: read_only(geo.row_space_basis(self._svd_input())))
+
+    def _svd_input(self) -> np.ndarray:
+        k, n = self.matrix.shape
+        if k * n > DENSE_LIMIT:
+            raise InvariantDPError(
+                f"`matrix` of shape {self.matrix.shape} is too large for a dense SVD; "
+                "use the structured constructors totals/nested_totals/one_way_margins."
+            )
+        return self.dense_matrix()
+
+    def _null_basis_general(self) -> np.ndarray:
+        return self._cached("null", lambda: read_only(geo.null_basis(self._svd_input(), self.rank)))
+
+    # --- serialisation -----------------------------------------------------------
+
+    def to_dict(self) -> dict:
+        """JSON-able description (a new, mutable dict); :meth:`from_dict` reads it back.
+
+        Layout: ``{"matrix", "values", "shape", "names"}`` plus, for structured
+        invariants, ``"structure"`` (``{"kind": "one_way_margins"}``,
+        ``{"kind": "totals", "labels": nested list}`` or
+        ``{"kind": "nested_totals", "levels": [nested list, ...]}``) with
+        ``"matrix": {"structured": true}``.  A general ``C`` is written as
+        ``{"sparse": false, "data": rows}`` or
+        ``{"sparse": true, "shape": [k, n], "row", "col", "data"}``.
+        """
+        out = {
+            "values": None if self.values is None else self.values.tolist(),
+            "shape": list(self.shape),
+            "names": None if self.names is None else list(self.names),
+        }
+        if self.structure is not None:
+            # label arrays can hold millions of cells: their JSON form is cached frozen
+            sd = self._cached("structure_dict", lambda: freeze(structure_to_doc(self.structure)))
+            return {"matrix": {"structured": True}, "structure": thaw(sd), **out}
+        return {"matrix": matrix_to_doc(self.matrix), **out}
+
+    def structure_dict(self) -> dict:
+        """:meth:`to_dict` without the values: enough to rebuild ``C`` and its projection."""
+        d = self.to_dict()
+        d["values"] = None
+        return d
+
+    def to_json(self, **kwargs) -> str:
+        """:meth:`to_dict` as strict JSON (RFC 8259)."""
+        return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
+
+    @classmethod
+    def from_json(
+        cls, text, *, max_bytes: int = MAX_JSON_CHARS, max_cells: int = MAX_DOCUMENT_CELLS
+    ) -> Invariants:
+        """Read :meth:`to_json` output: strict JSON of bounded size, checked by :meth:`from_dict`.
+
+        Examples
+        --------
+        >>> from invariantdp.invariants import Invariants, totals
+        >>> inv = totals([0, 0, 1]).of([1, 2, 3])
+        >>> Invariants.from_json(inv.to_json()) == inv
+        True
+        """
+        return cls.from_dict(parse_json_document(text, max_bytes), max_cells=max_cells)
+
+    @classmethod
+    def from_dict(
+        cls, d: dict, *, path: str = "invariants", max_cells: int = MAX_DOCUMENT_CELLS
+    ) -> Invariants:
+        """Rebuild invariants from :meth:`to_dict` output, validating the whole document.
+
+        Every field is checked before anything is allocated: exact key sets
+        and types, the data shape (at most ``max_cells`` cells), a structure
+        whose label arrays have exactly that shape, a general matrix whose
+        rows, indices and entries are finite and in range, and ``values`` and
+        ``names`` with one entry per invariant.  The values must be
+        consistent (margins sharing one total, nested totals adding up).
+        Errors are ``InvariantDPError`` (a ``ValueError``) naming the field,
+        e.g. ``invariants.structure.labels[2]``; ``path`` is the prefix.
+
+        Examples
+        --------
+        >>> from invariantdp.invariants import Invariants, one_way_margins
+        >>> inv = one_way_margins((2, 2)).of([[3, 1], [2, 4]])
+        >>> Invariants.from_dict(inv.to_dict()) == inv
+        True
+        >>> bad = inv.to_dict()
+        >>> bad["values"] = [4.0, 6.0, 5.0, 6.0]
+        >>> Invariants.from_dict(bad)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        invariantdp.exceptions.InvariantDPError: `invariants.values` are not the margins ...
+        """
+        return read_invariants(cls, d, path, max_cells)
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Invariants):
+            return NotImplemented
+        same_values = (self.values is None and other.values is None) or (
+            self.values is not None
+            and other.values is not None
+            and np.array_equal(self.values, other.values)
+        )
+        return (
+            same_matrix(self.matrix, other.matrix)
+            and same_values
+            and self.shape == other.shape
+            and self.names == other.names
+            and self.kind == other.kind
+        )
+
+    __hash__ = None

@@ -1,0 +1,230 @@
+"""The three structured invariants as plain arrays: matrices, names, group codes.
+
+:func:`margins_structure`, :func:`totals_structure` and
+:func:`nested_structure` build the matrix ``C`` of the one-way margins of a
+table, of group totals and of nested totals (Gao, Gong & Yu 2022, Example 3
+and Sec. 5.1; Cho & Awan, Prop. 32), together with the row names and the
+structure dict that selects the ``O(n)`` projections of
+:class:`~invariantdp.invariants.Invariants`.  Nothing here depends on that
+class, so the class and the document reader can both use these builders.
+
+The helpers :func:`read_only`, :func:`freeze_matrix`, :func:`check_shape`
+and :func:`same_matrix` are internal to the ``invariants`` package (public
+names so that its modules can share them; not part of the package API).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import operator
+
+import numpy as np
+from scipy import sparse
+
+from .._validation import EXACT_INT, FrozenDict, InvariantDPError, format_value, freeze
+
+#: the kinds of structure that select an O(n) projection
+KINDS = ("totals", "nested_totals", "one_way_margins")
+
+#: one-way margins are stored dense while ``k * n`` is at most this
+_DENSE_MARGINS = 1_000_000
+
+
+def read_only(a: np.ndarray) -> np.ndarray:
+    """``a`` itself, made read-only (cached arrays are shared by every copy)."""
+    a.setflags(write=False)
+    return a
+
+
+def freeze_matrix(C):
+    """``C`` with its storage made read-only (the object is shared by every copy)."""
+    if sparse.issparse(C):
+        # canonical format first: later in-place canonicalisation would fail on frozen arrays
+        C.sum_duplicates()
+        C.sort_indices()
+        for a in (C.data, C.indices, C.indptr):
+            a.setflags(write=False)
+    else:
+        C.setflags(write=False)
+    return C
+
+
+class Structure(FrozenDict):
+    """A verified, immutable structure, remembering the matrix and shape it was built with.
+
+    An :class:`~invariantdp.invariants.Invariants` built from this very
+    matrix and shape needs no verification; any other combination is
+    checked against the structure.
+    """
+
+    __slots__ = ("matrix_ref", "shape_ref")
+
+    def __reduce__(self):
+        return (make_structure, (dict(self), self.matrix_ref, self.shape_ref))
+
+    def __deepcopy__(self, memo):
+        matrix = copy.deepcopy(self.matrix_ref, memo)
+        return make_structure(copy.deepcopy(dict(self), memo), matrix, self.shape_ref)
+
+
+def make_structure(d: dict, matrix, shape) -> Structure:
+    """A frozen :class:`Structure` of ``d`` for the (frozen) ``matrix`` and ``shape``."""
+    out = Structure(freeze(d))
+    out.matrix_ref = matrix
+    out.shape_ref = tuple(shape)
+    return out
+
+
+def check_shape(name: str, shape) -> tuple[int, ...]:
+    """A data shape: a non-empty tuple of positive integers (no silent ``int()`` coercion)."""
+    if isinstance(shape, str | bytes) or not np.iterable(shape):
+        raise TypeError(
+            f"`{name}` must be a tuple of positive integers, got {type(shape).__name__} "
+            f"({format_value(shape)})."
+        )
+    try:
+        out = tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(
+            f"`{name}` ({format_value(shape)}) must be a tuple of positive integers."
+        ) from None
+    if len(out) < 1 or any(s < 1 for s in out):
+        raise InvariantDPError(f"`{name}` {format_value(out)} must be a tuple of positive sizes.")
+    return out
+
+
+def same_matrix(a, b) -> bool:
+    """True if the matrices ``a`` and ``b`` (dense or sparse) are equal entry by entry."""
+    if a.shape != b.shape:
+        return False
+    if sparse.issparse(a) or sparse.issparse(b):
+        return (sparse.csr_array(a) != sparse.csr_array(b)).nnz == 0
+    return bool(np.array_equal(a, b))
+
+
+def group_matrix(codes: np.ndarray, g: int) -> sparse.csr_array:
+    """Sparse ``g x n`` indicator matrix of group membership, built in O(n)."""
+    n = codes.size
+    order = np.argsort(codes, kind="stable")
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=g))])
+    return sparse.csr_array((np.ones(n), order, indptr), shape=(g, n))
+
+
+def labels_array(name: str, labels) -> np.ndarray:
+    """A private copy of the labels: integers, strings or whole-number floats up to 2**53."""
+    try:
+        arr = np.array(labels, copy=True)
+    except (TypeError, ValueError, OverflowError):
+        raise TypeError(
+            f"`{name}` must be an array of labels, got {type(labels).__name__} "
+            f"({format_value(labels)})."
+        ) from None
+    if arr.ndim == 0 or arr.size == 0:
+        raise InvariantDPError(f"`{name}` must be a non-empty array of labels, one per cell.")
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
+            raise InvariantDPError(f"`{name}` must hold integer (or string) labels.")
+        if np.max(np.abs(arr)) > EXACT_INT:
+            raise InvariantDPError(
+                f"`{name}` holds float labels above 2**53, which a float cannot hold exactly; "
+                "pass integer or string labels."
+            )
+        arr = arr.astype(np.int64)
+    elif arr.dtype.kind not in "iuUSb":
+        raise InvariantDPError(
+            f"`{name}` must hold integer or string labels, got dtype {arr.dtype}."
+        )
+    return arr
+
+
+def margins_structure(shape) -> tuple:
+    """``(C, shape, names, structure)`` of the one-way margins of a table of ``shape``."""
+    shape = check_shape("shape", shape)
+    n = math.prod(shape)
+    idx = np.indices(shape).reshape(len(shape), n)
+    rows, names, offset = [], [], 0
+    for axis, size in enumerate(shape):
+        rows.append(offset + idx[axis])
+        names.extend(f"margin[axis={axis}][{j}]" for j in range(size))
+        offset += size
+    row = np.concatenate(rows)
+    col = np.tile(np.arange(n), len(shape))
+    C = sparse.csr_array((np.ones(row.size), (row, col)), shape=(offset, n))
+    if n * offset <= _DENSE_MARGINS:
+        C = C.toarray()
+    return C, shape, names, {"kind": "one_way_margins"}
+
+
+def totals_structure(labels) -> tuple:
+    """``(C, shape, names, structure)`` of the totals of the groups labelled by ``labels``."""
+    arr = labels_array("labels", labels)
+    uniq, codes = np.unique(arr.reshape(-1), return_inverse=True)
+    C = group_matrix(codes, uniq.size)
+    names = tuple(f"total[{u}]" for u in uniq.tolist())
+    return C, arr.shape, names, {"kind": "totals", "labels": arr, "codes": codes}
+
+
+def nested_structure(levels) -> tuple:
+    """``(C, shape, names, structure)`` of the totals at every level of a hierarchy."""
+    if isinstance(levels, np.ndarray) and levels.ndim == 1:
+        levels = [levels]
+    levels = [labels_array(f"levels[{j}]", lev) for j, lev in enumerate(levels)]
+    if not levels:
+        raise InvariantDPError("`levels` must hold at least one label array.")
+    shape = levels[0].shape
+    for j, lev in enumerate(levels):
+        if lev.shape != shape:
+            raise InvariantDPError(
+                f"`levels[{j}]` must have shape {shape} like `levels[0]`, got {lev.shape}."
+            )
+    codes_per_level, names, mats = [], [], []
+    prev = np.zeros(int(np.prod(shape)), dtype=np.int64)
+    for j, lev in enumerate(levels):
+        uniq, lc = np.unique(lev.reshape(-1), return_inverse=True)
+        key = prev * uniq.size + lc  # path code: parent code then own label
+        ukey, codes = np.unique(key, return_inverse=True)
+        parent = ukey // uniq.size
+        own = uniq[ukey % uniq.size]
+        if j == 0:
+            names.extend(f"level[0][{u}]" for u in own.tolist())
+        else:
+            names.extend(
+                f"level[{j}][{p}/{u}]" for p, u in zip(parent.tolist(), own.tolist(), strict=True)
+            )
+        codes_per_level.append(codes)
+        mats.append(group_matrix(codes, ukey.size))
+        prev = codes.astype(np.int64)
+    C = sparse.vstack(mats, format="csr")
+    return C, shape, names, {"kind": "nested_totals", "levels": levels, "codes": codes_per_level}
+
+
+def verified_structure(structure, C, shape) -> Structure:
+    """The canonical structure of ``structure``, after checking ``C`` is its matrix.
+
+    A structure selects the O(n) projections, so a matrix that is not the one
+    the structure describes would be projected wrongly without any error.
+    """
+    kind = structure.get("kind") if isinstance(structure, dict) else None
+    if kind not in KINDS:
+        raise InvariantDPError(
+            f"`structure` kind ({format_value(kind)}) must be 'totals', 'nested_totals' or "
+            "'one_way_margins'."
+        )
+    if kind == "one_way_margins":
+        built = margins_structure(shape)
+    elif kind == "totals":
+        if "labels" not in structure:
+            raise InvariantDPError("`structure` of kind 'totals' needs its 'labels'.")
+        built = totals_structure(structure["labels"])
+    else:
+        if "levels" not in structure:
+            raise InvariantDPError("`structure` of kind 'nested_totals' needs its 'levels'.")
+        built = nested_structure(list(structure["levels"]))
+    canon, canon_shape, _, st = built
+    if canon_shape != tuple(shape) or not same_matrix(C, canon):
+        raise InvariantDPError(
+            f"`matrix` (shape {C.shape}) is not the matrix of the `structure` ({kind} on data "
+            f"of shape {canon_shape}); pass structure=None for a general matrix."
+        )
+    return make_structure(st, freeze_matrix(canon), canon_shape)
