@@ -55,7 +55,7 @@ def _implied_total(inv: Invariants | None):
     """The grand total if the all-ones vector is in the row space of ``C`` (else None)."""
     if inv is None or inv.values is None:
         return None
-    C = inv.matrix.toarray() if hasattr(inv.matrix, "toarray") else np.asarray(inv.matrix)
+    C = inv.dense_matrix()
     lam, *_ = linalg.lstsq(C.T, np.ones(C.shape[1]))
     if np.max(np.abs(C.T @ lam - 1.0)) > 1e-8:
         return None
@@ -64,7 +64,7 @@ def _implied_total(inv: Invariants | None):
 
 def _invariants_potential(name, counts, inv: Invariants):
     """0 on the fibre ``C s = c``, -inf off it (guards user-modified models)."""
-    C = inv.matrix.toarray() if hasattr(inv.matrix, "toarray") else np.asarray(inv.matrix)
+    C = inv.dense_matrix()
     resid = pt.dot(pt.as_tensor(C), counts) - inv.values
     ok = pt.all(pt.abs(resid) <= 1e-6 * np.maximum(1.0, np.abs(inv.values)))
     return pm.Potential(name, pt.switch(ok, 0.0, -np.inf))
@@ -78,7 +78,7 @@ def _augmented(inv: Invariants | None, n: int, total: float | None) -> Invariant
         return Invariants(np.ones((1, n)), [total], None)
     if _implied_total(inv) is not None:
         return inv
-    C = inv.matrix.toarray() if hasattr(inv.matrix, "toarray") else np.asarray(inv.matrix)
+    C = inv.dense_matrix()
     return Invariants(np.vstack([C, np.ones((1, n))]), np.append(inv.values, total), inv.shape)
 
 
