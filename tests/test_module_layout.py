@@ -39,6 +39,34 @@ MODULES = sorted(
 )
 
 
+ALL_MODULES = sorted(SRC.rglob("*.py"))
+#: modules still over the limit, left for the rest of the redesign (issue 11):
+#: a ratchet, they may only shrink
+OVERSIZE = {
+    "distributions/discrete.py": 640,
+    "distributions/tulap.py": 871,
+    "privacy/accounting.py": 783,
+    "mechanisms/additive.py": 1057,
+}
+
+#: private sampler and Tulap internals still imported across subpackages; they
+#: go when the noise families get one home (issue 11)
+PRIVATE_IMPORTS_LEFT = {"inference/_noise.py", "mechanisms/additive.py"}
+
+
+def _layout_params(paths, left=()):
+    return [
+        pytest.param(
+            p,
+            id=str(p.relative_to(SRC)),
+            marks=pytest.mark.xfail(strict=True, reason="left for issue 11")
+            if str(p.relative_to(SRC)) in left
+            else (),
+        )
+        for p in paths
+    ]
+
+
 def _subpackage(parts: list[str]) -> str | None:
     """The subpackage of ``invariantdp`` a dotted module path belongs to (None: top level)."""
     return parts[1] if len(parts) > 2 else None
@@ -77,12 +105,13 @@ def test_the_modules_exist():
     assert not (SRC / "invariants.py").exists()  # replaced by the package invariants/
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(SRC)))
+@pytest.mark.parametrize("path", ALL_MODULES, ids=lambda p: str(p.relative_to(SRC)))
 def test_module_is_at_most_600_lines(path):
-    assert len(path.read_text().splitlines()) <= 600
+    limit = OVERSIZE.get(str(path.relative_to(SRC)), 600)
+    assert len(path.read_text().splitlines()) <= limit
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(SRC)))
+@pytest.mark.parametrize("path", _layout_params(ALL_MODULES, PRIVATE_IMPORTS_LEFT))
 def test_no_private_name_is_imported_across_subpackages(path):
     assert _private_cross_imports(path) == []
 

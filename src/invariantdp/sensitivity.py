@@ -219,7 +219,8 @@ def _space(space, name: str = "space") -> np.ndarray:
     return S
 
 
-def _p(p) -> float:
+def norm_order(p) -> float:
+    """``p`` of an l_p norm as a float >= 1 (``"inf"`` allowed); internal, shared with the audit."""
     if isinstance(p, str):
         if p.lower() in ("inf", "infinity"):
             return np.inf
@@ -255,7 +256,7 @@ def sensitivity(space, p=2) -> float:
     [4.0, 2.0, 1.0]
     """
     S = _space(space)
-    return float(np.max(np.linalg.norm(S, ord=_p(p), axis=1)))
+    return float(np.max(np.linalg.norm(S, ord=norm_order(p), axis=1)))
 
 
 def span_basis(space, *, tol: float | None = None) -> np.ndarray:

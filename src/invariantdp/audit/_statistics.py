@@ -56,7 +56,7 @@ def neighbour_from_space(x, space, *, p=2, nonnegative=True) -> np.ndarray:
     array([[2., 1.],
            [2., 4.]])
     """
-    from ..sensitivity import _p
+    from ..sensitivity import norm_order
 
     xv = check_finite_array("x", x)
     if xv.size == 0:
@@ -67,7 +67,7 @@ def neighbour_from_space(x, space, *, p=2, nonnegative=True) -> np.ndarray:
             f"`space` must be a non-empty 2-D array with {xv.size} columns (one flattened "
             f"difference per row), got shape {S.shape}."
         )
-    norms = np.linalg.norm(S, ord=_p(p), axis=1)
+    norms = np.linalg.norm(S, ord=norm_order(p), axis=1)
     if not np.max(norms) > 0:
         raise InvariantDPError("`space` must contain a nonzero difference vector.")
     worst = np.flatnonzero(norms >= np.max(norms) * (1.0 - 1e-12))

@@ -44,9 +44,9 @@ def _check_latent(latent, allowed=_LATENT) -> str:
 def _noise_bounds(spec, y):
     """Bounds on the latent counts implied by a noise law with bounded support."""
     if spec["kind"] == "tulap" and spec["q"] > 0:
-        from ...distributions.tulap import _bounds
+        from ...distributions import tulap
 
-        lo, hi = (float(v) * spec["scale"] for v in _bounds(spec["b"], spec["q"]))
+        lo, hi = (float(v) * spec["scale"] for v in tulap.support(spec["b"], spec["q"]))
         return y - hi, y - lo
     return None, None
 

@@ -15,8 +15,7 @@ import pytensor.tensor as pt
 
 from ..._rng import as_generator
 from ..._validation import InvariantDPError, check_positive, check_real
-from ...distributions.tulap import _bounds as _tulap_bounds
-from ...distributions.tulap import _draw_tulap
+from ...distributions import tulap
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -102,7 +101,7 @@ class Tulap:
 
     @staticmethod
     def _custom(b, q, scale):
-        lo, hi = (float(v) for v in _tulap_bounds(b, q))
+        lo, hi = (float(v) for v in tulap.support(b, q))
         const = float(np.log1p(-b) - np.log1p(b) - np.log1p(-q) - np.log(scale))
 
         def logp(value, mu, **_):
@@ -124,7 +123,7 @@ class Tulap:
         def random(mu, rng=None, size=None):
             mu = np.asarray(mu, dtype=float)
             shape = mu.shape if size is None else tuple(np.atleast_1d(size))
-            return mu + scale * _draw_tulap(_generator(rng), b, q, shape)
+            return mu + scale * tulap.rvs(b, q, size=shape, random_state=_generator(rng))
 
         return {"logp": logp, "logcdf": logcdf, "random": random, "dtype": "floatX"}
 
@@ -313,9 +312,9 @@ class DiscreteGaussian:
 
     @staticmethod
     def _custom(sigma):
-        from ...distributions.discrete import _log_normaliser, discrete_gaussian
+        from ...distributions.discrete import discrete_gaussian
 
-        log_z = float(_log_normaliser(sigma))
+        log_z = -float(discrete_gaussian.logpmf(0, sigma))
 
         def logp(value, mu, **_):
             return -((value - mu) ** 2) / (2.0 * sigma**2) - log_z
