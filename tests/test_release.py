@@ -177,3 +177,20 @@ def test_summary_prints_the_randomness():
     meta["randomness"] = "simulation"
     r = Release(secure.value, "m", secure.noise, secure.guarantee, metadata=meta)
     assert r.simulation and "SIMULATION" in r.summary()
+
+
+def test_save_gives_the_umask_permissions(tmp_path):
+    import os
+    import stat
+
+    from invariantdp.mechanisms import odds_ratio_release
+
+    r = odds_ratio_release([[12, 5], [4, 9]], epsilon=1.0, rng=1)
+    old = os.umask(0o027)
+    try:
+        path = r.save(tmp_path / "r.json")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    assert Release.load(path) == r
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]

@@ -389,11 +389,19 @@ class Release:
         return cls.from_dict(parse_json_document(text, max_bytes), max_cells=max_cells)
 
     def save(self, path) -> Path:
-        """Write the JSON to ``path`` atomically (temporary file + rename)."""
+        """Write the JSON to ``path`` atomically (temporary file + rename).
+
+        The file gets the permissions of an ordinary new file
+        (``0o666 & ~umask``), not the ``0o600`` of the temporary file.
+        """
         path = Path(path)
         text = self.to_json(indent=1)
+        # the umask can only be read by setting it; restore it at once
+        mask = os.umask(0o022)
+        os.umask(mask)
         fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
         try:
+            os.fchmod(fd, 0o666 & ~mask)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)
             os.replace(tmp, path)
