@@ -153,3 +153,14 @@ def test_tiny_epsilon(epsilon):
     expected = np.sum(stats.binom(20, 0.3).pmf(k) * np.clip((k - 7.0) * 0.25 + 0.5, 0, 1))
     got = idp.ump_binomial_test(7, 20, 0.3, epsilon=epsilon, delta=0.25).pvalue
     assert got == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("alternative", ["greater", "less", "two-sided"])
+def test_pvalue_never_above_one_for_large_n(alternative):
+    # found by the slow hypothesis suite: with n = 15,569,747 and z below the
+    # support, the tail sums grown over different windows gave 1 + 2**-25
+    from invariantdp import ump_binomial_test
+
+    for z in (-2.0, 0.0, 15569749.0):
+        p = ump_binomial_test(z, 15569747, 0.75, epsilon=1.0, alternative=alternative).pvalue
+        assert 0.0 <= p <= 1.0
