@@ -6,8 +6,14 @@ from hypothesis import HealthCheck, settings
 
 # Hypothesis profiles: "ci" (default, bounded) and "slow" (HYPOTHESIS_PROFILE=slow, or the
 # `@pytest.mark.slow` variants that use settings.get_profile("slow")).
+# CI replays the same examples every run (a red CI is then a reproducible
+# finding, not luck); the "slow" profile explores fresh random examples.
 settings.register_profile(
-    "ci", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "ci",
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile(
     "slow", max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow]
