@@ -162,7 +162,7 @@ def test_summary_is_short_for_thousands_of_cells(rng):
     county = np.tile(np.repeat(np.arange(50), n // 20 // 50), 20)
     inv = nested_totals([state, county])
     r = projected_gaussian(rng.integers(0, 100, size=n).astype(float), inv, mu=1.0, rng=0)
-    text = r.summary()
+    text = str(r.summary())
     assert len(text) < 2500, len(text)
     assert max(len(line) for line in text.splitlines()) < 250
     noise_line = next(line for line in text.splitlines() if line.startswith("noise"))
@@ -173,7 +173,7 @@ def test_summary_prints_the_randomness():
     secure = _release()
     meta = dict(secure.metadata, randomness="secure")
     r = Release(secure.value, "m", secure.noise, secure.guarantee, metadata=meta)
-    assert re.search(r"randomness:\s+secure", r.summary())
+    assert re.search(r"randomness:\s+secure", str(r.summary()))
     meta["randomness"] = "simulation"
     r = Release(secure.value, "m", secure.noise, secure.guarantee, metadata=meta)
     assert r.simulation and "SIMULATION" in r.summary()

@@ -8,7 +8,7 @@ mechanisms in :mod:`invariantdp.mechanisms` make releases; the functions in
 from importlib.metadata import PackageNotFoundError, version
 
 from . import datasets, distributions, exceptions, inference, mechanisms, privacy
-from ._results import ConfidenceInterval
+from ._results import ConfidenceInterval, Summary
 from .exceptions import ConvergenceWarning, InvariantDPError
 from .inference import (
     BinomialTestResult,
@@ -36,6 +36,7 @@ __all__ = [
     "OddsRatioTestResult",
     "PrivacyGuarantee",
     "Release",
+    "Summary",
     "datasets",
     "distributions",
     "exceptions",

@@ -1,12 +1,13 @@
-"""Result containers shared by the tests of hypotheses."""
+"""Result containers shared by the result objects: intervals and summaries."""
 
 from __future__ import annotations
 
+import html
 from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["ConfidenceInterval", "estimate_text", "format_table"]
+__all__ = ["ConfidenceInterval", "Summary", "estimate_text", "format_table"]
 
 
 class ConfidenceInterval(NamedTuple):
@@ -31,16 +32,106 @@ def _fmt_num(x) -> str:
     return f"{x:.6g}"
 
 
-def format_table(title: str, rows: list[tuple[str, object]], notes: list[str] = ()) -> str:
-    """Format a two-column ``summary()`` block, statsmodels style."""
-    width = max(len(title), 60)
-    key_w = max(len(k) for k, _ in rows)
-    lines = [title.center(width), "=" * width]
-    for key, val in rows:
-        lines.append(f"{key + ':':<{key_w + 2}}{_fmt_num(val)}")
-    lines.append("=" * width)
-    lines.extend(notes)
-    return "\n".join(lines)
+class Summary:
+    """What ``summary()`` returns: a titled table of named values, with notes.
+
+    Like statsmodels' ``Summary``, it prints as text (``print(res.summary())``),
+    renders as HTML in a notebook, and keeps the values it shows, so that code
+    reads them from :attr:`rows` (or :meth:`as_dict`) instead of parsing text.
+
+    Parameters
+    ----------
+    title : str
+    rows : sequence of (str, object)
+        Label and value of each line; numbers are formatted for display only.
+    notes : sequence of str
+        Lines printed under the table.
+
+    Examples
+    --------
+    >>> s = Summary("Test", [("p-value", 0.0123), ("n", 10)], ["one note"])
+    >>> print(s)  # doctest: +NORMALIZE_WHITESPACE
+                                Test
+    ============================================================
+    p-value: 0.0123
+    n:       10
+    ============================================================
+    one note
+    >>> s.as_dict()["n"]
+    10
+    """
+
+    def __init__(self, title: str, rows, notes=(), *, parts=()):
+        self.title = str(title)
+        self.rows = tuple((str(k), v) for k, v in rows)
+        self.notes = tuple(str(n) for n in notes)
+        #: further summaries printed below this one (e.g. MCMC diagnostics)
+        self.parts = tuple(parts)
+        if not self.rows:
+            raise ValueError("a Summary needs at least one row.")
+
+    def extend(self, *more) -> Summary:
+        """This summary followed by ``more`` (summaries, or lines of text)."""
+        return Summary(self.title, self.rows, self.notes, parts=self.parts + more)
+
+    def as_text(self) -> str:
+        """The table as plain text (statsmodels style)."""
+        width = max(len(self.title), 60)
+        key_w = max(len(k) for k, _ in self.rows)
+        lines = [self.title.center(width), "=" * width]
+        lines.extend(f"{key + ':':<{key_w + 2}}{_fmt_num(val)}" for key, val in self.rows)
+        lines.append("=" * width)
+        lines.extend(self.notes)
+        lines.extend(str(p) for p in self.parts)
+        return "\n".join(lines)
+
+    def as_html(self) -> str:
+        """The table as an HTML fragment (what a notebook shows)."""
+        body = "".join(
+            f"<tr><th>{html.escape(k)}</th><td>{html.escape(_fmt_num(v))}</td></tr>"
+            for k, v in self.rows
+        )
+        notes = "".join(f"<p>{html.escape(n)}</p>" for n in self.notes)
+        more = "".join(
+            p.as_html() if isinstance(p, Summary) else f"<p>{html.escape(str(p))}</p>"
+            for p in self.parts
+        )
+        return (
+            f"<table class='invariantdp-summary'><caption>{html.escape(self.title)}</caption>"
+            f"{body}</table>{notes}{more}"
+        )
+
+    def as_dict(self) -> dict:
+        """``{label: value}`` of the rows (and of the summaries below), as computed."""
+        out = dict(self.rows)
+        for p in self.parts:
+            if isinstance(p, Summary):
+                out.update(p.as_dict())
+        return out
+
+    def __str__(self) -> str:
+        return self.as_text()
+
+    def __repr__(self) -> str:
+        return self.as_text()
+
+    def _repr_html_(self) -> str:
+        return self.as_html()
+
+    def __contains__(self, text) -> bool:
+        return text in self.as_text()
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, Summary):
+            return self.as_text() == other.as_text()
+        return NotImplemented
+
+    __hash__ = None
+
+
+def format_table(title: str, rows: list[tuple[str, object]], notes: list[str] = ()) -> Summary:
+    """The :class:`Summary` of a result: a two-column block, statsmodels style."""
+    return Summary(title, rows, notes)
 
 
 def estimate_text(result):

@@ -103,6 +103,7 @@ satisfies them: ``|C value - c| <= 1e-8 (|C| |value| + |c|)`` row by row.
 from __future__ import annotations
 
 import json
+import math
 import operator
 import os
 import stat
@@ -113,6 +114,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
+from ._results import Summary, format_table
 from ._schema import (
     FORMAT_VERSION,
     MAX_CELLS,
@@ -126,7 +128,20 @@ from ._schema import (
     register_noise_family,
     release_fields_from_doc,
 )
-from ._validation import InvariantDPError, format_value, freeze, parse_json_document, thaw
+from ._validation import (
+    InvariantDPError,
+    doc_error,
+    doc_number,
+    doc_object,
+    doc_path,
+    format_value,
+    freeze,
+    parse_json_document,
+    thaw,
+)
+from .distributions.discrete import GRID_RANGE, LatticeLaw, discrete_gaussian, discrete_laplace
+from .distributions.knorm import knorm_from_params
+from .distributions.subspace import subspace_factory
 from .invariants import Invariants
 from .privacy.tradeoff import TradeoffFunction, eps_delta, gaussian
 
@@ -147,6 +162,40 @@ def _tulap_factory(p):
 register_noise_family("tulap", _tulap_factory)
 register_noise_family("laplace", lambda p: stats.laplace(loc=0.0, scale=p["scale"]))
 register_noise_family("gaussian", lambda p: stats.norm(loc=0.0, scale=p["scale"]))
+register_noise_family("discrete_laplace", lambda p: discrete_laplace(p["scale"]))
+register_noise_family("discrete_gaussian", lambda p: discrete_gaussian(p["sigma"]))
+
+
+def _grid_schema(scale_key: str):
+    """JSON schema of a grid family: ``grid`` a power of two, ``scale_key`` > 0."""
+
+    def schema(params, path, ctx):
+        doc_object(path, params, required=("grid", scale_key))
+        gpath = doc_path(path, "grid")
+        g = doc_number(gpath, params["grid"], low=0.0, low_open=True)
+        if math.frexp(g)[0] != 0.5 or not GRID_RANGE[0] <= g <= GRID_RANGE[1]:
+            raise doc_error(gpath, params["grid"], "must be a power of two in [2**-960, 2**960].")
+        doc_number(doc_path(path, scale_key), params[scale_key], low=0.0, low_open=True)
+        return {}
+
+    return schema
+
+
+# the noise of the secure laplace / gaussian: grid * Lap_Z(scale / grid), grid * N_Z(0, .)
+register_noise_family(
+    "grid_laplace",
+    lambda p: LatticeLaw(discrete_laplace(p["scale"] / p["grid"]), p["grid"]),
+    schema=_grid_schema("scale"),
+)
+register_noise_family(
+    "grid_gaussian",
+    lambda p: LatticeLaw(discrete_gaussian(p["sigma"] / p["grid"]), p["grid"]),
+    schema=_grid_schema("sigma"),
+)
+register_noise_family("knorm", knorm_from_params)
+for _b in ("gaussian", "laplace"):
+    for _c in ("projected", "extended"):
+        register_noise_family(f"{_c}_{_b}", subspace_factory(_b, _c))
 
 
 @dataclass(frozen=True)
@@ -454,9 +503,8 @@ class Release:
 
     __hash__ = None
 
-    def summary(self) -> str:
+    def summary(self) -> Summary:
         """A short table: one line per field, arrays and long parameters abbreviated."""
-        from ._results import format_table
 
         rows = [
             ("mechanism", _short(self.mechanism)),

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from invariantdp import InvariantDPError, Release
+from invariantdp.distributions.knorm import knorm_from_params
 from invariantdp.mechanisms import KNormNoise, knorm, semi_dp_knorm
-from invariantdp.mechanisms.knorm import _knorm_from_params
 from invariantdp.sensitivity import HullNorm, contingency_sensitivity_space
 
 ALL_TABLES = [(r, c) for r in range(2, 11) for c in range(2, 11) if (r - 1) * (c - 1) <= 9]
@@ -110,7 +110,7 @@ def test_polytopes_beyond_the_limits_are_refused_at_once(r, c):
     assert _refused_fast(lambda: KNormNoise("polytope", r * c, 1.0, S), "method='lp'") < 1
     # a published release naming such a space is refused on load, not after hours
     law = {"norm": "polytope", "dim": r * c, "scale": 1.0, "space": {"r": r, "c": c}}
-    assert _refused_fast(lambda: _knorm_from_params(law), "up to dimension 9") < 1
+    assert _refused_fast(lambda: knorm_from_params(law), "up to dimension 9") < 1
 
 
 @pytest.mark.parametrize("norm", ["l1", "l2", "linf", "polytope"])

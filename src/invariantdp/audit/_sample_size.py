@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from .._results import format_table
+from .._results import Summary, format_table
 from .._validation import InvariantDPError, check_in_open_unit, check_positive_int
 from ..privacy.tradeoff import as_tradeoff
 from ._threshold import _cp_upper
@@ -60,7 +60,7 @@ class AuditSampleSize:
     n_tests: int
     significance: float
 
-    def summary(self) -> str:
+    def summary(self) -> Summary:
         r"""A printable table of the sample size and the test it rests on."""
         rows = [
             ("releases per input", self.n),

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from .._results import format_table
+from .._results import Summary, format_table
 from .._validation import (
     InvariantDPError,
     check_in_open_unit,
@@ -90,7 +90,7 @@ class AuditResult:
     delta_claimed: float = 0.0
     components: tuple = ()
 
-    def summary(self) -> str:
+    def summary(self) -> Summary:
         r"""A printable table: the verdict, the deciding test, and each statistic's result."""
         rows = [
             ("claim", self.claim),

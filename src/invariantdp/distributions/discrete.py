@@ -40,6 +40,9 @@ from scipy import special, stats
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_positive, check_positive_int, format_value
 
+#: grids gamma of a LatticeLaw with gamma * 2**53 a normal double
+GRID_RANGE = (2.0**-960, 2.0**960)
+
 __all__ = [
     "LatticeLaw",
     "discrete_gaussian",

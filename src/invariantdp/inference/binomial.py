@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, special
 
-from .._results import ConfidenceInterval, estimate_text, format_table
+from .._results import ConfidenceInterval, Summary, estimate_text, format_table
 from .._validation import (
     InvariantDPError,
     check_alternative,
@@ -137,7 +137,7 @@ class BinomialTestResult:
         check_estimable(*ends, nz)
         return _solve_p(z, n, nz, "greater", 0.5)
 
-    def summary(self, confidence_level=0.95) -> str:
+    def summary(self, confidence_level=0.95) -> Summary:
         ci = self.confidence_interval(confidence_level)
         rows = [
             ("released statistic Z", self.statistic),

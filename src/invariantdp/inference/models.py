@@ -24,7 +24,7 @@ from scipy import linalg, stats
 from statsmodels.base.model import GenericLikelihoodModel
 from statsmodels.tools.numdiff import approx_fprime
 
-from .._results import format_table
+from .._results import Summary, format_table
 from .._validation import InvariantDPError, check_finite_array
 from ..invariants import one_way_margins
 from .likelihood import degenerate_gaussian_logpdf, release_sigma
@@ -171,7 +171,7 @@ class IndependenceTestResult:
     method: str
     sigma: float
 
-    def summary(self) -> str:
+    def summary(self) -> Summary:
         return format_table(
             "Independence test on a privatized table",
             [

@@ -8,7 +8,7 @@ from functools import cached_property
 import numpy as np
 from scipy import optimize
 
-from .._results import ConfidenceInterval, estimate_text, format_table
+from .._results import ConfidenceInterval, Summary, estimate_text, format_table
 from .._validation import (
     InvariantDPError,
     check_alternative,
@@ -225,7 +225,7 @@ class OddsRatioTestResult:
             low, high = -np.inf, _solve_log_w(u, m, nz, "less", alpha)
         return ConfidenceInterval(float(np.exp(low)), float(np.exp(high)))
 
-    def summary(self, confidence_level=0.95) -> str:
+    def summary(self, confidence_level=0.95) -> Summary:
         ci = self.confidence_interval(confidence_level)
         t1, t2, c1, c2 = self.margins
         rows = [

@@ -36,25 +36,17 @@ from .._validation import (
     InvariantDPError,
     check_delta,
     check_epsilon,
-    check_finite_array,
     check_positive,
-    doc_error,
-    doc_number,
-    doc_object,
-    doc_path,
 )
 from ..distributions.discrete import (
+    GRID_RANGE,
     MAX_NOISE_SCALE,
-    LatticeLaw,
     _discrete_gaussian_int,
     _discrete_laplace_int,
     _draw_discrete_laplace,
 )
 from ..distributions.discrete import (
     discrete_gaussian as _discrete_gaussian_dist,
-)
-from ..distributions.discrete import (
-    discrete_laplace as _discrete_laplace_dist,
 )
 from ..distributions.tulap import (
     _bounds_L,
@@ -63,9 +55,16 @@ from ..distributions.tulap import (
     _privacy_shapes,
     tulap_params,
 )
-from ..release import NoiseLaw, PrivacyGuarantee, Release, register_noise_family
+from ..release import NoiseLaw, PrivacyGuarantee, Release
 from ..secure import random_source
-from ._base import randomness_note, refuse_secure
+from ._base import (
+    check_data,
+    gaussian_calibration,
+    make_release,
+    randomness_note,
+    refuse_secure,
+    resolve_sensitivity,
+)
 
 __all__ = [
     "discrete_gaussian",
@@ -75,37 +74,6 @@ __all__ = [
     "lp_mechanism",
     "tulap",
 ]
-
-register_noise_family("discrete_laplace", lambda p: _discrete_laplace_dist(p["scale"]))
-register_noise_family("discrete_gaussian", lambda p: _discrete_gaussian_dist(p["sigma"]))
-
-
-def _grid_schema(scale_key: str):
-    """JSON schema of a grid family: ``grid`` a power of two, ``scale_key`` > 0."""
-
-    def schema(params, path, ctx):
-        doc_object(path, params, required=("grid", scale_key))
-        gpath = doc_path(path, "grid")
-        g = doc_number(gpath, params["grid"], low=0.0, low_open=True)
-        if math.frexp(g)[0] != 0.5 or not _GRID_RANGE[0] <= g <= _GRID_RANGE[1]:
-            raise doc_error(gpath, params["grid"], "must be a power of two in [2**-960, 2**960].")
-        doc_number(doc_path(path, scale_key), params[scale_key], low=0.0, low_open=True)
-        return {}
-
-    return schema
-
-
-# the noise of the secure laplace / gaussian: grid * Lap_Z(scale / grid), grid * N_Z(0, .)
-register_noise_family(
-    "grid_laplace",
-    lambda p: LatticeLaw(_discrete_laplace_dist(p["scale"] / p["grid"]), p["grid"]),
-    schema=_grid_schema("scale"),
-)
-register_noise_family(
-    "grid_gaussian",
-    lambda p: LatticeLaw(_discrete_gaussian_dist(p["sigma"] / p["grid"]), p["grid"]),
-    schema=_grid_schema("sigma"),
-)
 
 _ADJ = "data sets whose query values differ by a vector of the stated sensitivity"
 
@@ -117,8 +85,6 @@ _MAX_EXACT_DATA = 2.0**52
 #: sensitivity), but never finer than 2**-40 of the noise scale
 _GRID_BITS = 20
 _GRID_FLOOR_BITS = 40
-#: grids gamma with gamma * 2**53 a normal double
-_GRID_RANGE = (2.0**-960, 2.0**960)
 _SIMULATION_ONLY = (
     "Simulation only (``secure=False``): floating-point noise from a numpy generator "
     "leaks the data through the low-order bits of the output (Mironov 2012)."
@@ -128,94 +94,6 @@ _SIMULATION_ONLY = (
 # ---------------------------------------------------------------------------
 # shared argument handling (used by the other mechanism modules)
 # ---------------------------------------------------------------------------
-
-
-def _check_x(x, name: str = "x") -> np.ndarray:
-    if isinstance(x, np.ndarray) and x.dtype == np.float64:
-        # no defensive copy: mechanisms never write to x (the release is x + noise)
-        arr = x
-        if not np.isfinite(arr).all():
-            check_finite_array(name, x)  # raises with the standard message
-    else:
-        if np.iscomplexobj(x):  # np.asarray(..., float) would drop the imaginary part
-            raise TypeError(f"`{name}` must be real, got complex values.")
-        arr = check_finite_array(name, x)
-    if arr.size == 0:
-        raise InvariantDPError(f"`{name}` must not be empty.")
-    return arr
-
-
-def _sensitivity(sensitivity, p, *, dim: int | None = None, transform=None) -> float:
-    """A positive sensitivity: a number, or the largest ``l_p`` norm of a space.
-
-    ``transform`` maps the difference vectors first (e.g. ``Q_N^T`` for the
-    extended mechanisms of Gao, Gong & Yu).
-    """
-    if np.ndim(sensitivity) == 0:
-        return check_positive("sensitivity", sensitivity)
-    S = check_finite_array("sensitivity", sensitivity)
-    if S.ndim != 2 or S.shape[0] == 0:
-        raise InvariantDPError(
-            "`sensitivity` must be a positive number or a 2-D array of difference "
-            f"vectors (one per row), got shape {S.shape}."
-        )
-    if dim is not None and S.shape[1] != dim:
-        raise InvariantDPError(
-            f"`sensitivity` vectors must have {dim} coordinates like the data, got {S.shape[1]}."
-        )
-    if transform is not None:
-        S = transform(S)
-    value = float(np.max(np.linalg.norm(S, ord=p, axis=1)))
-    if not value > 0:
-        raise InvariantDPError("`sensitivity` space must contain a nonzero difference vector.")
-    return value
-
-
-def _gaussian_calibration(mu, epsilon, delta):
-    """``(mu, guarantee params, calibration note)`` from mu or (epsilon, delta)."""
-    if mu is not None:
-        if epsilon is not None or delta is not None:
-            raise InvariantDPError(
-                "give either `mu` or (`epsilon`, `delta`), not both; "
-                f"got mu={mu}, epsilon={epsilon}, delta={delta}."
-            )
-        mu = check_positive("mu", mu)
-        return mu, {"mu": mu}, "mu-GDP"
-    if epsilon is None or delta is None:
-        raise InvariantDPError(
-            "Gaussian noise needs `mu` (mu-GDP) or both `epsilon` and `delta`; "
-            f"got epsilon={epsilon}, delta={delta}."
-        )
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    if delta == 0:
-        raise InvariantDPError(f"`delta` ({delta}) must be in (0, 1) for Gaussian noise.")
-    from ..privacy.accounting import eps_delta_to_gdp  # lazy: written concurrently
-
-    mu = float(eps_delta_to_gdp(epsilon, delta))
-    return (
-        mu,
-        {"mu": mu, "epsilon": epsilon, "delta": delta},
-        "Balle & Wang (2018) exact: mu-GDP with delta(epsilon) equal to the target",
-    )
-
-
-def _release(value, mechanism, noise, guarantee, *, data_shape, metadata, invariants=None):
-    """A Release of an identity query.
-
-    A release whose ``metadata`` does not say where its noise came from is
-    recorded as a simulation (:func:`~invariantdp.mechanisms._base.randomness_note`).
-    """
-    return Release(
-        value=value,
-        mechanism=mechanism,
-        noise=noise,
-        guarantee=guarantee,
-        invariants=invariants,
-        query=None,
-        data_shape=data_shape,
-        metadata={"query": "identity", **randomness_note(False), **metadata},
-    )
 
 
 def _check_float_scale(scale: float, what: str) -> None:
@@ -304,7 +182,7 @@ def _check_grid(grid) -> float:
             f"`grid` ({g!r}) must be a power of two (e.g. 2**-10), so that grid multiples "
             "of the data and noise are exact doubles."
         )
-    if not _GRID_RANGE[0] <= g <= _GRID_RANGE[1]:
+    if not GRID_RANGE[0] <= g <= GRID_RANGE[1]:
         raise InvariantDPError(f"`grid` ({g!r}) must be in [2**-960, 2**960].")
     return g
 
@@ -323,7 +201,7 @@ def _grid_for(grid, scale: float, per_coordinate: float) -> float:
         return _check_grid(grid)
     fine = _pow2_floor(min(scale, per_coordinate)) * 2.0**-_GRID_BITS
     gamma = max(fine, _pow2_floor(scale) * 2.0**-_GRID_FLOOR_BITS)
-    if not _GRID_RANGE[0] <= gamma <= _GRID_RANGE[1]:
+    if not GRID_RANGE[0] <= gamma <= GRID_RANGE[1]:
         raise InvariantDPError(
             f"the noise scale ({scale:.6g}) is outside the range of the exact grid sampler "
             "(its grid 2**-20 * scale must be in [2**-960, 2**960])."
@@ -482,9 +360,9 @@ def laplace(x, *, epsilon, sensitivity=1.0, rng=None, secure=False, grid=None) -
     >>> bool(np.all(s.value / s.metadata["grid"] % 1 == 0))  # on the grid
     True
     """
-    xv = _check_x(x)
+    xv = check_data(x)
     epsilon = check_epsilon(epsilon)
-    delta1 = _sensitivity(sensitivity, 1, dim=xv.size)
+    delta1 = resolve_sensitivity(sensitivity, 1, dim=xv.size)
     gen = random_source(rng, secure)
     scale = delta1 / epsilon
     _check_float_scale(scale, "sensitivity / epsilon")
@@ -507,7 +385,7 @@ def laplace(x, *, epsilon, sensitivity=1.0, rng=None, secure=False, grid=None) -
         _no_grid(grid)
         value = xv + gen.laplace(0.0, scale, size=xv.shape)
         law, extra = NoiseLaw("laplace", {"scale": scale}), {}
-    return _release(
+    return make_release(
         value,
         "laplace",
         law,
@@ -601,15 +479,15 @@ def gaussian(
     >>> s.guarantee.definition, round(s.guarantee.params["rho"], 4)
     ('zCDP', 0.0306)
     """
-    xv = _check_x(x)
-    mu_, gparams, how = _gaussian_calibration(mu, epsilon, delta)
-    delta2 = _sensitivity(sensitivity, 2, dim=xv.size)
+    xv = check_data(x)
+    mu_, gparams, how = gaussian_calibration(mu, epsilon, delta)
+    delta2 = resolve_sensitivity(sensitivity, 2, dim=xv.size)
     gen = random_source(rng, secure)
     sigma = delta2 / mu_
     _check_float_scale(sigma, "sigma = sensitivity / mu")
     if not secure:
         _no_grid(grid)
-        return _release(
+        return make_release(
             xv + sigma * gen.standard_normal(xv.shape),
             "gaussian",
             NoiseLaw("gaussian", {"scale": sigma}),
@@ -637,7 +515,7 @@ def gaussian(
     s2 = Fraction(grid_sens2) / (2 * Fraction(rho))
     _check_grid_noise(_sqrt_up(s2), "sigma")
     noise = _exact_draws(_discrete_gaussian_int, xv.size, s2.numerator, s2.denominator, gen)
-    return _release(
+    return make_release(
         gamma * (k + noise.reshape(xv.shape)).astype(float),
         "gaussian",
         NoiseLaw("grid_gaussian", {"grid": gamma, "sigma": gamma * math.sqrt(s2)}),
@@ -667,7 +545,7 @@ def _check_integer_valued(xv, name="x"):
 
 
 def _integer_sensitivity(sensitivity, p, dim):
-    value = _sensitivity(sensitivity, p, dim=dim)
+    value = resolve_sensitivity(sensitivity, p, dim=dim)
     if p == 1 and value != np.round(value):
         raise InvariantDPError(f"`sensitivity` ({value}) must be a whole number for integer noise.")
     return value
@@ -723,7 +601,7 @@ def discrete_laplace(x, *, epsilon, sensitivity=1, rng=None, secure=False) -> Re
     >>> bool((r.value == r.value.round()).all()), r.simulation
     (True, True)
     """
-    xv = _check_x(x)
+    xv = check_data(x)
     _check_integer_valued(xv)
     epsilon = check_epsilon(epsilon)
     delta1 = _integer_sensitivity(sensitivity, 1, xv.size)
@@ -738,7 +616,7 @@ def discrete_laplace(x, *, epsilon, sensitivity=1, rng=None, secure=False) -> Re
         noise = noise.reshape(xv.shape)
     else:
         noise = _draw_discrete_laplace(gen, t, xv.shape)
-    return _release(
+    return make_release(
         xv + noise,
         "discrete_laplace",
         NoiseLaw("discrete_laplace", {"scale": t}),
@@ -785,7 +663,7 @@ def discrete_gaussian(x, *, mu=None, rho=None, sensitivity=1, rng=None, secure=F
     >>> r.guarantee.params
     {'rho': 0.5}
     """
-    xv = _check_x(x)
+    xv = check_data(x)
     _check_integer_valued(xv)
     if (mu is None) == (rho is None):
         raise InvariantDPError(f"give exactly one of `mu` or `rho`; got mu={mu}, rho={rho}.")
@@ -793,7 +671,7 @@ def discrete_gaussian(x, *, mu=None, rho=None, sensitivity=1, rng=None, secure=F
         rho = check_positive("mu", mu) ** 2 / 2.0
     else:
         rho = check_positive("rho", rho)
-    delta2 = _sensitivity(sensitivity, 2, dim=xv.size)
+    delta2 = resolve_sensitivity(sensitivity, 2, dim=xv.size)
     gen = random_source(rng, secure)
     with np.errstate(over="ignore", divide="ignore"):
         sigma = float(delta2 / np.sqrt(2.0 * rho))
@@ -805,7 +683,7 @@ def discrete_gaussian(x, *, mu=None, rho=None, sensitivity=1, rng=None, secure=F
         noise = noise.reshape(xv.shape)
     else:
         noise = _discrete_gaussian_dist(sigma).rvs(size=xv.shape, random_state=gen)
-    return _release(
+    return make_release(
         xv + noise,
         "discrete_gaussian",
         NoiseLaw("discrete_gaussian", {"sigma": sigma}),
@@ -931,7 +809,7 @@ def tulap(x, *, epsilon, delta=0.0, sensitivity=1.0, rng=None, secure=False) -> 
     >>> s.simulation
     False
     """
-    xv = _check_x(x)
+    xv = check_data(x)
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     if np.ndim(sensitivity) != 0:
@@ -949,7 +827,7 @@ def tulap(x, *, epsilon, delta=0.0, sensitivity=1.0, rng=None, secure=False) -> 
         value = _tulap_value(k, g.reshape(shape), u.reshape(shape), scale)
     else:
         value = xv + scale * _draw_tulap_L(gen, *shapes, shape)
-    return _release(
+    return make_release(
         value,
         "tulap",
         NoiseLaw("tulap", {"b": b, "q": q, "scale": scale}),
@@ -1023,10 +901,10 @@ def lp_mechanism(x, p, sensitivity=1.0, epsilon=None, *, rng=None, secure=False)
     )
     if epsilon is None:
         raise TypeError("`epsilon` is required: lp_mechanism(x, p, sensitivity, epsilon).")
-    xv = _check_x(x)
+    xv = check_data(x)
     p = _check_p(p)
     epsilon = check_epsilon(epsilon)
-    delta = _sensitivity(sensitivity, p, dim=xv.size)
+    delta = resolve_sensitivity(sensitivity, p, dim=xv.size)
     gen = random_source(rng, False)
     scale = delta / epsilon
     _check_float_scale(scale, "sensitivity / epsilon")
@@ -1042,7 +920,7 @@ def lp_mechanism(x, p, sensitivity=1.0, epsilon=None, *, rng=None, secure=False)
     else:
         v = gen.gamma(d + 1, scale) * gen.uniform(-1.0, 1.0, size=d)
         law = _knorm_law("linf", d, scale)
-    return _release(
+    return make_release(
         xv + v.reshape(xv.shape),
         f"lp_mechanism[{name}]",
         law,

@@ -31,168 +31,20 @@ publish, use ``discrete_laplace`` / ``discrete_gaussian(..., secure=True)``
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
-from scipy import special
 
 from .._rng import as_generator
-from .._validation import InvariantDPError, check_epsilon, check_positive, check_positive_int
-from ..release import NoiseLaw, PrivacyGuarantee, Release, register_noise_family
-from ..sensitivity import HullNorm, check_bytes, contingency_sensitivity_space
-from ._base import randomness_note, refuse_secure
-from .additive import _check_x, _release
+from .._validation import InvariantDPError, check_epsilon, check_positive
+from ..distributions.knorm import KNormNoise
+from ..release import NoiseLaw, PrivacyGuarantee, Release
+from ._base import (
+    check_data,
+    make_release,
+    randomness_note,
+    refuse_secure,
+)
 
 __all__ = ["KNormNoise", "knorm"]
-
-
-class KNormNoise:
-    r"""The K-norm noise law: density :math:`\propto \exp(-\|v\|_K / \text{scale})`.
-
-    Parameters
-    ----------
-    norm : {"l1", "l2", "linf", "polytope"}
-        The norm; ``"polytope"`` is the norm of ``K = Hull(vertices)`` on its span.
-    dim : int
-        Ambient dimension ``d``.
-    scale : float
-        ``Delta / epsilon``.
-    vertices : array_like, shape (m, d), optional
-        For ``"polytope"``: the finite symmetric set whose hull is ``K``.
-
-    Examples
-    --------
-    >>> from invariantdp.mechanisms import KNormNoise
-    >>> from invariantdp.sensitivity import contingency_sensitivity_space
-    >>> V = KNormNoise("polytope", 4, 2.0, contingency_sensitivity_space(2, 2))
-    >>> V.rvs(size=3, random_state=0).shape
-    (3, 4)
-    >>> round(float(V.cov()[0, 0]), 12)  # Laplace(scale 4) along (1,-1,-1,1)/2: 32/4
-    8.0
-    """
-
-    def __init__(self, norm: str, dim: int, scale: float, vertices=None):
-        if norm not in ("l1", "l2", "linf", "polytope"):
-            raise InvariantDPError(f"`norm` ({norm!r}) must be 'l1', 'l2', 'linf' or 'polytope'.")
-        self.norm_name = norm
-        self.dim = int(dim)
-        self.scale = check_positive("scale", scale)
-        if norm == "polytope":
-            if vertices is None:
-                raise InvariantDPError("`vertices` are required for a polytope norm.")
-            self.hull = HullNorm.from_space(np.asarray(vertices, dtype=float))
-            if self.hull.ambient_dim != self.dim:
-                raise InvariantDPError(
-                    f"`vertices` have {self.hull.ambient_dim} coordinates, `dim` is {self.dim}."
-                )
-            self.intrinsic_dim = self.hull.dim
-        else:
-            self.hull = None
-            self.intrinsic_dim = self.dim
-
-    # --- the norm and its ball -------------------------------------------------
-
-    def norm(self, v) -> np.ndarray:
-        """``||v||_K`` (``inf`` off the span for a polytope)."""
-        v = np.asarray(v, dtype=float)
-        if self.hull is not None:
-            return self.hull(v)
-        p = {"l1": 1, "l2": 2, "linf": np.inf}[self.norm_name]
-        return np.linalg.norm(v, ord=p, axis=-1)
-
-    def unit_ball_volume(self) -> float:
-        """Volume of ``K`` (in span coordinates for a polytope)."""
-        d = self.intrinsic_dim
-        if self.norm_name == "l1":
-            return 2.0**d / math.factorial(d)
-        if self.norm_name == "l2":
-            return float(np.exp(0.5 * d * np.log(np.pi) - special.gammaln(d / 2 + 1)))
-        if self.norm_name == "linf":
-            return 2.0**d
-        return self.hull.volume
-
-    # --- distribution interface ------------------------------------------------
-
-    def rvs(self, size=None, random_state=None, *, method: str = "triangulation"):
-        """Draws of the noise, shape ``(d,)`` or ``(size, d)``."""
-        m = 1 if size is None else check_positive_int("size", size, minimum=0)
-        s, d = self.intrinsic_dim, self.dim
-        # the output and, at most, two temporaries of the same shape
-        check_bytes(
-            3.0 * 8.0 * m * max(d, s + 1),
-            f"`size` ({m}) draws in {d} dimensions",
-            "draw in batches.",
-        )
-        gen = as_generator(random_state)
-        if self.norm_name == "l1":
-            out = gen.laplace(0.0, self.scale, size=(m, d))
-        elif self.norm_name == "l2":
-            z = gen.standard_normal((m, d))
-            r = gen.gamma(d, self.scale, size=m)
-            out = r[:, None] * z / np.linalg.norm(z, axis=1, keepdims=True)
-        elif self.norm_name == "linf":
-            r = gen.gamma(d + 1, self.scale, size=m)
-            out = r[:, None] * gen.uniform(-1.0, 1.0, size=(m, d))
-        else:
-            r = gen.gamma(s + 1, self.scale, size=m)
-            u = self.hull.sample_uniform(m, gen, method=method)
-            out = (r[:, None] * u) @ self.hull.basis.T
-        return out[0] if size is None else out
-
-    def logpdf(self, v) -> np.ndarray:
-        r"""Log density w.r.t. Lebesgue measure on the span.
-
-        :math:`-\|v\|_K/\text{scale} - \log(\Gamma(s+1)\,\text{vol}(K)\,\text{scale}^s)`.
-        """
-        s = self.intrinsic_dim
-        const = special.gammaln(s + 1) + np.log(self.unit_ball_volume()) + s * np.log(self.scale)
-        return -self.norm(v) / self.scale - const
-
-    def pdf(self, v) -> np.ndarray:
-        return np.exp(self.logpdf(v))
-
-    def mean(self) -> np.ndarray:
-        return np.zeros(self.dim)
-
-    def cov(self) -> np.ndarray:
-        """Exact covariance: ``E[R^2] E[U U^T]`` with ``E[R^2] = (s+1)(s+2) scale^2``."""
-        s, d, sc = self.intrinsic_dim, self.dim, self.scale
-        if self.norm_name == "l1":
-            return 2.0 * sc**2 * np.eye(d)
-        if self.norm_name == "l2":
-            return (d + 1.0) * sc**2 * np.eye(d)
-        if self.norm_name == "linf":
-            return (d + 1.0) * (d + 2.0) / 3.0 * sc**2 * np.eye(d)
-        H = self.hull
-        if s == 1:
-            M = np.array([[H.half_width**2 / 3.0]])
-        else:
-            # second moment of the uniform law on the simplex (0, v_1, ..., v_s):
-            # (sum v_i v_i^T + (sum v_i)(sum v_i)^T) / ((s+1)(s+2)), mixed by volume
-            P = H.points[H.simplices]  # (k, s, s)
-            w = np.diff(np.concatenate([[0.0], H.simplex_cdf]))
-            tot = P.sum(axis=1)
-            M = np.einsum("k,kij,kil->jl", w, P, P) + np.einsum("k,kj,kl->jl", w, tot, tot)
-            M /= (s + 1.0) * (s + 2.0)
-        B = H.basis
-        return (s + 1.0) * (s + 2.0) * sc**2 * (B @ M @ B.T)
-
-    def __repr__(self) -> str:
-        return f"KNormNoise(norm={self.norm_name!r}, dim={self.dim}, scale={self.scale:g})"
-
-
-def _knorm_from_params(p: dict) -> KNormNoise:
-    vertices = None
-    if p["norm"] == "polytope":
-        space = p.get("space")
-        if space is not None:
-            vertices = contingency_sensitivity_space(space["r"], space["c"])
-        else:
-            vertices = np.asarray(p["vertices"], dtype=float)
-    return KNormNoise(p["norm"], p["dim"], p["scale"], vertices)
-
-
-register_noise_family("knorm", _knorm_from_params)
 
 
 def _knorm_law(norm: str, dim: int, scale: float, vertices=None, space=None) -> NoiseLaw:
@@ -281,7 +133,7 @@ def knorm(
     refuse_secure("knorm", secure, alternatives=_SECURE_ALTERNATIVES)
     if epsilon is None:
         raise TypeError("`epsilon` is required: knorm(x, vertices, epsilon).")
-    xv = _check_x(x)
+    xv = check_data(x)
     epsilon = check_epsilon(epsilon)
     if np.ndim(sensitivity) != 0:
         raise InvariantDPError("`sensitivity` must be a number (the K-norm sensitivity).")
@@ -294,7 +146,7 @@ def knorm(
     gen = as_generator(rng)
     noise = KNormNoise("polytope", xv.size, delta / epsilon, V)
     v = noise.rvs(random_state=gen, method=method)
-    return _release(
+    return make_release(
         xv + v.reshape(xv.shape),
         "knorm",
         _knorm_law("polytope", xv.size, delta / epsilon, vertices=V),

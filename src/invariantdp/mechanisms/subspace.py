@@ -26,14 +26,20 @@ counts (exact integer noise; the invariants are not kept).
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_epsilon
+from ..distributions.subspace import SubspaceNoise
 from ..invariants import Invariants
-from ..release import NoiseLaw, PrivacyGuarantee, Release, register_noise_family
-from ._base import randomness_note, refuse_secure
-from .additive import _check_x, _gaussian_calibration, _release, _sensitivity
+from ..release import NoiseLaw, PrivacyGuarantee, Release
+from ._base import (
+    check_data,
+    gaussian_calibration,
+    make_release,
+    randomness_note,
+    refuse_secure,
+    resolve_sensitivity,
+)
 
 __all__ = [
     "SubspaceNoise",
@@ -43,137 +49,6 @@ __all__ = [
     "projected_gaussian",
     "projected_laplace",
 ]
-
-
-class SubspaceNoise:
-    r"""Law of the noise of a projected or extended mechanism.
-
-    ``construction="projected"``: ``Pi_N e`` with ``e`` i.i.d. ``base(scale)``;
-    ``construction="extended"``: ``Q_N w`` with ``w`` i.i.d. ``base(scale)`` in
-    the ``n - rank`` coordinates of the basis of
-    :meth:`Invariants.null_space_apply`.  For Gaussian noise both are
-    :math:`N(0, \sigma^2 \Pi_N)`.
-
-    Parameters
-    ----------
-    base : {"gaussian", "laplace"}
-    construction : {"projected", "extended"}
-    scale : float
-        Gaussian standard deviation or Laplace scale of each coordinate.
-    invariants : Invariants
-        The invariant structure (values are not used).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from invariantdp.invariants import one_way_margins
-    >>> from invariantdp.mechanisms import SubspaceNoise
-    >>> N = SubspaceNoise("gaussian", "projected", 2.0, one_way_margins((2, 2)))
-    >>> np.allclose(N.cov(), 4.0 * one_way_margins((2, 2)).projector())
-    True
-    """
-
-    def __init__(self, base: str, construction: str, scale: float, invariants: Invariants):
-        if base not in ("gaussian", "laplace"):
-            raise InvariantDPError(f"`base` ({base!r}) must be 'gaussian' or 'laplace'.")
-        if construction not in ("projected", "extended"):
-            raise InvariantDPError(
-                f"`construction` ({construction!r}) must be 'projected' or 'extended'."
-            )
-        self.base = base
-        self.construction = construction
-        self.scale = float(scale)
-        self.invariants = invariants
-        self.dim = invariants.n_cells
-        self.intrinsic_dim = invariants.n_cells - invariants.rank
-
-    def _draw(self, gen, m):
-        inv = self.invariants
-        k = self.dim if self.construction == "projected" else self.intrinsic_dim
-        if self.base == "gaussian":
-            e = gen.standard_normal((m, k) if m > 1 else k)
-        else:
-            e = gen.laplace(0.0, 1.0, size=(m, k) if m > 1 else k)
-        e *= self.scale
-        if self.construction == "projected":
-            return inv.project(e).reshape(m, -1)
-        return inv.null_space_apply(e).reshape(m, -1)
-
-    def rvs(self, size=None, random_state=None):
-        """Noise draws of shape ``invariants.shape`` or ``(size,) + invariants.shape``."""
-        gen = as_generator(random_state)
-        m = 1 if size is None else int(size)
-        out = self._draw(gen, m)
-        shape = self.invariants.shape
-        return out.reshape(shape) if size is None else out.reshape((m,) + shape)
-
-    def mean(self) -> np.ndarray:
-        return np.zeros(self.invariants.shape)
-
-    def var(self) -> np.ndarray:
-        """Per-cell variance ``c * diag(Pi_N)`` (``c`` = sigma^2 or 2 b^2), in O(n)."""
-        inv = self.invariants
-        c = self.scale**2 if self.base == "gaussian" else 2.0 * self.scale**2
-        return (c * inv.projector_diagonal()).reshape(inv.shape)
-
-    def cov(self) -> np.ndarray:
-        """Dense covariance ``c * Pi_N`` (``n <= 5000``), the same for both constructions."""
-        c = self.scale**2 if self.base == "gaussian" else 2.0 * self.scale**2
-        return c * self.invariants.projector()
-
-    def expected_squared_error(self) -> float:
-        """``E ||noise||^2 = c (n - n_c)`` (Gao, Gong & Yu, Cor. 14 and 15)."""
-        c = self.scale**2 if self.base == "gaussian" else 2.0 * self.scale**2
-        return c * self.intrinsic_dim
-
-    def logpdf(self, v) -> np.ndarray:
-        r"""Log density on ``N`` (Lebesgue measure of the null space).
-
-        Gaussian: :math:`-\frac{s}{2}\log(2\pi\sigma^2) - \|v\|^2/(2\sigma^2)`;
-        extended Laplace: the product Laplace density of ``Q_N^T v``.  Points
-        off ``N`` get ``-inf``.  The projected Laplace law has no closed-form
-        density and raises.
-        """
-        if self.base == "laplace" and self.construction == "projected":
-            raise InvariantDPError(
-                "the projected Laplace noise Pi_N e has no closed-form density; "
-                "simulate it with rvs()."
-            )
-        inv = self.invariants
-        v = np.asarray(v, dtype=float)
-        V = inv.as_rows(v, name="v")
-        off = np.linalg.norm(V - inv.project(V), axis=1)
-        ok = off <= 1e-9 * np.maximum(1.0, np.linalg.norm(V, axis=1))
-        if self.base == "gaussian":
-            s = self.intrinsic_dim
-            out = -0.5 * s * np.log(2 * np.pi * self.scale**2) - np.sum(V**2, axis=1) / (
-                2 * self.scale**2
-            )
-        else:
-            W = inv.null_space_coordinates(V)
-            W = W.reshape(V.shape[0], -1)
-            out = np.sum(stats.laplace.logpdf(W, scale=self.scale), axis=1)
-        out = np.where(ok, out, -np.inf)
-        single = v.shape == inv.shape or v.shape == (inv.n_cells,)
-        return out[0] if single else out
-
-    def __repr__(self) -> str:
-        return (
-            f"SubspaceNoise({self.construction} {self.base}, scale={self.scale:g}, "
-            f"n={self.dim}, rank={self.dim - self.intrinsic_dim})"
-        )
-
-
-def _factory(base, construction):
-    def make(p):
-        return SubspaceNoise(base, construction, p["scale"], Invariants.from_dict(p["invariants"]))
-
-    return make
-
-
-for _b in ("gaussian", "laplace"):
-    for _c in ("projected", "extended"):
-        register_noise_family(f"{_c}_{_b}", _factory(_b, _c))
 
 
 _SECURE_ALTERNATIVES = (
@@ -186,7 +61,7 @@ def _prepare(x, invariants):
     """Validated data, and the invariants with their values (from ``x`` if absent)."""
     if not isinstance(invariants, Invariants):
         raise TypeError(f"`invariants` must be an Invariants, got {type(invariants).__name__}.")
-    xv = _check_x(x)
+    xv = check_data(x)
     if xv.shape != invariants.shape and xv.shape != (invariants.n_cells,):
         raise InvariantDPError(
             f"`x` must have shape {invariants.shape} to match `invariants`, got {xv.shape}."
@@ -276,15 +151,15 @@ def projected_gaussian(
     """
     refuse_secure("projected_gaussian", secure, alternatives=_SECURE_ALTERNATIVES)
     xv, inv = _prepare(x, invariants)
-    mu, gparams, how = _gaussian_calibration(mu, epsilon, delta)
-    delta2 = _sensitivity(sensitivity, 2, dim=inv.n_cells)
+    mu, gparams, how = gaussian_calibration(mu, epsilon, delta)
+    delta2 = resolve_sensitivity(sensitivity, 2, dim=inv.n_cells)
     gen = as_generator(rng)
     sigma = delta2 / mu
     e = gen.standard_normal(inv.n_cells)
     e *= sigma
     value = invariants.project(e).reshape(xv.shape)
     value += xv
-    return _release(
+    return make_release(
         value,
         "projected_gaussian",
         _noise_law("projected_gaussian", sigma, invariants),
@@ -326,11 +201,11 @@ def projected_laplace(
     refuse_secure("projected_laplace", secure, alternatives=_SECURE_ALTERNATIVES)
     xv, inv = _prepare(x, invariants)
     epsilon = check_epsilon(epsilon)
-    delta1 = _sensitivity(sensitivity, 1, dim=inv.n_cells)
+    delta1 = resolve_sensitivity(sensitivity, 1, dim=inv.n_cells)
     gen = as_generator(rng)
     b = delta1 / epsilon
     noise = invariants.project(gen.laplace(0.0, b, size=inv.n_cells))
-    return _release(
+    return make_release(
         xv + noise.reshape(xv.shape),
         "projected_laplace",
         _noise_law("projected_laplace", b, invariants),
@@ -381,14 +256,16 @@ def extended_gaussian(
     """
     refuse_secure("extended_gaussian", secure, alternatives=_SECURE_ALTERNATIVES)
     xv, inv = _prepare(x, invariants)
-    mu, gparams, how = _gaussian_calibration(mu, epsilon, delta)
-    delta2 = _sensitivity(sensitivity, 2, dim=inv.n_cells, transform=_null_transform(invariants))
+    mu, gparams, how = gaussian_calibration(mu, epsilon, delta)
+    delta2 = resolve_sensitivity(
+        sensitivity, 2, dim=inv.n_cells, transform=_null_transform(invariants)
+    )
     gen = as_generator(rng)
     sigma = delta2 / mu
     e = gen.standard_normal(inv.n_cells - inv.rank)
     e *= sigma
     noise = invariants.null_space_apply(e)
-    return _release(
+    return make_release(
         xv + noise.reshape(xv.shape),
         "extended_gaussian",
         _noise_law("extended_gaussian", sigma, invariants),
@@ -429,11 +306,13 @@ def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secur
     refuse_secure("extended_laplace", secure, alternatives=_SECURE_ALTERNATIVES)
     xv, inv = _prepare(x, invariants)
     epsilon = check_epsilon(epsilon)
-    delta1 = _sensitivity(sensitivity, 1, dim=inv.n_cells, transform=_null_transform(invariants))
+    delta1 = resolve_sensitivity(
+        sensitivity, 1, dim=inv.n_cells, transform=_null_transform(invariants)
+    )
     gen = as_generator(rng)
     b = delta1 / epsilon
     noise = invariants.null_space_apply(gen.laplace(0.0, b, size=inv.n_cells - inv.rank))
-    return _release(
+    return make_release(
         xv + noise.reshape(xv.shape),
         "extended_laplace",
         _noise_law("extended_laplace", b, invariants),
@@ -515,7 +394,7 @@ def distributed_privatize(x_local, cells, invariants, *, mechanism, seed, secure
         )
     if not isinstance(invariants, Invariants):
         raise TypeError(f"`invariants` must be an Invariants, got {type(invariants).__name__}.")
-    xl = _check_x(x_local, "x_local").reshape(-1)
+    xl = check_data(x_local, "x_local").reshape(-1)
     idx = np.asarray(cells)
     if idx.dtype.kind not in "iu" or idx.shape != xl.shape:
         raise InvariantDPError(

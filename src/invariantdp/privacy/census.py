@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._results import format_table
+from .._results import Summary, format_table
 from .._validation import (
     InvariantDPError,
     check_in_open_unit,
@@ -70,7 +70,7 @@ class CensusSemiDPAnalysis:
     epsilon: float
     semi_dp_epsilon: float
 
-    def summary(self) -> str:
+    def summary(self) -> Summary:
         rows = [
             ("advertised rho-zCDP (D, A_1)", self.rho),
             ("semi-adjacent parameter a(t)", self.a),
@@ -169,7 +169,7 @@ class TopDownAccounting:
     total_epsilon: float
     delta: float
 
-    def summary(self) -> str:
+    def summary(self) -> Summary:
         rows = []
         for file, unit, rho, eps in self.rows:
             rows.append((f"{file} {unit}: rho", rho))

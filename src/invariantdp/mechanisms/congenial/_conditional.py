@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..._deprecation import renamed_keywords
+from ..._results import Summary
 from ..._rng import as_generator
 from ..._validation import InvariantDPError, check_positive, check_positive_int
 from ...exceptions import ConvergenceWarning
@@ -57,13 +58,11 @@ class ConditionalRelease:
     def value(self) -> np.ndarray:
         return self.release.value
 
-    def summary(self) -> str:
-        text = self.release.summary()
+    def summary(self) -> Summary:
+        """The release's summary, followed by the sampler's diagnostics."""
         if self.diagnostics is not None:
-            text += "\n" + self.diagnostics.summary()
-        else:
-            text += f"\nexact i.i.d. draws: {self.draws.shape[1]}"
-        return text
+            return self.release.summary().extend(self.diagnostics.summary())
+        return self.release.summary().extend(f"exact i.i.d. draws: {self.draws.shape[1]}")
 
     def __repr__(self) -> str:
         diag = "" if self.diagnostics is None else f", ess_min={self.diagnostics.ess_min:.0f}"

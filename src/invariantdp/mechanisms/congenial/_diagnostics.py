@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..._deprecation import renamed_attribute
-from ..._results import format_table
+from ..._results import Summary, format_table
 
 __all__ = ["SamplerDiagnostics"]
 
@@ -89,7 +89,7 @@ class SamplerDiagnostics:
         """R-hat below 1.01 and every ESS at least 100 (Vehtari et al. 2021)."""
         return bool(self.rhat_max < 1.01 and self.ess_min >= 100)
 
-    def summary(self) -> str:
+    def summary(self) -> Summary:
         return format_table(
             f"Sampler diagnostics ({self.sampler})",
             [
