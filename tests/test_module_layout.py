@@ -51,7 +51,7 @@ OVERSIZE = {
 
 #: private sampler and Tulap internals still imported across subpackages; they
 #: go when the noise families get one home (issue 11)
-PRIVATE_IMPORTS_LEFT = {"inference/_noise.py", "mechanisms/additive.py"}
+PRIVATE_IMPORTS_LEFT = {"inference/_noise.py"}
 
 
 def _layout_params(paths, left=()):

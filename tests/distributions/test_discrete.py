@@ -128,14 +128,14 @@ def test_exact_discrete_laplace_with_rational_scale_fits():
 
 
 def test_exact_samplers_are_capped():
-    from invariantdp.distributions.discrete import _discrete_laplace_int
+    from invariantdp.distributions.discrete import discrete_laplace_int
 
     class AlwaysLast:  # every proposal gives Y = 0 with a minus sign: rejected forever
         def randbelow(self, n):
             return n - 1
 
     with pytest.raises(ValueError, match="rejected 10000 proposals in a row"):
-        _discrete_laplace_int(1, 3, AlwaysLast())
+        discrete_laplace_int(1, 3, AlwaysLast())
 
 
 @pytest.mark.parametrize("sigma", [0.2, 0.7, 1.0, 1.99, 2.0, 3.3, 17.0])

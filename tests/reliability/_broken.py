@@ -133,7 +133,7 @@ def _tulap_params(epsilon, delta):
 _HALF_GRID = 2.0**-53
 
 
-def _draw_tulap_exact(gen, epsilon: float, q: float, size: int):
+def draw_tulap_exact(gen, epsilon: float, q: float, size: int):
     scale = 1 / Fraction(epsilon)
     b = float(np.exp(-epsilon))
     lo, hi = (float(v) for v in _bounds(b, q)) if q > 0 else (-np.inf, np.inf)
@@ -191,7 +191,7 @@ def secure_tulap_rescaled(*, epsilon, delta=0.0, sensitivity=1.0):
 
     def sample(t, n, rng):
         xv = np.full(n, float(t))
-        g, u = _draw_tulap_exact(rng, epsilon, q, n)
+        g, u = draw_tulap_exact(rng, epsilon, q, n)
         integer = scale == 1.0 and np.all(xv == np.round(xv)) and np.all(np.abs(xv) < 2.0**52)
         return (xv + g) + u if integer else xv + scale * (g + u)
 

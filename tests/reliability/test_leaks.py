@@ -311,7 +311,7 @@ def test_secure_tulap_rejection_is_capped(monkeypatch):
     monkeypatch.setattr(tulap_module, "_MAX_ROUNDS", 5)
     # regime q > 1/2: the boundary cell is proposed, and the first cell is outside the support
     with pytest.raises(InvariantDPError, match="rejected 5 proposals in a row"):
-        tulap_module._draw_tulap_exact(_AlwaysLast(), 1e-9, 0.1, 1)
+        tulap_module.draw_tulap_exact(_AlwaysLast(), 1e-9, 0.1, 1)
 
 
 def test_float_tulap_rejection_is_capped(monkeypatch):

@@ -265,8 +265,8 @@ def test_exact_tulap_sampler_with_a_seeded_integer_source():
 
     tm = importlib.import_module("invariantdp.distributions.tulap")
     for eps, delta in [(1.0, 0.0), (0.7, 0.05), (1e-9, 0.1)]:
-        g, u = tm._draw_tulap_exact(np.random.default_rng(4), eps, delta, 6000)
-        g2, u2 = tm._draw_tulap_exact(np.random.default_rng(4), eps, delta, 6000)
+        g, u = tm.draw_tulap_exact(np.random.default_rng(4), eps, delta, 6000)
+        g2, u2 = tm.draw_tulap_exact(np.random.default_rng(4), eps, delta, 6000)
         np.testing.assert_array_equal(g, g2)
         np.testing.assert_array_equal(u, u2)
         assert np.all(np.abs(u) < 0.5)

@@ -80,7 +80,7 @@ def _check_noise_scale(t, what: str) -> None:
         )
 
 
-def _draw_discrete_laplace(rng, t, shape):
+def draw_discrete_laplace(rng, t, shape):
     """``G1 - G2`` with ``P(G = k) = (1 - p) p^k``, ``p = exp(-1/t)`` (simulation only).
 
     Refuses ``t > 2**46``: numpy's geometric saturates at ``2**63 - 1``, and
@@ -164,7 +164,7 @@ class discrete_laplace_gen(stats.rv_discrete):
         return 0.0, var, 0.0, None
 
     def _rvs(self, t, size=None, random_state=None):
-        return _draw_discrete_laplace(random_state, t, size)
+        return draw_discrete_laplace(random_state, t, size)
 
 
 discrete_laplace = discrete_laplace_gen(name="discrete_laplace", shapes="t")
@@ -318,7 +318,7 @@ class discrete_gaussian_gen(stats.rv_discrete):
             if not todo.size:
                 break
             s, tt = sflat[todo], tflat[todo]
-            y = _draw_discrete_laplace(rng, tt, todo.shape)
+            y = draw_discrete_laplace(rng, tt, todo.shape)
             accept = rng.random(todo.shape) < np.exp(-((np.abs(y) - s**2 / tt) ** 2) / (2.0 * s**2))
             out[todo[accept]] = y[accept]
             todo = todo[~accept]
@@ -398,7 +398,7 @@ def _bernoulli_exp(num: int, den: int, gen) -> bool:
     return _bernoulli_exp_unit(rest, den, gen)
 
 
-def _discrete_laplace_int(t: int, s: int, gen) -> int:
+def discrete_laplace_int(t: int, s: int, gen) -> int:
     """One draw of ``Lap_Z(t / s)`` for positive integers ``t, s`` (CKS Algorithm 2).
 
     ``U`` uniform on ``{0, ..., t-1}`` kept with probability ``exp(-U/t)``
@@ -423,7 +423,7 @@ def _discrete_laplace_int(t: int, s: int, gen) -> int:
     raise _too_many_trials("discrete Laplace")
 
 
-def _discrete_gaussian_int(num: int, den: int, gen) -> int:
+def discrete_gaussian_int(num: int, den: int, gen) -> int:
     """One draw of ``N_Z(0, sigma^2)`` with ``sigma^2 = num / den`` (CKS Algorithm 3).
 
     Proposal ``Y ~ Lap_Z(t)`` with ``t = floor(sigma) + 1``, accepted with
@@ -434,7 +434,7 @@ def _discrete_gaussian_int(num: int, den: int, gen) -> int:
     t = math.isqrt(num // den) + 1  # floor(sqrt(x)) = floor(sqrt(floor(x)))
     two_t2_den_num = 2 * t * t * den * num
     for _ in range(_MAX_TRIALS):
-        y = _discrete_laplace_int(t, 1, gen)
+        y = discrete_laplace_int(t, 1, gen)
         a = abs(y) * t * den - num
         if _bernoulli_exp(a * a, two_t2_den_num, gen):
             return y
@@ -506,7 +506,7 @@ def sample_discrete_laplace_exact(scale, size=None, rng=None):
     m = 1 if size is None else check_positive_int("size", size, minimum=0)
     gen = _exact_source(rng)
     num, den = t.numerator, t.denominator
-    out = _int64([_discrete_laplace_int(num, den, gen) for _ in range(m)])
+    out = _int64([discrete_laplace_int(num, den, gen) for _ in range(m)])
     return int(out[0]) if size is None else out
 
 
@@ -541,7 +541,7 @@ def sample_discrete_gaussian_exact(sigma2, size=None, rng=None):
     m = 1 if size is None else check_positive_int("size", size, minimum=0)
     gen = _exact_source(rng)
     num, den = s2.numerator, s2.denominator
-    out = _int64([_discrete_gaussian_int(num, den, gen) for _ in range(m)])
+    out = _int64([discrete_gaussian_int(num, den, gen) for _ in range(m)])
     return int(out[0]) if size is None else out
 
 

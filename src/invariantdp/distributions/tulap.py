@@ -200,7 +200,7 @@ def _logpdf_L(x, log_b, qc=1.0):
     return _jl(j, log_b) + np.log(np.tanh(-0.5 * log_b)) - np.log(qc)
 
 
-def _bounds_L(log_b, q, qc):
+def tulap_bounds(log_b, q, qc):
     """Support: the untruncated ``q/2`` and ``1 - q/2`` quantiles (±1/2 at b = 0)."""
     q = np.asarray(q, dtype=float)
     upper = -_lower_ppf(0.5 * q, 0.5 * np.asarray(qc, dtype=float), log_b)
@@ -217,7 +217,7 @@ def _untruncated_var_L(log_b):
 _EPS_MIN_B = 2.0**-54 * (1.0 + 2.0**-52)
 
 
-def _privacy_shapes(epsilon, delta):
+def tulap_privacy_shapes(epsilon, delta):
     """``(log_b, q, 1 - q)`` of the CND of f_{epsilon,delta}, each to full precision.
 
     ``q = 2 delta b / (1 - b + 2 delta b) = 2 delta / (expm1(epsilon) + 2 delta)``
@@ -265,7 +265,7 @@ def _pdf0(x, b):
 def _bounds(b, q):
     """Support of the truncated law: the untruncated q/2 and 1-q/2 quantiles."""
     q = np.asarray(q, dtype=float)
-    return _bounds_L(_log_of_b(b), q, 1.0 - q)
+    return tulap_bounds(_log_of_b(b), q, 1.0 - q)
 
 
 class tulap_gen(stats.rv_continuous):
@@ -334,7 +334,7 @@ class tulap_gen(stats.rv_continuous):
     def _get_support(self, *shapes):
         # scipy asks for the support before it masks invalid shapes (nan there)
         with np.errstate(all="ignore"):
-            return _bounds_L(*self._shapes(*shapes))
+            return tulap_bounds(*self._shapes(*shapes))
 
     def _pdf(self, x, *shapes):
         log_b, _, qc = self._shapes(*shapes)
@@ -427,7 +427,7 @@ def _rejection_cap_error(what: str) -> InvariantDPError:
     )
 
 
-def _draw_tulap_L(rng, log_b: float, q: float, qc: float, shape) -> np.ndarray:
+def draw_tulap(rng, log_b: float, q: float, qc: float, shape) -> np.ndarray:
     """Tulap(0, b, q) draws from a numpy generator (simulation only), ``log_b = log b``.
 
     For ``q <= 1/2``: untruncated draws, redrawing those outside the central
@@ -441,7 +441,7 @@ def _draw_tulap_L(rng, log_b: float, q: float, qc: float, shape) -> np.ndarray:
     if q <= 0.5:
         out = _draw_untruncated(rng, log_b, shape)
         if q > 0:
-            lo, hi = (float(v) for v in _bounds_L(log_b, q, qc))
+            lo, hi = (float(v) for v in tulap_bounds(log_b, q, qc))
             flat = out.reshape(-1)
             bad = np.flatnonzero((flat < lo) | (flat > hi))
             for _ in range(_MAX_ROUNDS):
@@ -452,7 +452,7 @@ def _draw_tulap_L(rng, log_b: float, q: float, qc: float, shape) -> np.ndarray:
             if bad.size:
                 raise _rejection_cap_error("rejection")
         return out
-    c = float(_bounds_L(log_b, q, qc)[1])
+    c = float(tulap_bounds(log_b, q, qc)[1])
     out = np.empty(shape)
     flat = out.reshape(-1)
     todo = np.arange(flat.size)
@@ -467,8 +467,8 @@ def _draw_tulap_L(rng, log_b: float, q: float, qc: float, shape) -> np.ndarray:
 
 
 def _draw_tulap(rng, b: float, q: float, shape) -> np.ndarray:
-    """Tulap(0, b, q) draws from a numpy generator (simulation only); see :func:`_draw_tulap_L`."""
-    return _draw_tulap_L(rng, float(_log_of_b(b)), q, 1.0 - q, shape)
+    """Tulap(0, b, q) draws from a numpy generator (simulation only); see :func:`draw_tulap`."""
+    return draw_tulap(rng, float(_log_of_b(b)), q, 1.0 - q, shape)
 
 
 tulap = tulap_gen(name="tulap", shapes="b, q")
@@ -630,7 +630,7 @@ def _exact_truncation(epsilon: float, delta: float) -> _ExactTruncation:
     return _TRUNCATIONS[key]
 
 
-def _draw_tulap_exact(gen, epsilon: float, delta: float, size: int):
+def draw_tulap_exact(gen, epsilon: float, delta: float, size: int):
     """Exact ``Tulap(0, exp(-epsilon), q(epsilon, delta))`` draws as ``(G, U)``.
 
     ``G`` is the integer part ``[N]`` (int64) and ``U`` the centre
@@ -661,7 +661,7 @@ def _draw_tulap_exact(gen, epsilon: float, delta: float, size: int):
     Awan & Slavkovic (2018), Def. 4.1; Canonne, Kamath & Steinke (2020),
     Algorithms 1-2.
     """
-    from .discrete import _bernoulli_exp, _discrete_laplace_int
+    from .discrete import _bernoulli_exp, discrete_laplace_int
 
     eps = Fraction(epsilon)
     trunc = _exact_truncation(epsilon, delta) if delta > 0 else None
@@ -679,7 +679,7 @@ def _draw_tulap_exact(gen, epsilon: float, delta: float, size: int):
                 if not _bernoulli_exp(abs(g) * eps.numerator, eps.denominator, gen):
                     continue
             else:
-                g = _discrete_laplace_int(eps.denominator, eps.numerator, gen)
+                g = discrete_laplace_int(eps.denominator, eps.numerator, gen)
             j = _randbelow(1 << _CELL_BITS, gen)
             if trunc is not None and abs(g) >= trunc.m_c:
                 if abs(g) > trunc.m_c:
@@ -730,7 +730,7 @@ class tulap_privacy_gen(tulap_gen):
         ]
 
     def _shapes(self, epsilon, delta):
-        return _privacy_shapes(epsilon, delta)
+        return tulap_privacy_shapes(epsilon, delta)
 
     def _argcheck(self, epsilon, delta):
         # epsilon = inf is the uniform limit b = 0
@@ -813,7 +813,7 @@ def tulap_params(epsilon, delta=0.0) -> tuple[float, float]:
             "b = exp(-epsilon) rounds to 1 below that. tulap_from_privacy(epsilon, delta) and "
             "the tests accept any epsilon > 0."
         )
-    _, q, _ = (float(v) for v in _privacy_shapes(epsilon, delta))
+    _, q, _ = (float(v) for v in tulap_privacy_shapes(epsilon, delta))
     if q == 1.0:
         raise InvariantDPError(
             f"`delta` ({delta:.6g}) is too large for `epsilon` ({epsilon:.6g}) for the Tulap "

@@ -12,10 +12,10 @@ from ..distributions import canonical_noise, tulap, tulap_params
 from ..distributions.tulap import (
     _logcdf_L,
     _ppf_L,
-    _privacy_shapes,
     tulap_gen,
     tulap_privacy,
     tulap_privacy_gen,
+    tulap_privacy_shapes,
 )
 from ..privacy.tradeoff import TradeoffFunction
 from ._lattice import log_expectation
@@ -248,7 +248,7 @@ def tulap_noise(b: float, q: float, epsilon=None, delta=None) -> TestNoise:
 
 def tulap_noise_from_privacy(epsilon: float, delta: float) -> TestNoise:
     """Tulap noise of f_{epsilon,delta} with ``log b = -epsilon`` exact (checked arguments)."""
-    log_b, q, qc = (float(v) for v in _privacy_shapes(epsilon, delta))
+    log_b, q, qc = (float(v) for v in tulap_privacy_shapes(epsilon, delta))
     b = float(np.exp(log_b))
     return TestNoise(None, _fmt_tulap(b, q, qc, epsilon), epsilon, delta, b, q, log_b, qc)
 

@@ -41,19 +41,19 @@ from .._validation import (
 from ..distributions.discrete import (
     GRID_RANGE,
     MAX_NOISE_SCALE,
-    _discrete_gaussian_int,
-    _discrete_laplace_int,
-    _draw_discrete_laplace,
+    discrete_gaussian_int,
+    discrete_laplace_int,
+    draw_discrete_laplace,
 )
 from ..distributions.discrete import (
     discrete_gaussian as _discrete_gaussian_dist,
 )
 from ..distributions.tulap import (
-    _bounds_L,
-    _draw_tulap_exact,
-    _draw_tulap_L,
-    _privacy_shapes,
+    draw_tulap,
+    draw_tulap_exact,
+    tulap_bounds,
     tulap_params,
+    tulap_privacy_shapes,
 )
 from ..release import NoiseLaw, PrivacyGuarantee, Release
 from ..secure import random_source
@@ -373,7 +373,7 @@ def laplace(x, *, epsilon, sensitivity=1.0, rng=None, secure=False, grid=None) -
         grid_sens = _grid_l1_sensitivity(_exact_norm(sensitivity, 1), gamma, d)
         t = Fraction(grid_sens) / Fraction(epsilon)
         _check_grid_noise(t, "scale")
-        noise = _exact_draws(_discrete_laplace_int, xv.size, t.numerator, t.denominator, gen)
+        noise = _exact_draws(discrete_laplace_int, xv.size, t.numerator, t.denominator, gen)
         value = gamma * (k + noise.reshape(xv.shape)).astype(float)
         law = NoiseLaw("grid_laplace", {"grid": gamma, "scale": gamma * float(t)})
         extra = {
@@ -514,7 +514,7 @@ def gaussian(
     grid_sens2 = _grid_l2_sensitivity_sq(_exact_norm(sensitivity, 2), gamma, m)
     s2 = Fraction(grid_sens2) / (2 * Fraction(rho))
     _check_grid_noise(_sqrt_up(s2), "sigma")
-    noise = _exact_draws(_discrete_gaussian_int, xv.size, s2.numerator, s2.denominator, gen)
+    noise = _exact_draws(discrete_gaussian_int, xv.size, s2.numerator, s2.denominator, gen)
     return make_release(
         gamma * (k + noise.reshape(xv.shape)).astype(float),
         "gaussian",
@@ -610,12 +610,10 @@ def discrete_laplace(x, *, epsilon, sensitivity=1, rng=None, secure=False) -> Re
     _check_integer_scale(t, "sensitivity / epsilon")
     if secure:
         exact = _exact_norm(sensitivity, 1) / Fraction(epsilon)
-        noise = _exact_draws(
-            _discrete_laplace_int, xv.size, exact.numerator, exact.denominator, gen
-        )
+        noise = _exact_draws(discrete_laplace_int, xv.size, exact.numerator, exact.denominator, gen)
         noise = noise.reshape(xv.shape)
     else:
-        noise = _draw_discrete_laplace(gen, t, xv.shape)
+        noise = draw_discrete_laplace(gen, t, xv.shape)
     return make_release(
         xv + noise,
         "discrete_laplace",
@@ -679,7 +677,7 @@ def discrete_gaussian(x, *, mu=None, rho=None, sensitivity=1, rng=None, secure=F
     if secure:
         d2 = _exact_norm(sensitivity, 2)
         s2 = d2 / (Fraction(mu) ** 2 if mu is not None else 2 * Fraction(rho))
-        noise = _exact_draws(_discrete_gaussian_int, xv.size, s2.numerator, s2.denominator, gen)
+        noise = _exact_draws(discrete_gaussian_int, xv.size, s2.numerator, s2.denominator, gen)
         noise = noise.reshape(xv.shape)
     else:
         noise = _discrete_gaussian_dist(sigma).rvs(size=xv.shape, random_state=gen)
@@ -741,7 +739,7 @@ def _check_tulap_scale(epsilon: float, shapes) -> None:
     """
     if 1.0 / epsilon <= MAX_NOISE_SCALE:
         return
-    c = float(_bounds_L(*shapes)[1])
+    c = float(tulap_bounds(*shapes)[1])
     if not c <= MAX_NOISE_SCALE:
         raise InvariantDPError(
             f"`epsilon` ({epsilon:.6g}) gives Tulap noise of scale 1/epsilon = {1 / epsilon:.6g} "
@@ -776,7 +774,7 @@ def tulap(x, *, epsilon, delta=0.0, sensitivity=1.0, rng=None, secure=False) -> 
     (interval arithmetic on ``b = exp(-epsilon)``, the uniform part refined
     bit by bit), so the noise law is exactly ``Tulap(0, exp(-epsilon), q)``
     for the real ``b`` and ``q`` of the doubles ``epsilon`` and ``delta``
-    (:func:`~invariantdp.distributions.tulap._draw_tulap_exact`).  Neighbours
+    (:func:`~invariantdp.distributions.tulap.draw_tulap_exact`).  Neighbours
     ``|x - x'| <= sensitivity`` on the lattice have ``|k - k'| <= 1``.
 
     Every sampler here has a bounded expected number of trials whatever
@@ -817,16 +815,16 @@ def tulap(x, *, epsilon, delta=0.0, sensitivity=1.0, rng=None, secure=False) -> 
     scale = check_positive("sensitivity", sensitivity)
     gen = random_source(rng, secure)
     b, q = tulap_params(epsilon, delta)
-    shapes = _privacy_shapes(epsilon, delta)
+    shapes = tulap_privacy_shapes(epsilon, delta)
     shapes = tuple(float(v) for v in shapes)
     _check_tulap_scale(epsilon, shapes)
     shape = xv.shape
     if secure:
         k = _lattice_index(xv, scale)
-        g, u = _draw_tulap_exact(gen, epsilon, delta, xv.size)
+        g, u = draw_tulap_exact(gen, epsilon, delta, xv.size)
         value = _tulap_value(k, g.reshape(shape), u.reshape(shape), scale)
     else:
-        value = xv + scale * _draw_tulap_L(gen, *shapes, shape)
+        value = xv + scale * draw_tulap(gen, *shapes, shape)
     return make_release(
         value,
         "tulap",
