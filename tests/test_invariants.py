@@ -416,3 +416,30 @@ def test_public_import_paths_and_old_pickles_keep_working():
     # pickles from before the package split name the structure factory here
     assert callable(package._make_structure)
     assert set(package.__all__) >= {"Invariants", "totals", "nested_totals", "one_way_margins"}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_nested_and_group_totals_match_a_direct_indicator_construction(seed):
+    # the O(n) constructors (hashing, one shared cell order) against np.unique + COO
+    from scipy import sparse
+
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 300))
+    state = np.array(["ca", "ny", "tx"])[rng.integers(0, 3, m)]
+    county = rng.integers(0, 4, m) * 10 + np.searchsorted(["ca", "ny", "tx"], state)
+    tract = county * 10 + rng.integers(0, 3, m)
+
+    def indicator(*levels):
+        # groups of a level are its paths from the root, in lexicographic order
+        paths = np.column_stack([np.unique(lev, return_inverse=True)[1] for lev in levels])
+        u, k = np.unique(paths, axis=0, return_inverse=True)
+        ind = sparse.coo_array((np.ones(m), (k.ravel(), np.arange(m))), shape=(len(u), m))
+        return ind.toarray()
+
+    nested = nested_totals([state, county, tract]).matrix
+    assert nested.has_canonical_format
+    expect = np.vstack(
+        [indicator(state), indicator(state, county), indicator(state, county, tract)]
+    )
+    np.testing.assert_array_equal(nested.toarray(), expect)
+    np.testing.assert_array_equal(totals(tract).matrix.toarray(), indicator(tract))

@@ -51,6 +51,19 @@ class FrozenList(list):
         return type(self)(copy.deepcopy(list(self), memo))
 
 
+class _FrozenScalars(FrozenList):
+    """A :class:`FrozenList` known to hold only scalars, so it is never scanned again.
+
+    Label arrays of a census release hold millions of entries; a release
+    freezes and thaws them several times, and the type scan is what costs.
+    """
+
+    __slots__ = ()
+
+    def __reduce__(self):
+        return (FrozenList, (list(self),))
+
+
 def freeze(obj, _depth: int = 0):
     """A deep, immutable copy of a JSON-like object.
 
@@ -68,7 +81,7 @@ def freeze(obj, _depth: int = 0):
         return FrozenDict({k: freeze(v, _depth + 1) for k, v in obj.items()})
     if isinstance(obj, list | tuple):
         if _only_scalars(obj):  # the common long case (labels, data): one C-level copy
-            return FrozenList(obj)
+            return _FrozenScalars(obj)
         return FrozenList(freeze(v, _depth + 1) for v in obj)
     if isinstance(obj, np.ndarray):
         out = np.array(obj, copy=True)
@@ -83,8 +96,10 @@ def thaw(obj):
     """A plain, mutable deep copy of a :func:`freeze` result (dicts and lists)."""
     if isinstance(obj, dict):
         return {k: thaw(v) for k, v in obj.items()}
+    if isinstance(obj, _FrozenScalars) or (isinstance(obj, list) and _only_scalars(obj)):
+        return list(obj)
     if isinstance(obj, list):
-        return list(obj) if _only_scalars(obj) else [thaw(v) for v in obj]
+        return [thaw(v) for v in obj]
     return obj
 
 
