@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: demo test test-slow lint bench clean
+.PHONY: demo test test-slow lint bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,5 +30,16 @@ bench: $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done
 
+# the site, built with warnings as errors, then opened in headless chromium
+# (Debian's package, installed here when missing) by docs/check_site.py
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+docs: $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[docs]"
+	rm -rf docs/_build
+	$(BIN)/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+	command -v chromium >/dev/null 2>&1 || $(SUDO) sh -c 'apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium'
+	$(BIN)/python docs/check_site.py
+
 clean:
-	rm -rf $(VENV) build dist .pytest_cache
+	rm -rf $(VENV) build dist .pytest_cache docs/_build docs/api docs/vignettes docs/changelog.md

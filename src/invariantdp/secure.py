@@ -65,7 +65,7 @@ mechanism                                     production release (``secure=True`
 ============================================  ==============================================
 
 Tulap (:func:`~invariantdp.mechanisms.tulap`).  With ``x`` on the lattice
-``sensitivity * Z`` (``k = round(x / sensitivity)``, ``|k| < 2**51``, other
+``sensitivity * Z`` (``k = round(x / sensitivity)``, ``abs(k) < 2**51``, other
 data refused), the release is ``sensitivity * fl((k + G) + U)``: ``G`` is the exact discrete Laplace
 ``Lap_Z(1/epsilon)`` and ``U`` the centre of the ``2^-53``-wide cell of
 ``(-1/2, 1/2)`` that holds a continuous uniform ``U_c``.  The cells tile the
@@ -83,7 +83,7 @@ nearest doubles.  The expected number of trials per draw is at most 6
 whatever ``(epsilon, delta)``: when ``q > 1/2`` (e.g. ``epsilon = 1e-9,
 delta = 0.1``, acceptance ``1 - q ~ 5e-9`` for plain rejection) the integer
 part is proposed uniformly on the truncated range and accepted with an exact
-Bernoulli(exp(-epsilon |k|)); every loop is also capped (an error, never a
+``Bernoulli(exp(-epsilon * abs(k)))``; every loop is also capped (an error, never a
 hang).
 
 Supported ranges.  Integer noise is added exactly only while it stays below
