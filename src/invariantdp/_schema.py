@@ -4,9 +4,7 @@ Every reader validates a field, named by its path (``noise.params.b``),
 before anything is allocated from it, and raises
 :class:`~invariantdp.exceptions.InvariantDPError`.  The schema itself is
 documented in the :mod:`invariantdp.release` module docstring.  This module
-also holds the registry of noise families (:func:`register_noise_family`,
-re-exported by :mod:`invariantdp.release`): the distribution factory of each
-family and, for families of other modules, their schema.
+asks :mod:`invariantdp.families` for the schema of a noise family's params.
 
 The readers return plain fields (``noise_from_doc`` gives ``(family,
 params, info)``, ``guarantee_from_doc`` the guarantee's fields,
@@ -18,8 +16,6 @@ cycle.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -30,15 +26,17 @@ from ._validation import (
     doc_error,
     doc_int,
     doc_json_value,
-    doc_list,
     doc_number,
     doc_numbers,
     doc_object,
     doc_path,
+    doc_positive,
+    doc_probability,
     doc_shape,
     doc_str,
     format_value,
 )
+from .families import SchemaContext, noise_families
 from .invariants import Invariants
 
 #: version of the JSON document written by :meth:`Release.to_json`
@@ -53,45 +51,6 @@ MAX_DEPTH = 32
 _UNBACKED_CELLS = 2**16
 #: relative tolerance of ``C value = c`` for a release that keeps its invariants
 _INVARIANT_RTOL = 1e-8
-
-
-# ---------------------------------------------------------------------------
-# the registry of noise families
-# ---------------------------------------------------------------------------
-
-_NOISE_FAMILIES: dict[str, Callable[[dict], object]] = {}
-_NOISE_SCHEMAS: dict[str, Callable] = {}
-
-
-def register_noise_family(name: str, factory: Callable[[dict], object], *, schema=None) -> None:
-    """Register ``factory(params) -> frozen distribution`` for a noise family.
-
-    Mechanism modules call this so that :meth:`NoiseLaw.distribution` can
-    rebuild the law of a release loaded from JSON.  ``schema(params, path,
-    context)`` validates the params of a document, raising
-    ``InvariantDPError`` that names ``path`` (the helpers ``doc_object``,
-    ``doc_number``, ... of :mod:`invariantdp._validation` do); ``context``
-    has ``value_size`` and ``max_cells`` (the allocation bound).  It may
-    return a dict of cross-checks for the release: ``"dim"`` (the value must
-    have that many entries), ``"integer": True`` (an integer-valued value),
-    ``"keeps_invariants": True`` (the value must satisfy the invariants).
-    The families of this package have built-in schemas (see the module
-    docstring); a family without one cannot be read from JSON.
-    """
-    _NOISE_FAMILIES[name] = factory
-    if schema is not None:
-        _NOISE_SCHEMAS[name] = schema
-
-
-def noise_factory(family: str) -> Callable[[dict], object]:
-    """The registered ``factory(params)`` of ``family``; refused if none is registered."""
-    try:
-        return _NOISE_FAMILIES[family]
-    except KeyError:
-        raise InvariantDPError(
-            f"noise family {format_value(family)} has no registered distribution; "
-            f"known: {sorted(_NOISE_FAMILIES)}."
-        ) from None
 
 
 # ---------------------------------------------------------------------------
@@ -149,130 +108,17 @@ def array_from_doc(path: str, d, *, max_cells: int) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Context:
-    """What a family schema may need to know about the document."""
-
-    value_size: int | None
-    max_cells: int
-    #: the release's invariants and their document (a noise law naming the same C reuses them)
-    invariants: Invariants | None = None
-    invariants_doc: dict | None = None
-
-
-def _positive(path, v):
-    return doc_number(path, v, low=0.0, low_open=True)
-
-
-def _open_unit(path, v):
-    return doc_number(path, v, low=0.0, high=1.0, low_open=True, high_open=True)
-
-
-def _half_open_unit(path, v):
-    return doc_number(path, v, low=0.0, high=1.0, high_open=True)
-
-
-def _text(path, v):
-    return doc_str(path, v)
-
-
-def _params_schema(required: dict, optional: dict | None = None):
-    """A schema: exactly the ``required`` keys, some ``optional`` ones, each checked."""
-    optional = optional or {}
-
-    def schema(params, path, ctx):
-        doc_object(path, params, required=tuple(required), optional=tuple(optional))
-        for key, check in {**required, **optional}.items():
-            if key in params:
-                check(doc_path(path, key), params[key])
-        return {}
-
-    return schema
-
-
-def _knorm_schema(params, path, ctx):
-    doc_object(path, params, required=("norm", "dim", "scale"), optional=("space", "vertices"))
-    norm = doc_str(doc_path(path, "norm"), params["norm"], choices=("l1", "l2", "linf", "polytope"))
-    dim = doc_int(doc_path(path, "dim"), params["dim"], minimum=1, maximum=ctx.max_cells)
-    _positive(doc_path(path, "scale"), params["scale"])
-    given = [k for k in ("space", "vertices") if k in params]
-    if norm != "polytope":
-        if given:
-            raise doc_error(doc_path(path, given[0]), params[given[0]], f"is not used by {norm!r}.")
-        return {"dim": dim}
-    if len(given) != 1:
-        raise doc_error(
-            path, params, "of a polytope norm must give exactly one of space, vertices."
-        )
-    if "space" in params:
-        spath = doc_path(path, "space")
-        space = doc_object(spath, params["space"], required=("kind", "r", "c"))
-        doc_str(doc_path(spath, "kind"), space["kind"], choices=("contingency",))
-        r = doc_int(doc_path(spath, "r"), space["r"], minimum=2)
-        c = doc_int(doc_path(spath, "c"), space["c"], minimum=2)
-        if r * c != dim:
-            raise doc_error(spath, space, f"describes {r} x {c} tables, but `dim` is {dim}.")
-        return {"dim": dim, "keeps_invariants": True}
-    vpath = doc_path(path, "vertices")
-    rows = doc_list(vpath, params["vertices"], min_length=1)
-    if len(rows) * dim > ctx.max_cells:
-        raise doc_error(vpath, rows, f"hold more than {ctx.max_cells} numbers.")
-    for i, row in enumerate(rows):
-        doc_numbers(doc_path(vpath, i), row, length=dim)
-    return {"dim": dim}
-
-
-def _subspace_schema(params, path, ctx):
-    doc_object(path, params, required=("scale", "invariants"))
-    _positive(doc_path(path, "scale"), params["scale"])
-    ipath = doc_path(path, "invariants")
-    d = params["invariants"]
-    if ctx.invariants is not None and isinstance(d, dict) and d == ctx.invariants_doc:
-        inv = ctx.invariants  # the release's own C, already validated: no second build
-        return {"dim": inv.n_cells, "keeps_invariants": True}
-    inv = Invariants.from_dict(d, path=ipath, max_cells=ctx.max_cells)
-    if inv.values is not None:  # the law needs only C; values here could contradict the release
-        raise doc_error(doc_path(ipath, "values"), params["invariants"]["values"], "must be null.")
-    return {"invariants": inv, "dim": inv.n_cells, "keeps_invariants": True}
-
-
-def _permutation_schema(params, path, ctx):
-    _params_schema({"swap_rate": _open_unit}, {"selection": _text, "permutation": _text})(
-        params, path, ctx
-    )
-    return {"keeps_invariants": True, "integer": True}
-
-
-_BUILTIN_SCHEMAS = {
-    "laplace": _params_schema({"scale": _positive}),
-    "gaussian": _params_schema({"scale": _positive}),
-    "discrete_laplace": _params_schema({"scale": _positive}),
-    "discrete_gaussian": _params_schema({"sigma": _positive}),
-    # b = 0 is the epsilon -> inf limit (uniform noise), which the tulap distribution supports
-    "tulap": _params_schema({"b": _half_open_unit, "q": _half_open_unit}, {"scale": _positive}),
-    "knorm": _knorm_schema,
-    "permutation": _permutation_schema,
-    **{
-        f"{c}_{b}": _subspace_schema
-        for c in ("projected", "extended")
-        for b in ("gaussian", "laplace")
-    },
-}
-_INTEGER_FAMILIES = frozenset({"discrete_laplace", "discrete_gaussian", "permutation"})
-
-
-def noise_from_doc(path: str, d, ctx: Context) -> tuple[str, dict, dict]:
+def noise_from_doc(path: str, d, ctx: SchemaContext) -> tuple[str, dict, dict]:
     """``(family, params, info)`` of a validated noise document; ``info`` as a schema returns."""
     doc_object(path, d, required=("family", "params"))
     fpath = doc_path(path, "family")
     family = doc_str(fpath, d["family"], max_length=200)
-    schema = _NOISE_SCHEMAS.get(family, _BUILTIN_SCHEMAS.get(family))
-    if schema is None:
-        known = sorted(set(_BUILTIN_SCHEMAS) | set(_NOISE_SCHEMAS))
-        raise doc_error(fpath, family, f"is not a known noise family; known: {', '.join(known)}.")
-    info = dict(schema(d["params"], doc_path(path, "params"), ctx) or {})
-    if family in _INTEGER_FAMILIES:
-        info["integer"] = True
+    readable = {n: f for n, f in noise_families().items() if f.schema is not None}
+    if family not in readable:
+        raise doc_error(
+            fpath, family, f"is not a known noise family; known: {', '.join(sorted(readable))}."
+        )
+    info = readable[family].validate(d["params"], doc_path(path, "params"), ctx)
     return family, d["params"], info
 
 
@@ -289,13 +135,17 @@ def _nonnegative(path, v):
     return doc_number(path, v, low=0.0)
 
 
+def _open_unit(path, v):
+    return doc_probability(path, v, open_low=True, open_high=True)
+
+
 _GUARANTEE_PARAMS = {
     "epsilon": _nonnegative,
-    "delta": _half_open_unit,
-    "mu": _positive,
-    "rho": _positive,
+    "delta": doc_probability,
+    "mu": doc_positive,
+    "rho": doc_positive,
     "epsilon_unconstrained": _nonnegative,
-    "gamma": _positive,
+    "gamma": doc_positive,
     "swap_rate": _open_unit,
     "b": lambda path, v: doc_int(path, v, minimum=0),
 }
@@ -309,10 +159,10 @@ def _tradeoff_from_doc(path: str, d, depth: int = 0) -> None:
     keys = {"eps_delta": ("epsilon", "delta"), "gaussian": ("mu",), "group": ("base", "k")}[kind]
     doc_object(path, d, required=("kind", *keys))
     if kind == "eps_delta":
-        _positive(doc_path(path, "epsilon"), d["epsilon"])
-        _half_open_unit(doc_path(path, "delta"), d["delta"])
+        doc_positive(doc_path(path, "epsilon"), d["epsilon"])
+        doc_probability(doc_path(path, "delta"), d["delta"])
     elif kind == "gaussian":
-        _positive(doc_path(path, "mu"), d["mu"])
+        doc_positive(doc_path(path, "mu"), d["mu"])
     else:
         doc_int(doc_path(path, "k"), d["k"], minimum=1)
         _tradeoff_from_doc(doc_path(path, "base"), d["base"], depth + 1)
@@ -428,11 +278,11 @@ def release_fields_from_doc(d, max_cells: int) -> dict:
         )
     limit = min(max_cells, backed)
     invariants = d["invariants"]
-    ctx = Context(value_size=value.size, max_cells=limit)
+    ctx = SchemaContext(value_size=value.size, max_cells=limit)
     if invariants is not None:
         doc = invariants
         invariants = Invariants.from_dict(doc, path="invariants", max_cells=limit)
-        ctx = Context(value.size, limit, invariants, {**doc, "values": None})
+        ctx = SchemaContext(value.size, limit, invariants, {**doc, "values": None})
         if n_data is None:
             raise doc_error("data_shape", None, "must be given with `invariants`.")
         if invariants.n_cells != n_data:

@@ -65,13 +65,15 @@ allowed except inside ``metadata`` and guarantee ``params``.
     ``extended_laplace``          the release's invariants)
     ``permutation``               ``0 < swap_rate < 1``, optional ``selection``
                                   and ``permutation`` (strings)
+    ``grid_laplace``,             ``grid`` a power of two in ``[2**-960,
+    ``grid_gaussian``             2**960]``, ``scale > 0`` (Laplace) or
+                                  ``sigma > 0`` (Gaussian): the noise of the
+                                  secure Laplace and Gaussian mechanisms
     ============================  =================================================
 
-    Families that mechanism modules register with :func:`register_noise_family`
-    bring their own ``schema`` (e.g. ``grid_laplace`` and ``grid_gaussian``
-    of the secure Laplace and Gaussian mechanisms); any other family is
-    refused.  The integer families (``discrete_*``, ``permutation``) need an
-    integer-valued ``value``.
+    Families registered with :func:`~invariantdp.families.register_noise_family`
+    bring their own ``schema``; any other family is refused.  The integer
+    families (``discrete_*``, ``permutation``) need an integer-valued ``value``.
 ``guarantee``
     ``{"definition", "params", "adjacency", "semi_adjacent_parameter",
     "dataspace"}``: ``definition`` one of ``"epsilon-DP"`` (``epsilon``; a
@@ -103,7 +105,6 @@ satisfies them: ``|C value - c| <= 1e-8 (|C| |value| + |c|)`` row by row.
 from __future__ import annotations
 
 import json
-import math
 import operator
 import os
 import stat
@@ -112,7 +113,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
 from ._results import Summary, format_table
 from ._schema import (
@@ -120,28 +120,19 @@ from ._schema import (
     MAX_CELLS,
     MAX_DEPTH,  # noqa: F401 - a documented limit of this module (docstring)
     MAX_JSON_BYTES,
-    Context,
     array_to_json,
     guarantee_from_doc,
-    noise_factory,
     noise_from_doc,
-    register_noise_family,
     release_fields_from_doc,
 )
 from ._validation import (
     InvariantDPError,
-    doc_error,
-    doc_number,
-    doc_object,
-    doc_path,
     format_value,
     freeze,
     parse_json_document,
     thaw,
 )
-from .distributions.discrete import GRID_RANGE, LatticeLaw, discrete_gaussian, discrete_laplace
-from .distributions.knorm import knorm_from_params
-from .distributions.subspace import subspace_factory
+from .families import NoiseFamily, SchemaContext, noise_family, register_noise_family
 from .invariants import Invariants
 from .privacy.tradeoff import TradeoffFunction, eps_delta, gaussian
 
@@ -149,53 +140,8 @@ __all__ = ["NoiseLaw", "PrivacyGuarantee", "Release", "register_noise_family"]
 
 
 # ---------------------------------------------------------------------------
-# noise laws (the registry and the schemas are in invariantdp._schema)
+# noise laws (each family's law, schema and likelihood are in invariantdp.families)
 # ---------------------------------------------------------------------------
-
-
-def _tulap_factory(p):
-    from .distributions import tulap
-
-    return tulap(p["b"], p["q"], loc=0.0, scale=p.get("scale", 1.0))
-
-
-register_noise_family("tulap", _tulap_factory)
-register_noise_family("laplace", lambda p: stats.laplace(loc=0.0, scale=p["scale"]))
-register_noise_family("gaussian", lambda p: stats.norm(loc=0.0, scale=p["scale"]))
-register_noise_family("discrete_laplace", lambda p: discrete_laplace(p["scale"]))
-register_noise_family("discrete_gaussian", lambda p: discrete_gaussian(p["sigma"]))
-
-
-def _grid_schema(scale_key: str):
-    """JSON schema of a grid family: ``grid`` a power of two, ``scale_key`` > 0."""
-
-    def schema(params, path, ctx):
-        doc_object(path, params, required=("grid", scale_key))
-        gpath = doc_path(path, "grid")
-        g = doc_number(gpath, params["grid"], low=0.0, low_open=True)
-        if math.frexp(g)[0] != 0.5 or not GRID_RANGE[0] <= g <= GRID_RANGE[1]:
-            raise doc_error(gpath, params["grid"], "must be a power of two in [2**-960, 2**960].")
-        doc_number(doc_path(path, scale_key), params[scale_key], low=0.0, low_open=True)
-        return {}
-
-    return schema
-
-
-# the noise of the secure laplace / gaussian: grid * Lap_Z(scale / grid), grid * N_Z(0, .)
-register_noise_family(
-    "grid_laplace",
-    lambda p: LatticeLaw(discrete_laplace(p["scale"] / p["grid"]), p["grid"]),
-    schema=_grid_schema("scale"),
-)
-register_noise_family(
-    "grid_gaussian",
-    lambda p: LatticeLaw(discrete_gaussian(p["sigma"] / p["grid"]), p["grid"]),
-    schema=_grid_schema("sigma"),
-)
-register_noise_family("knorm", knorm_from_params)
-for _b in ("gaussian", "laplace"):
-    for _c in ("projected", "extended"):
-        register_noise_family(f"{_c}_{_b}", subspace_factory(_b, _c))
 
 
 @dataclass(frozen=True)
@@ -221,9 +167,15 @@ class NoiseLaw:
             raise TypeError(f"`params` must be a dict, got {type(self.params).__name__}.")
         object.__setattr__(self, "params", freeze(self.params))
 
+    @property
+    def spec(self) -> NoiseFamily:
+        """The :class:`~invariantdp.families.NoiseFamily` of :attr:`family` (registered)."""
+        return noise_family(self.family)
+
     def distribution(self):
-        """The frozen scipy.stats-style distribution of one noise coordinate."""
-        return noise_factory(self.family)(self.params)
+        """The frozen scipy.stats-style distribution of the noise (of one coordinate, for
+        the scalar families)."""
+        return self.spec.law(self.params)
 
     def to_dict(self) -> dict:
         return {"family": self.family, "params": thaw(self.params)}
@@ -231,7 +183,7 @@ class NoiseLaw:
     @classmethod
     def from_dict(cls, d: dict, *, path: str = "noise", max_cells: int = MAX_CELLS) -> NoiseLaw:
         """Rebuild from :meth:`to_dict` output after validating it (see the module docstring)."""
-        family, params, _ = noise_from_doc(path, d, Context(value_size=None, max_cells=max_cells))
+        family, params, _ = noise_from_doc(path, d, SchemaContext(max_cells=max_cells))
         return NoiseLaw(family, params)
 
 

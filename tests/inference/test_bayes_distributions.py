@@ -167,7 +167,15 @@ def test_from_release(rng):
         (subspace.projected_gaussian(x, totals([0, 0, 1, 1]), mu=1.0, rng=1), "projected_gaussian"),
     ]
     for r, kind in cases:
-        assert release_noise(r)["kind"] == kind
+        spec = release_noise(r)
+        assert spec.structure == ("projected" if kind == "projected_gaussian" else "independent")
+        assert spec.integer == kind.startswith("discrete")
+        assert spec.pymc_distribution() is {
+            "tulap": Tulap,
+            "laplace": Laplace,
+            "discrete_laplace": DiscreteLaplace,
+            "discrete_gaussian": DiscreteGaussian,
+        }.get(kind, Gaussian)
         with pm.Model() as m:
             s = pm.Flat("s", shape=4, initval=x.astype(float))
             mechanism_likelihood("y", r, s)
@@ -187,7 +195,8 @@ def test_congenial_gaussian_is_projected():
     cr = conditional_release(
         np.array([5.0, 6.0, 7.0]), "gaussian", inv, mu=1.0, rng=0, warn=False, draws=50
     )
-    assert release_noise(cr.release)["kind"] == "projected_gaussian"
+    spec = release_noise(cr.release)
+    assert spec.structure == "projected" and dict(spec.params) == {"sigma": 1.0}
 
 
 def test_bad_input():

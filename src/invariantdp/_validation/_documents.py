@@ -122,6 +122,16 @@ def doc_number(path: str, value, *, low=None, high=None, low_open=False, high_op
     return out
 
 
+def doc_positive(path: str, value) -> float:
+    """A finite JSON number ``> 0`` (a scale, a standard deviation, ``mu``, ``rho``)."""
+    return doc_number(path, value, low=0.0, low_open=True)
+
+
+def doc_probability(path: str, value, *, open_low: bool = False, open_high: bool = True) -> float:
+    """A JSON number in the unit interval, ``[0, 1)`` by default (``delta``, ``b``, ``q``)."""
+    return doc_number(path, value, low=0.0, high=1.0, low_open=open_low, high_open=open_high)
+
+
 def doc_list(path: str, value, *, min_length: int = 0, max_length: int | None = None) -> list:
     """A JSON array with between ``min_length`` and ``max_length`` entries."""
     if not isinstance(value, list | tuple):

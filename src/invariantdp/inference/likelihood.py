@@ -276,14 +276,20 @@ def release_sigma(release) -> tuple[float, Invariants]:
 
     if not isinstance(release, Release):
         raise TypeError(f"`release` must be an invariantdp.Release, got {type(release).__name__}.")
-    fam = release.noise.family
-    if fam not in ("projected_gaussian", "gaussian") or release.invariants is None:
-        raise InvariantDPError(
-            f"`release` must be a projected-Gaussian release with invariants; its noise "
-            f"family is {fam!r}."
-        )
-    if fam == "gaussian" and "inequalities" in release.metadata:
+    if "inequalities" in release.metadata:
         raise InvariantDPError(
             "`release` was conditioned on inequalities; it is not projected Gaussian."
         )
-    return float(release.noise.params["scale"]), release.invariants
+    noise = release.noise
+    congenial = bool(release.metadata.get("congenial", False))
+    spec = (
+        noise.spec.likelihood(noise.params, congenial=congenial)
+        if noise.spec.has_likelihood
+        else None
+    )
+    if spec is None or spec.structure != "projected" or release.invariants is None:
+        raise InvariantDPError(
+            f"`release` must be a projected-Gaussian release with invariants; its noise "
+            f"family is {noise.family!r}."
+        )
+    return float(spec.params["sigma"]), release.invariants

@@ -20,7 +20,7 @@ from ..._validation import InvariantDPError
 from ...invariants import Invariants
 from ...release import Release
 from ._projected import _row_basis
-from ._scalar import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, Tulap
+from ._scalar import Laplace
 from .distributions import mechanism_likelihood
 from .sampler import LatticeMoves, affine_counts, fibre_point
 
@@ -43,12 +43,10 @@ def _check_latent(latent, allowed=_LATENT) -> str:
 
 def _noise_bounds(spec, y):
     """Bounds on the latent counts implied by a noise law with bounded support."""
-    if spec["kind"] == "tulap" and spec["q"] > 0:
-        from ...distributions import tulap
-
-        lo, hi = (float(v) * spec["scale"] for v in tulap.support(spec["b"], spec["q"]))
-        return y - hi, y - lo
-    return None, None
+    if spec.support is None:
+        return None, None
+    lo, hi = spec.support
+    return y - hi, y - lo
 
 
 def _implied_total(inv: Invariants | None):
@@ -92,13 +90,12 @@ def _observe(release, counts, spec, n, dims):
     """
     y = np.asarray(release.value, dtype=float).reshape(-1)
     yt = pt.as_tensor(y[None, :])
-    kind = spec["kind"]
-    if kind == "projected_laplace":
+    if spec.structure == "row_space":
         inv = release.invariants
         QR = _row_basis(np.asarray(inv.null_space_basis()))
         w = pm.Flat("row_space_noise", shape=QR.shape[0], initval=np.zeros(QR.shape[0]))
         shift = pt.dot(pt.as_tensor(QR.T), w)
-        b = spec["scale"]
+        b = spec.params["scale"]
 
         def unary(S):
             return -pt.abs(yt - (S - shift[None, :])) / b
@@ -106,35 +103,24 @@ def _observe(release, counts, spec, n, dims):
         obs = Laplace(
             "release",
             counts - pt.dot(pt.as_tensor(QR.T), w),
-            scale=spec["scale"],
+            scale=b,
             observed=y,
             dims=dims,
         )
         return obs, unary
-    if kind == "extended_laplace":
-        raise InvariantDPError(
-            "extended Laplace releases are not supported by the Bayesian models yet."
-        )
     obs = mechanism_likelihood("release", release, counts, flatten=True, dims=dims)
     return obs, _noise_unary(spec, yt)
 
 
 def _noise_unary(spec, yt):
-    kind = spec["kind"]
-    if kind == "projected_gaussian":
-        sigma = spec["sigma"]
-        return lambda S: -((yt - S) ** 2) / (2.0 * sigma**2)
-    if kind == "tulap":
-        logp = Tulap._custom(spec["b"], spec["q"], spec["scale"])["logp"]
-    elif kind == "laplace":
-        logp = Laplace._custom(spec["scale"])["logp"]
-    elif kind == "gaussian":
-        logp = Gaussian._custom(spec["sigma"])["logp"]
-    elif kind == "discrete_laplace":
-        logp = DiscreteLaplace._custom(spec["scale"])["logp"]
-    else:
-        logp = DiscreteGaussian._custom(spec["sigma"])["logp"]
-    return lambda S: logp(yt, S)
+    """Per-cell log weight of the release given the counts (constants in ``S`` dropped).
+
+    For the projected Gaussian the scalar Gaussian terms are its density on
+    the fibre up to a constant.
+    """
+    dist = spec.pymc_distribution()
+    values = pt.round(yt).astype("int64") if spec.integer else yt
+    return lambda S: pm.logp(dist.dist(S, **spec.params), pt.broadcast_to(values, S.shape))
 
 
 def _latent_counts(
@@ -193,18 +179,9 @@ def _signature(model):
 
 
 def _marginal_binomial(release, spec, theta, n):
-    grid = np.arange(n + 1, dtype=float)
-    kind = spec["kind"]
-    if kind == "tulap":
-        noise = Tulap.dist(grid, b=spec["b"], q=spec["q"], scale=spec["scale"])
-    elif kind == "laplace":
-        noise = Laplace.dist(grid, scale=spec["scale"])
-    elif kind == "gaussian":
-        noise = Gaussian.dist(grid, sigma=spec["sigma"])
-    elif kind == "discrete_laplace":
-        noise = DiscreteLaplace.dist(grid.astype(np.int64), scale=spec["scale"])
-    else:
-        noise = DiscreteGaussian.dist(grid.astype(np.int64), sigma=spec["sigma"])
+    grid = np.arange(n + 1, dtype=np.int64 if spec.integer else float)
+    noise = spec.pymc_distribution().dist(grid, **spec.params)
+    grid = grid.astype(float)
     y = np.asarray(release.value, dtype=float).reshape(-1)
     # log f(y_j - x) for every release j and every x = 0..n: constants of the model
     table = np.stack([pm.logp(noise, np.full(n + 1, v)).eval() for v in y])
@@ -235,11 +212,4 @@ def _info(release, latent, spec, latent_info, count_unary, noise_unary) -> dict:
 
 def _initial_step(spec) -> int:
     """Initial lattice step: about the noise standard deviation."""
-    if spec["kind"] == "tulap":
-        b = spec["b"]
-        sd = spec["scale"] * np.sqrt(2 * b / (1 - b) ** 2 + 1 / 12)
-    elif spec["kind"] in ("laplace", "projected_laplace", "discrete_laplace"):
-        sd = np.sqrt(2.0) * spec["scale"]
-    else:
-        sd = spec["sigma"]
-    return int(max(1, round(sd)))
+    return int(max(1, round(spec.sd)))

@@ -39,6 +39,7 @@ import warnings
 import numpy as np
 
 from ..._validation import InvariantDPError
+from ...families import NoiseLikelihood
 from ._projected import ProjectedGaussian
 from ._scalar import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, Tulap
 
@@ -54,48 +55,32 @@ __all__ = [
 ]
 
 
-def release_noise(release) -> dict:
-    """The noise law of ``release`` as ``{"kind": ..., params}`` for the likelihood.
+def release_noise(release) -> NoiseLikelihood:
+    """How the models observe ``release``: its noise family's :class:`NoiseLikelihood`.
 
-    ``kind`` is one of ``"tulap"``, ``"laplace"``, ``"gaussian"``,
-    ``"discrete_laplace"``, ``"discrete_gaussian"``, ``"projected_gaussian"``,
-    ``"projected_laplace"``, ``"extended_laplace"``.  Congenial releases
-    (Gong & Meng) conditioned on equality invariants map to the likelihood of
-    their unconstrained noise (its normaliser is constant on the fibre), and a
+    The PyMC distribution, its parameters and the structure of the noise come
+    from :meth:`NoiseFamily.likelihood <invariantdp.families.NoiseFamily.likelihood>`
+    of the release's noise family.  Congenial releases (Gong & Meng)
+    conditioned on equality invariants map to the likelihood of their
+    unconstrained noise (its normaliser is constant on the fibre), and a
     conditioned Gaussian maps to the projected Gaussian (Gao, Gong & Yu,
     Theorem 22).  A release conditioned on *inequalities* has a normaliser
-    that depends on the confidential value; it is refused unless
-    ``release.metadata`` says otherwise, see :func:`mechanism_likelihood`.
+    that depends on the confidential value; see :func:`mechanism_likelihood`.
+
+    Examples
+    --------
+    >>> from invariantdp.mechanisms import discrete_laplace
+    >>> from invariantdp.inference.bayes import release_noise
+    >>> spec = release_noise(discrete_laplace([3, 4], epsilon=1.0, rng=0))
+    >>> spec.distribution, spec.integer, spec.structure
+    ('DiscreteLaplace', True, 'independent')
     """
     from ...release import Release
 
     if not isinstance(release, Release):
         raise TypeError(f"`release` must be a Release, got {type(release).__name__}.")
-    fam, p = release.noise.family, release.noise.params
     congenial = bool(release.metadata.get("congenial", False))
-    if fam == "tulap":
-        return {"kind": "tulap", "b": p["b"], "q": p.get("q", 0.0), "scale": p.get("scale", 1.0)}
-    if fam == "laplace":
-        return {"kind": "laplace", "scale": p["scale"], "congenial": congenial}
-    if fam == "double_geometric":
-        return {"kind": "discrete_laplace", "scale": -1.0 / np.log(p["a"]), "congenial": congenial}
-    if fam == "discrete_laplace":
-        return {"kind": "discrete_laplace", "scale": p["scale"], "congenial": congenial}
-    if fam == "discrete_gaussian":
-        return {"kind": "discrete_gaussian", "sigma": p.get("sigma", p.get("scale"))}
-    if fam == "gaussian":
-        if congenial:  # conditioned on equalities = projected (Theorem 22)
-            return {"kind": "projected_gaussian", "sigma": p["scale"], "congenial": True}
-        return {"kind": "gaussian", "sigma": p["scale"]}
-    if fam in ("projected_gaussian", "extended_gaussian"):
-        return {"kind": "projected_gaussian", "sigma": p["scale"]}
-    if fam in ("projected_laplace", "extended_laplace"):
-        return {"kind": fam, "scale": p["scale"]}
-    raise InvariantDPError(
-        f"noise family {fam!r} of the release has no PyMC likelihood; known: "
-        "tulap, laplace, gaussian, discrete_laplace, double_geometric, discrete_gaussian, "
-        "projected_gaussian, extended_gaussian, projected_laplace, extended_laplace."
-    )
+    return release.noise.spec.likelihood(release.noise.params, congenial=congenial)
 
 
 def mechanism_likelihood(name, release, confidential, *, flatten=False, **kwargs):
@@ -150,45 +135,19 @@ def mechanism_likelihood(name, release, confidential, *, flatten=False, **kwargs
         )
     y = np.asarray(release.value)
     obs = y.reshape(-1) if (y.ndim > 1 or flatten) else y
-    kind = spec["kind"]
-    if kind == "tulap":
-        return Tulap(
-            name,
-            confidential,
-            b=spec["b"],
-            q=spec["q"],
-            scale=spec["scale"],
-            observed=obs,
-            **kwargs,
-        )
-    if kind == "laplace":
-        return Laplace(name, confidential, scale=spec["scale"], observed=obs, **kwargs)
-    if kind == "gaussian":
-        return Gaussian(name, confidential, sigma=spec["sigma"], observed=obs, **kwargs)
-    if kind == "discrete_laplace":
-        return DiscreteLaplace(
-            name,
-            confidential,
-            scale=spec["scale"],
-            observed=np.round(obs).astype(np.int64),
-            **kwargs,
-        )
-    if kind == "discrete_gaussian":
-        return DiscreteGaussian(
-            name,
-            confidential,
-            sigma=spec["sigma"],
-            observed=np.round(obs).astype(np.int64),
-            **kwargs,
-        )
-    if kind == "projected_gaussian":
+    if spec.integer:
+        obs = np.round(obs).astype(np.int64)
+    if spec.structure == "projected":
         inv = release.invariants
         if inv is None:
             raise InvariantDPError("a projected Gaussian release must carry its `invariants`.")
         return ProjectedGaussian(
-            name, confidential, sigma=spec["sigma"], invariants=inv, observed=obs, **kwargs
+            name, confidential, invariants=inv, observed=obs, **spec.params, **kwargs
         )
-    raise InvariantDPError(
-        f"the {kind} release has no closed-form density; use a model builder of "
-        "invariantdp.inference.bayes.models, which augments it with the row-space noise."
-    )
+    if spec.structure != "independent":
+        raise InvariantDPError(
+            f"the {release.noise.family} release has no closed-form density; use a model "
+            "builder of invariantdp.inference.bayes.models, which augments it with the "
+            "row-space noise."
+        )
+    return spec.pymc_distribution()(name, confidential, observed=obs, **spec.params, **kwargs)

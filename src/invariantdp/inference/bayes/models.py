@@ -305,9 +305,10 @@ def binomial_model(release, n, prior=(1.0, 1.0), *, latent="marginal") -> pm.Mod
             f"`prior` must be a pair (a, b) of positive reals, got {prior!r}."
         ) from None
     spec = release_noise(release)
-    if spec["kind"] in ("projected_gaussian", "projected_laplace", "extended_laplace"):
+    if spec.structure != "independent":
         raise InvariantDPError(
-            f"`release` must use a scalar noise law for a binomial model, got {spec['kind']}."
+            "`release` must use a scalar noise law for a binomial model, got "
+            f"{release.noise.family}."
         )
     y = np.asarray(release.value, dtype=float).reshape(-1)
     m = y.size

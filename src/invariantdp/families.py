@@ -1,0 +1,517 @@
+"""Noise families: the one home of everything the package knows about a noise law.
+
+A :class:`~invariantdp.release.NoiseLaw` names its family by a string
+(``"tulap"``, ``"discrete_gaussian"``, ...), the form it takes in a release's
+JSON document.  This module maps that name to a :class:`NoiseFamily`, which
+holds, for the family:
+
+* its law: the frozen scipy.stats-style distribution of the noise, built from
+  the params (:meth:`NoiseFamily.law`); for the scalar families its ``logpdf``
+  / ``logcdf`` / ``support`` are scipy's;
+* the JSON schema of its params and their validation
+  (:meth:`NoiseFamily.validate`, documented in :mod:`invariantdp.release`);
+* its support: integer-valued (``integer``) or not, and whether the noise
+  keeps the invariants exactly (``keeps_invariants``);
+* how a PyMC model observes a release with this noise
+  (:meth:`NoiseFamily.likelihood`, a :class:`NoiseLikelihood`: the PyMC
+  distribution of :mod:`invariantdp.inference.bayes` and its parameters).
+
+Every consumer (the JSON reader, :meth:`NoiseLaw.distribution`, the UMPU
+tests, the likelihoods and the Bayes models) asks this module, through
+:attr:`NoiseLaw.spec <invariantdp.release.NoiseLaw.spec>`; this is the only
+module that compares a family name with a string.  A user family is added with
+:func:`register_noise_family`.
+
+Examples
+--------
+>>> from invariantdp.families import TULAP, noise_family
+>>> noise_family("tulap") is TULAP
+True
+>>> law = TULAP.law({"b": 0.5, "q": 0.0})
+>>> round(float(law.cdf(0.0)), 12)
+0.5
+>>> sorted(noise_family("discrete_gaussian").validate({"sigma": 2.0}, "noise.params"))
+['integer']
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from scipy import stats
+
+from ._validation import (
+    InvariantDPError,
+    doc_error,
+    doc_int,
+    doc_list,
+    doc_numbers,
+    doc_object,
+    doc_path,
+    doc_positive,
+    doc_probability,
+    doc_str,
+    format_value,
+)
+from .distributions import discrete_gaussian, discrete_laplace, tulap
+from .distributions.discrete import GRID_RANGE, LatticeLaw
+from .distributions.knorm import knorm_from_params
+from .distributions.subspace import subspace_factory
+from .invariants import Invariants
+
+__all__ = [
+    "DISCRETE_GAUSSIAN",
+    "DISCRETE_LAPLACE",
+    "GAUSSIAN",
+    "LAPLACE",
+    "TULAP",
+    "NoiseFamily",
+    "NoiseLikelihood",
+    "SchemaContext",
+    "noise_families",
+    "noise_family",
+    "register_noise_family",
+]
+
+
+@dataclass(frozen=True)
+class SchemaContext:
+    """What a family's schema may need to know about the document it is read from.
+
+    Attributes
+    ----------
+    value_size : int or None
+        Entries of the release's value (None when a noise law is read alone).
+    max_cells : int
+        Allocation bound: no array or shape may hold more entries.
+    invariants, invariants_doc : Invariants or None, dict or None
+        The release's invariants and their document; a noise law naming the
+        same ``C`` reuses them instead of building a second copy.
+    """
+
+    value_size: int | None = None
+    max_cells: int = 2**24
+    invariants: Invariants | None = None
+    invariants_doc: dict | None = None
+
+
+@dataclass(frozen=True)
+class NoiseLikelihood:
+    """How a PyMC model observes a release with a given noise law.
+
+    Attributes
+    ----------
+    distribution : str
+        Name of the PyMC distribution of one coordinate in
+        :mod:`invariantdp.inference.bayes` (:meth:`pymc_distribution` returns
+        the class).
+    params : dict
+        Its keyword arguments (the noise parameters, public constants).
+    integer : bool
+        The release is integer-valued (observed as integers).
+    structure : {"independent", "projected", "row_space"}
+        ``"independent"``: coordinates are independent given the confidential
+        value; ``"projected"``: the degenerate normal ``N(0, sigma^2 Pi_N)`` of
+        the projected (or conditioned) Gaussian mechanism, whose log density on
+        the fibre is the sum of the scalar Gaussian terms up to a constant;
+        ``"row_space"``: the projected Laplace mechanism, observed through the
+        scalar law after adding its row-space noise as a latent variable.
+    sd : float
+        Standard deviation of one noise coordinate (sets the first lattice
+        step of the exact sampler).
+    support : tuple of float or None
+        Bounds ``(lo, hi)`` of a noise coordinate when they are finite (the
+        truncated Tulap), else None.
+    """
+
+    distribution: str
+    params: Mapping
+    integer: bool = False
+    structure: str = "independent"
+    sd: float = 1.0
+    support: tuple[float, float] | None = None
+
+    def pymc_distribution(self):
+        """The PyMC distribution class (imports :mod:`invariantdp.inference.bayes`)."""
+        from .inference.bayes import distributions
+
+        return getattr(distributions, self.distribution)
+
+
+@dataclass(frozen=True, eq=False)
+class NoiseFamily:
+    """One noise family: its law, JSON schema, support and likelihood.
+
+    Parameters
+    ----------
+    name : str
+        The family's name in a :class:`~invariantdp.release.NoiseLaw` and in JSON.
+    factory : callable or None
+        ``factory(params)``: the frozen distribution of the noise (None: the
+        family has no distribution object, e.g. ``permutation``).
+    schema : callable or None
+        ``schema(params, path, context)`` validates a document's params,
+        raising :class:`~invariantdp.exceptions.InvariantDPError` that names
+        ``path``; it may return a dict of cross-checks (``"dim"``: the value
+        has that many entries, ``"keeps_invariants"``, ``"invariants"``: the
+        noise's own ``C``).  None: the family cannot be read from JSON.
+    integer : bool
+        The noise (and so the release) is integer-valued.
+    keeps_invariants : bool
+        The released value satisfies the invariants exactly.
+    likelihood : callable, optional
+        ``likelihood(params, congenial)`` -> :class:`NoiseLikelihood`.
+    """
+
+    name: str
+    factory: Callable[[Mapping], object] | None
+    schema: Callable | None = None
+    integer: bool = False
+    keeps_invariants: bool = False
+    likelihood_factory: Callable | None = field(default=None, repr=False)
+
+    def __repr__(self) -> str:
+        return f"NoiseFamily({self.name!r})"
+
+    @property
+    def has_likelihood(self) -> bool:
+        return self.likelihood_factory is not None
+
+    def law(self, params: Mapping):
+        """The frozen scipy.stats-style distribution of the noise with ``params``."""
+        if self.factory is None:
+            raise InvariantDPError(
+                f"noise family {self.name!r} has no distribution object: its law is described "
+                "by its parameters only."
+            )
+        return self.factory(params)
+
+    def validate(self, params, path: str = "params", context: SchemaContext | None = None) -> dict:
+        """Validate the params of a document; return the cross-checks for the release."""
+        if self.schema is None:
+            raise doc_error(
+                path, self.name, "belongs to a family registered without a schema: not readable."
+            )
+        info = dict(self.schema(params, path, context or SchemaContext()) or {})
+        if self.integer:
+            info["integer"] = True
+        if self.keeps_invariants:
+            info["keeps_invariants"] = True
+        return info
+
+    def likelihood(self, params: Mapping, *, congenial: bool = False) -> NoiseLikelihood:
+        """How a PyMC model observes a release with this noise (:class:`NoiseLikelihood`).
+
+        ``congenial``: the release was conditioned on equality invariants
+        (Gong & Meng 2021, Section 2.3); its likelihood is that of the
+        unconstrained noise (the normaliser is constant on the fibre), and a
+        conditioned Gaussian is the projected one (Gao, Gong & Yu 2022,
+        Theorem 22).
+        """
+        if self.likelihood_factory is None:
+            known = (n for n, f in sorted(_FAMILIES.items()) if f.has_likelihood)
+            raise InvariantDPError(
+                f"noise family {self.name!r} of the release has no PyMC likelihood; known: "
+                f"{', '.join(known)}."
+            )
+        return self.likelihood_factory(params, congenial)
+
+
+_FAMILIES: dict[str, NoiseFamily] = {}
+
+
+def register_noise_family(
+    name: str,
+    factory: Callable[[Mapping], object] | None,
+    *,
+    schema: Callable | None = None,
+    integer: bool = False,
+    keeps_invariants: bool = False,
+    likelihood: Callable | None = None,
+) -> NoiseFamily:
+    """Register a noise family so that releases using it can be read and analysed.
+
+    Parameters
+    ----------
+    name : str
+        The family's name (``NoiseLaw(name, params)``).
+    factory : callable or None
+        ``factory(params) -> frozen distribution``, used by
+        :meth:`NoiseLaw.distribution <invariantdp.release.NoiseLaw.distribution>`.
+    schema : callable, optional
+        ``schema(params, path, context)`` validates the params of a JSON
+        document, raising :class:`~invariantdp.exceptions.InvariantDPError`
+        that names ``path`` (the ``doc_*`` helpers of
+        :mod:`invariantdp._validation` do); ``context`` is a
+        :class:`SchemaContext`.  It may return a dict of cross-checks:
+        ``"dim"`` (the value must have that many entries),
+        ``"keeps_invariants": True``.  Without a schema a family cannot be
+        read from JSON.
+    integer, keeps_invariants : bool
+        Support flags (see :class:`NoiseFamily`).
+    likelihood : callable, optional
+        ``likelihood(params, congenial) -> NoiseLikelihood`` for the Bayes
+        models.
+
+    Returns
+    -------
+    NoiseFamily
+        The registered family (it replaces one of the same name).
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> from invariantdp.families import register_noise_family
+    >>> fam = register_noise_family("logistic_example", lambda p: stats.logistic(scale=p["s"]))
+    >>> float(fam.law({"s": 1.0}).cdf(0.0))
+    0.5
+    """
+    if not isinstance(name, str) or not name:
+        raise InvariantDPError(f"`name` ({format_value(name)}) must be a non-empty string.")
+    family = NoiseFamily(name, factory, schema, integer, keeps_invariants, likelihood)
+    _FAMILIES[name] = family
+    return family
+
+
+def noise_family(name: str) -> NoiseFamily:
+    """The registered :class:`NoiseFamily` called ``name``; refused if there is none."""
+    try:
+        return _FAMILIES[name]
+    except (KeyError, TypeError):
+        raise InvariantDPError(
+            f"noise family {format_value(name)} has no registered distribution; known: "
+            f"{', '.join(sorted(_FAMILIES))}."
+        ) from None
+
+
+def noise_families() -> dict[str, NoiseFamily]:
+    """All registered families by name (a copy)."""
+    return dict(_FAMILIES)
+
+
+# ---------------------------------------------------------------------------
+# schemas
+# ---------------------------------------------------------------------------
+
+
+def _params_schema(required: dict, optional: dict | None = None):
+    """A schema: exactly the ``required`` keys, some ``optional`` ones, each checked."""
+    optional = optional or {}
+
+    def schema(params, path, ctx):
+        doc_object(path, params, required=tuple(required), optional=tuple(optional))
+        for key, check in {**required, **optional}.items():
+            if key in params:
+                check(doc_path(path, key), params[key])
+        return {}
+
+    return schema
+
+
+def _grid_schema(scale_key: str):
+    """A grid family: ``grid`` a power of two within :data:`GRID_RANGE`, ``scale_key`` > 0."""
+
+    def schema(params, path, ctx):
+        doc_object(path, params, required=("grid", scale_key))
+        gpath = doc_path(path, "grid")
+        g = doc_positive(gpath, params["grid"])
+        if math.frexp(g)[0] != 0.5 or not GRID_RANGE[0] <= g <= GRID_RANGE[1]:
+            raise doc_error(gpath, params["grid"], "must be a power of two in [2**-960, 2**960].")
+        doc_positive(doc_path(path, scale_key), params[scale_key])
+        return {}
+
+    return schema
+
+
+def _knorm_schema(params, path, ctx):
+    doc_object(path, params, required=("norm", "dim", "scale"), optional=("space", "vertices"))
+    norm = doc_str(doc_path(path, "norm"), params["norm"], choices=("l1", "l2", "linf", "polytope"))
+    dim = doc_int(doc_path(path, "dim"), params["dim"], minimum=1, maximum=ctx.max_cells)
+    doc_positive(doc_path(path, "scale"), params["scale"])
+    given = [k for k in ("space", "vertices") if k in params]
+    if norm != "polytope":
+        if given:
+            raise doc_error(doc_path(path, given[0]), params[given[0]], f"is not used by {norm!r}.")
+        return {"dim": dim}
+    if len(given) != 1:
+        raise doc_error(
+            path, params, "of a polytope norm must give exactly one of space, vertices."
+        )
+    if "space" in params:
+        spath = doc_path(path, "space")
+        space = doc_object(spath, params["space"], required=("kind", "r", "c"))
+        doc_str(doc_path(spath, "kind"), space["kind"], choices=("contingency",))
+        r = doc_int(doc_path(spath, "r"), space["r"], minimum=2)
+        c = doc_int(doc_path(spath, "c"), space["c"], minimum=2)
+        if r * c != dim:
+            raise doc_error(spath, space, f"describes {r} x {c} tables, but `dim` is {dim}.")
+        # the contingency K-norm noise lies in the kernel of the margins (semi_dp_knorm)
+        return {"dim": dim, "keeps_invariants": True}
+    vpath = doc_path(path, "vertices")
+    rows = doc_list(vpath, params["vertices"], min_length=1)
+    if len(rows) * dim > ctx.max_cells:
+        raise doc_error(vpath, rows, f"hold more than {ctx.max_cells} numbers.")
+    for i, row in enumerate(rows):
+        doc_numbers(doc_path(vpath, i), row, length=dim)
+    return {"dim": dim}
+
+
+def _subspace_schema(params, path, ctx):
+    doc_object(path, params, required=("scale", "invariants"))
+    doc_positive(doc_path(path, "scale"), params["scale"])
+    ipath = doc_path(path, "invariants")
+    d = params["invariants"]
+    if ctx.invariants is not None and isinstance(d, dict) and d == ctx.invariants_doc:
+        return {"dim": ctx.invariants.n_cells}  # the release's own C: no second build
+    inv = Invariants.from_dict(d, path=ipath, max_cells=ctx.max_cells)
+    if inv.values is not None:  # the law needs only C; values here could contradict the release
+        raise doc_error(doc_path(ipath, "values"), params["invariants"]["values"], "must be null.")
+    return {"invariants": inv, "dim": inv.n_cells}
+
+
+def _unit_open(path, v):
+    return doc_probability(path, v, open_low=True, open_high=True)
+
+
+# ---------------------------------------------------------------------------
+# likelihoods of the Bayes models
+# ---------------------------------------------------------------------------
+
+
+def _tulap_likelihood(p, congenial):
+    b, q, scale = p["b"], p.get("q", 0.0), p.get("scale", 1.0)
+    support = None
+    if q > 0:
+        support = tuple(float(v) * scale for v in tulap.support(b, q))
+    # the untruncated Tulap's standard deviation (Awan & Slavkovic 2018, Def. 4.1)
+    sd = scale * math.sqrt(2.0 * b / (1.0 - b) ** 2 + 1.0 / 12.0)
+    return NoiseLikelihood("Tulap", {"b": b, "q": q, "scale": scale}, sd=sd, support=support)
+
+
+def _laplace_likelihood(structure="independent", integer=False, dist="Laplace"):
+    def likelihood(p, congenial):
+        s = p["scale"]
+        return NoiseLikelihood(dist, {"scale": s}, integer, structure, sd=math.sqrt(2.0) * s)
+
+    return likelihood
+
+
+def _gaussian_likelihood(p, congenial):
+    # conditioned on equalities, a Gaussian release is the projected one (GGY Theorem 22)
+    return NoiseLikelihood(
+        "Gaussian",
+        {"sigma": p["scale"]},
+        structure="projected" if congenial else "independent",
+        sd=p["scale"],
+    )
+
+
+def _projected_gaussian_likelihood(p, congenial):
+    return NoiseLikelihood("Gaussian", {"sigma": p["scale"]}, structure="projected", sd=p["scale"])
+
+
+def _discrete_gaussian_likelihood(p, congenial):
+    return NoiseLikelihood("DiscreteGaussian", {"sigma": p["sigma"]}, integer=True, sd=p["sigma"])
+
+
+def _extended_laplace_likelihood(p, congenial):
+    raise InvariantDPError(
+        "extended Laplace releases are not supported by the Bayesian models yet: their noise "
+        "Q_N w has no closed-form density in the data coordinates."
+    )
+
+
+# ---------------------------------------------------------------------------
+# the families of this package
+# ---------------------------------------------------------------------------
+
+#: Tulap noise (Awan & Slavkovic 2018, Def. 4.1): ``b`` in [0, 1) (0: the uniform limit
+#: epsilon -> inf), truncation ``q`` in [0, 1), optional ``scale``
+TULAP = register_noise_family(
+    "tulap",
+    lambda p: tulap(p["b"], p["q"], loc=0.0, scale=p.get("scale", 1.0)),
+    schema=_params_schema({"b": doc_probability, "q": doc_probability}, {"scale": doc_positive}),
+    likelihood=_tulap_likelihood,
+)
+#: continuous Laplace noise with ``scale``
+LAPLACE = register_noise_family(
+    "laplace",
+    lambda p: stats.laplace(loc=0.0, scale=p["scale"]),
+    schema=_params_schema({"scale": doc_positive}),
+    likelihood=_laplace_likelihood(),
+)
+#: continuous Gaussian noise with standard deviation ``scale``
+GAUSSIAN = register_noise_family(
+    "gaussian",
+    lambda p: stats.norm(loc=0.0, scale=p["scale"]),
+    schema=_params_schema({"scale": doc_positive}),
+    likelihood=_gaussian_likelihood,
+)
+#: discrete Laplace (double geometric) noise, ``P(k) ∝ exp(-|k| / scale)`` (CKS 2020, Def. 2)
+DISCRETE_LAPLACE = register_noise_family(
+    "discrete_laplace",
+    lambda p: discrete_laplace(p["scale"]),
+    schema=_params_schema({"scale": doc_positive}),
+    integer=True,
+    likelihood=_laplace_likelihood(integer=True, dist="DiscreteLaplace"),
+)
+#: discrete Gaussian noise, ``P(k) ∝ exp(-k^2 / (2 sigma^2))`` (CKS 2020, Def. 1)
+DISCRETE_GAUSSIAN = register_noise_family(
+    "discrete_gaussian",
+    lambda p: discrete_gaussian(p["sigma"]),
+    schema=_params_schema({"sigma": doc_positive}),
+    integer=True,
+    likelihood=_discrete_gaussian_likelihood,
+)
+# the noise of the secure laplace / gaussian: grid * Lap_Z(scale / grid), grid * N_Z(0, .)
+register_noise_family(
+    "grid_laplace",
+    lambda p: LatticeLaw(discrete_laplace(p["scale"] / p["grid"]), p["grid"]),
+    schema=_grid_schema("scale"),
+)
+register_noise_family(
+    "grid_gaussian",
+    lambda p: LatticeLaw(discrete_gaussian(p["sigma"] / p["grid"]), p["grid"]),
+    schema=_grid_schema("sigma"),
+)
+register_noise_family("knorm", knorm_from_params, schema=_knorm_schema)
+register_noise_family(
+    "projected_gaussian",
+    subspace_factory("gaussian", "projected"),
+    schema=_subspace_schema,
+    keeps_invariants=True,
+    likelihood=_projected_gaussian_likelihood,
+)
+register_noise_family(
+    "extended_gaussian",
+    subspace_factory("gaussian", "extended"),
+    schema=_subspace_schema,
+    keeps_invariants=True,
+    likelihood=_projected_gaussian_likelihood,  # the same law N(0, sigma^2 Pi_N)
+)
+register_noise_family(
+    "projected_laplace",
+    subspace_factory("laplace", "projected"),
+    schema=_subspace_schema,
+    keeps_invariants=True,
+    likelihood=_laplace_likelihood(structure="row_space"),
+)
+register_noise_family(
+    "extended_laplace",
+    subspace_factory("laplace", "extended"),
+    schema=_subspace_schema,
+    keeps_invariants=True,
+    likelihood=_extended_laplace_likelihood,
+)
+# data swapping: a permutation within strata, no distribution object (Bailie et al. 2025)
+register_noise_family(
+    "permutation",
+    None,
+    schema=_params_schema(
+        {"swap_rate": _unit_open}, {"selection": doc_str, "permutation": doc_str}
+    ),
+    integer=True,
+    keeps_invariants=True,
+)
