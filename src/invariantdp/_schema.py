@@ -38,9 +38,11 @@ from ._validation import (
 )
 from .families import SchemaContext, noise_families
 from .invariants import Invariants
+from .labels import labels_from_doc
 
-#: version of the JSON document written by :meth:`Release.to_json`
-FORMAT_VERSION = 1
+#: newest version of the JSON document (2 adds the optional ``labels``; a release without
+#: labels is still written as version 1, which older readers read)
+FORMAT_VERSION = 2
 #: default limit on the size of a JSON document, in characters (bytes)
 MAX_JSON_BYTES = MAX_JSON_CHARS
 #: default limit on the entries of any array, and the cells of any shape, in a document
@@ -128,6 +130,8 @@ _DEFINITIONS = {
     "GDP": ("mu",),
     "zCDP": ("rho",),
     "f-DP": ("tradeoff",),
+    # a published release whose guarantee the analyst cannot state (version 2)
+    "unstated": (),
 }
 
 
@@ -241,9 +245,12 @@ def release_fields_from_doc(d, max_cells: int) -> dict:
             "query",
             "data_shape",
         ),
-        optional=("metadata",),
+        optional=("metadata", "labels"),
     )
     value = array_from_doc("value", d["value"], max_cells=max_cells)
+    if "labels" in d and version < 2:
+        raise doc_error("labels", "...", "needs a document of version 2 or newer.")
+    labels = labels_from_doc("labels", d.get("labels"), value.shape)
     mechanism = doc_str("mechanism", d["mechanism"], max_length=200)
     if not mechanism:
         raise doc_error("mechanism", mechanism, "must not be empty.")
@@ -326,6 +333,7 @@ def release_fields_from_doc(d, max_cells: int) -> dict:
         "query": query,
         "data_shape": data_shape,
         "metadata": metadata,
+        "labels": labels,
     }
 
 

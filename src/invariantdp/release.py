@@ -27,7 +27,7 @@ allowed except inside ``metadata`` and guarantee ``params``.
 ``format``
     ``"invariantdp.Release"``.
 ``version``
-    Integer, 1 to :data:`FORMAT_VERSION`; a newer version is refused.
+    Integer, 1 to :data:`FORMAT_VERSION` (2); a newer version is refused.
 ``value``, ``query`` (``query`` may be ``null``)
     An array: ``{"dtype", "shape", "data"}`` with ``dtype`` a little- or
     big-endian integer or float type of at most 8 bytes (``"<f8"``,
@@ -95,6 +95,11 @@ allowed except inside ``metadata`` and guarantee ``params``.
 ``metadata`` (optional)
     A JSON object, free-form; ``randomness``, if present, is ``"secure"`` or
     ``"simulation"``.
+``labels`` (optional, version 2)
+    One ``{"name", "labels"}`` object per dimension of ``value``: the axis
+    name (a JSON scalar, null, or a list of them for a multi-level index) and
+    exactly one label per entry along the axis (JSON scalars, or lists of the
+    level count).  A release without labels is written as version 1.
 
 A release whose noise keeps the invariants (``projected_*``, ``extended_*``,
 ``permutation``, the contingency K-norm of ``semi_dp_knorm``, and the
@@ -113,10 +118,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from ._results import Summary, format_table
 from ._schema import (
-    FORMAT_VERSION,
+    FORMAT_VERSION,  # noqa: F401 - the newest document version this module reads
     MAX_CELLS,
     MAX_DEPTH,  # noqa: F401 - a documented limit of this module (docstring)
     MAX_JSON_BYTES,
@@ -134,6 +140,7 @@ from ._validation import (
 )
 from .families import NoiseFamily, SchemaContext, noise_family, register_noise_family
 from .invariants import Invariants
+from .labels import AxisLabels, check_labels, labels_to_doc, to_pandas
 from .privacy.tradeoff import TradeoffFunction, eps_delta, gaussian
 
 __all__ = ["NoiseLaw", "PrivacyGuarantee", "Release", "register_noise_family"]
@@ -200,7 +207,9 @@ class PrivacyGuarantee:
     ----------
     definition : str
         ``"f-DP"`` (with ``params["tradeoff"]``), ``"(epsilon, delta)-DP"``,
-        ``"GDP"``, ``"zCDP"`` or ``"epsilon-DP"``.
+        ``"GDP"``, ``"zCDP"``, ``"epsilon-DP"``, or ``"unstated"`` (a
+        published release whose noise law is known but whose guarantee the
+        analyst cannot state, see :func:`~invariantdp.published.from_published`).
     params : dict
         The privacy parameters (``epsilon``, ``delta``, ``mu``, ``rho``, ...);
         kept as a read-only deep copy.
@@ -295,6 +304,10 @@ class Release:
         Free-form JSON-able information (mechanism parameters, provenance),
         kept as a read-only deep copy.  ``metadata["randomness"]`` records
         the source of the noise (``"secure"`` or ``"simulation"``).
+    labels : tuple of AxisLabels or None
+        The index (and columns) of the value when the data were a pandas
+        ``Series`` or ``DataFrame`` (:mod:`invariantdp.labels`); kept in the
+        JSON and given back by :meth:`to_series` and :meth:`to_frame`.
 
     Examples
     --------
@@ -312,6 +325,7 @@ class Release:
     query: np.ndarray | None = None
     data_shape: tuple[int, ...] | None = None
     metadata: dict = field(default_factory=dict)
+    labels: tuple[AxisLabels, ...] | None = None
 
     def __post_init__(self):
         if not isinstance(self.noise, NoiseLaw):
@@ -341,14 +355,16 @@ class Release:
                 raise TypeError(f"`data_shape` must be a tuple of integers, got {shown}.") from None
             object.__setattr__(self, "data_shape", shape)
         object.__setattr__(self, "metadata", freeze(self.metadata))
+        object.__setattr__(self, "labels", check_labels(self.labels, value.shape))
 
     # --- serialisation -----------------------------------------------------
 
     def to_dict(self) -> dict:
         """The JSON document as a new, mutable dict (see the module docstring)."""
-        return {
+        doc = {
             "format": "invariantdp.Release",
-            "version": FORMAT_VERSION,
+            # version 1 readers know neither labels nor an unstated guarantee
+            "version": 1 if self.labels is None and self.guarantee.definition != "unstated" else 2,
             "value": array_to_json(self.value),
             "mechanism": self.mechanism,
             "noise": self.noise.to_dict(),
@@ -358,6 +374,9 @@ class Release:
             "data_shape": None if self.data_shape is None else list(self.data_shape),
             "metadata": thaw(self.metadata),
         }
+        if self.labels is not None:
+            doc["labels"] = labels_to_doc(self.labels)
+        return doc
 
     @classmethod
     def from_dict(cls, d: dict, *, max_cells: int = MAX_CELLS) -> Release:
@@ -375,6 +394,24 @@ class Release:
     def to_json(self, **kwargs) -> str:
         """Serialise to a strict JSON string (RFC 8259); floats are written exactly."""
         return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
+
+    @classmethod
+    def from_published(cls, values, *, noise, invariants=None, **kwargs) -> Release:
+        """A release from published noisy values, noise law and invariants.
+
+        See :func:`invariantdp.published.from_published` (the same function)
+        for the parameters; :func:`~invariantdp.published.read_published`
+        reads a long-format table.
+
+        Examples
+        --------
+        >>> r = Release.from_published([12, 7], noise="discrete_gaussian", variance=9.0)
+        >>> bool(r.noise.distribution().std() > 2.9)
+        True
+        """
+        from .published import from_published
+
+        return from_published(values, noise=noise, invariants=invariants, **kwargs)
 
     @classmethod
     def from_json(
@@ -432,6 +469,33 @@ class Release:
                 )
             data = fh.read(max_bytes + 1)  # the file may have grown since
         return cls.from_json(data, max_bytes=max_bytes, max_cells=max_cells)
+
+    # --- pandas -------------------------------------------------------------
+
+    def to_series(self) -> pd.Series:
+        """The value as a ``Series`` on its labels (the product of the axes for a table).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> x = pd.Series([120, 80], index=pd.Index(["Ada", "Bay"], name="county"))
+        >>> r = Release.from_published(x, noise="discrete_gaussian", variance=4.0)
+        >>> r.to_series()
+        county
+        Ada    120
+        Bay     80
+        Name: value, dtype: int64
+        """
+        out = to_pandas(self.value, self.labels)
+        if isinstance(out, pd.DataFrame):
+            out = out.stack(future_stack=True)
+        return out.rename("value")
+
+    def to_frame(self) -> pd.DataFrame:
+        """The value as a ``DataFrame``: the table itself for a 2-D value, else one
+        ``value`` column on the labels."""
+        out = to_pandas(self.value, self.labels)
+        return out if isinstance(out, pd.DataFrame) else out.to_frame("value")
 
     # --- provenance -----------------------------------------------------------
 

@@ -1,0 +1,222 @@
+"""Labels of a released value: the pandas index and columns, kept end to end.
+
+A mechanism given a pandas ``Series`` (or ``DataFrame``) records its index
+(and columns) in the :class:`~invariantdp.Release`, the JSON document carries
+them, and :meth:`Release.to_series <invariantdp.Release.to_series>` /
+:meth:`~invariantdp.Release.to_frame` give them back, so that a published
+release still says which county is which.
+
+A label is a JSON scalar (a string, an integer of magnitude at most 2**53, a
+finite float or a boolean) or, for a ``MultiIndex``, a tuple of them; other
+labels (timestamps, objects) are refused with the advice to convert them
+(``index.astype(str)``): a label that would not come back unchanged from
+JSON is never kept.
+
+Examples
+--------
+>>> import pandas as pd
+>>> from invariantdp.labels import labels_of, to_pandas
+>>> s = pd.Series([3, 5], index=pd.Index(["Ada", "Bay"], name="county"))
+>>> axes = labels_of(s)
+>>> axes[0].name, axes[0].labels
+('county', ('Ada', 'Bay'))
+>>> to_pandas([3.5, 4.25], axes)
+county
+Ada    3.50
+Bay    4.25
+dtype: float64
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ._validation import (
+    EXACT_INT,
+    InvariantDPError,
+    doc_error,
+    doc_list,
+    doc_object,
+    doc_path,
+    format_value,
+)
+
+__all__ = [
+    "AxisLabels",
+    "check_labels",
+    "labels_from_doc",
+    "labels_of",
+    "labels_to_doc",
+    "to_pandas",
+]
+
+
+@dataclass(frozen=True)
+class AxisLabels:
+    """The labels of one axis of a released value.
+
+    Attributes
+    ----------
+    name : str, int, tuple or None
+        The axis name (``index.name``; a tuple of level names for a
+        ``MultiIndex``).
+    labels : tuple
+        One label per position along the axis (tuples for a ``MultiIndex``).
+    """
+
+    name: object
+    labels: tuple
+
+    def to_index(self) -> pd.Index:
+        """The axis as a pandas ``Index`` (a ``MultiIndex`` for tuple labels)."""
+        if isinstance(self.name, tuple):
+            return pd.MultiIndex.from_tuples(self.labels, names=list(self.name))
+        return pd.Index(list(self.labels), name=self.name, tupleize_cols=False)
+
+
+def _scalar(where: str, v):
+    """``v`` as a Python JSON scalar, or an error saying how to convert it."""
+    if isinstance(v, bool | np.bool_):
+        return bool(v)
+    if isinstance(v, str):
+        return v
+    if isinstance(v, numbers.Integral):
+        if abs(int(v)) > EXACT_INT:
+            raise InvariantDPError(f"{where} ({format_value(v)}) must be at most 2**53 in size.")
+        return int(v)
+    if isinstance(v, numbers.Real) and math.isfinite(float(v)):
+        return float(v)
+    raise InvariantDPError(
+        f"{where} ({format_value(v)}, a {type(v).__name__}) must be a string, integer, finite "
+        "float or boolean to survive JSON; convert the labels first, e.g. "
+        "`index.astype(str)`."
+    )
+
+
+def _axis(where: str, index: pd.Index) -> AxisLabels:
+    if isinstance(index, pd.MultiIndex):
+        names = tuple(
+            _scalar(f"{where} level name", n) if n is not None else None for n in index.names
+        )
+        labels = tuple(tuple(_scalar(f"{where} label", x) for x in t) for t in index)
+        return AxisLabels(names, labels)
+    name = None if index.name is None else _scalar(f"{where} name", index.name)
+    return AxisLabels(name, tuple(_scalar(f"{where} label", x) for x in index))
+
+
+def labels_of(data) -> tuple[AxisLabels, ...] | None:
+    """The labels of a pandas ``Series`` / ``DataFrame`` (None for anything else).
+
+    Positions alone (every axis a default, unnamed ``RangeIndex``) carry no
+    labels and give None; otherwise every axis is kept.
+    """
+    if isinstance(data, pd.Series):
+        axes = (data.index,)
+    elif isinstance(data, pd.DataFrame):
+        axes = (data.index, data.columns)
+    else:
+        return None
+    if all(_is_default(ax) for ax in axes):
+        return None
+    return tuple(
+        _axis(f"the {kind} of `x`", ax)
+        for kind, ax in zip(("index", "columns"), axes, strict=False)
+    )
+
+
+def _is_default(index: pd.Index) -> bool:
+    return (
+        isinstance(index, pd.RangeIndex)
+        and index.start == 0
+        and index.step == 1
+        and index.name is None
+    )
+
+
+def check_labels(labels, shape: tuple[int, ...]) -> tuple[AxisLabels, ...] | None:
+    """``labels`` if they fit a value of ``shape`` (one axis per dimension, one label each)."""
+    if labels is None:
+        return None
+    labels = tuple(labels)
+    if not all(isinstance(a, AxisLabels) for a in labels):
+        raise TypeError("`labels` must be a tuple of AxisLabels (see invariantdp.labels).")
+    if len(labels) != len(shape):
+        raise InvariantDPError(
+            f"`labels` has {len(labels)} axes but the value has {len(shape)} dimensions."
+        )
+    for i, (ax, n) in enumerate(zip(labels, shape, strict=True)):
+        if len(ax.labels) != n:
+            raise InvariantDPError(
+                f"`labels` axis {i} has {len(ax.labels)} labels but the value has {n} entries "
+                "along it."
+            )
+    return labels
+
+
+def to_pandas(value, labels: tuple[AxisLabels, ...] | None):
+    """``value`` as a ``Series`` (1-D) or ``DataFrame`` (2-D) with ``labels``.
+
+    A value of more dimensions becomes a ``Series`` on the product of its
+    axes (C order, like ``value.ravel()``).
+    """
+    value = np.asarray(value)
+    if value.ndim == 0:
+        raise InvariantDPError("a scalar release has no axes to label; use `release.value`.")
+    index = [None] * value.ndim if labels is None else [ax.to_index() for ax in labels]
+    if value.ndim == 1:
+        return pd.Series(value, index=index[0])
+    if value.ndim == 2:
+        return pd.DataFrame(value, index=index[0], columns=index[1])
+    if labels is None:
+        return pd.Series(value.ravel())
+    product = pd.MultiIndex.from_product(index, names=[ix.name for ix in index])
+    return pd.Series(value.ravel(), index=product)
+
+
+def labels_to_doc(labels: tuple[AxisLabels, ...] | None):
+    """The JSON form: a list of ``{"name", "labels"}``, tuples as lists."""
+    if labels is None:
+        return None
+
+    def plain(x):
+        return list(x) if isinstance(x, tuple) else x
+
+    return [{"name": plain(ax.name), "labels": [plain(x) for x in ax.labels]} for ax in labels]
+
+
+def labels_from_doc(path: str, doc, shape: tuple[int, ...]) -> tuple[AxisLabels, ...] | None:
+    """Validate the JSON form against a value of ``shape``; rebuild the labels."""
+    if doc is None:
+        return None
+    axes = doc_list(path, doc, min_length=len(shape), max_length=len(shape))
+    out = []
+    for i, (ax, n) in enumerate(zip(axes, shape, strict=True)):
+        apath = doc_path(path, i)
+        doc_object(apath, ax, required=("name", "labels"))
+        labels = doc_list(doc_path(apath, "labels"), ax["labels"], min_length=n, max_length=n)
+        multi = isinstance(ax["name"], list)
+        try:
+            name = (
+                tuple(None if x is None else _scalar("name", x) for x in ax["name"])
+                if multi
+                else (None if ax["name"] is None else _scalar("name", ax["name"]))
+            )
+            if multi:
+                rows = [
+                    doc_list(
+                        doc_path(apath, "labels"), t, min_length=len(name), max_length=len(name)
+                    )
+                    for t in labels
+                ]
+                values = tuple(tuple(_scalar("label", x) for x in t) for t in rows)
+            else:
+                values = tuple(_scalar("label", x) for x in labels)
+        except InvariantDPError as exc:
+            raise doc_error(apath, ax, f"must hold JSON scalar labels ({exc})") from None
+        out.append(AxisLabels(name, values))
+    return tuple(out)
