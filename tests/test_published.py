@@ -227,3 +227,27 @@ def test_long_format_errors(change, kwargs, match):
     }
     with pytest.raises(InvariantDPError, match=match):
         read_published(change(_long()), **args)
+
+
+# --- the labels reach the Bayes models' coordinates ------------------------------
+
+
+def test_bayes_models_name_units_cells_and_coefficients_by_the_labels(counties):
+    pytest.importorskip("pymc")
+    from invariantdp.inference.bayes import contingency_table_model, poisson_regression_model
+
+    r = Release.from_published(
+        counties, noise="discrete_gaussian", variance=4.0, invariants=totals([0, 0, 0]).of(counties)
+    )
+    exog = pd.DataFrame({"const": 1.0, "density": [0.3, -0.1, -0.2]}, index=counties.index)
+    model = poisson_regression_model(r, exog)
+    assert list(model.coords["coef"]) == ["const", "density"]
+    assert list(model.coords["unit"]) == ["Ada", "Bay", "Cole"]
+    table = pd.DataFrame(
+        [[12, 5], [4, 9]], index=pd.Index(["F", "M"], name="sex"), columns=["yes", "no"]
+    )
+    r = Release.from_published(
+        table, noise="discrete_laplace", scale=2.0, invariants=one_way_margins((2, 2)).of(table)
+    )
+    model = contingency_table_model(r)
+    assert list(model.coords["cell"]) == ["F, yes", "F, no", "M, yes", "M, no"]

@@ -29,6 +29,7 @@ dtype: float64
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ from ._validation import (
 
 __all__ = [
     "AxisLabels",
+    "cell_names",
     "check_labels",
     "labels_from_doc",
     "labels_of",
@@ -176,6 +178,31 @@ def to_pandas(value, labels: tuple[AxisLabels, ...] | None):
         return pd.Series(value.ravel())
     product = pd.MultiIndex.from_product(index, names=[ix.name for ix in index])
     return pd.Series(value.ravel(), index=product)
+
+
+def cell_names(labels: tuple[AxisLabels, ...] | None, shape: tuple[int, ...]) -> list[str]:
+    """One name per cell of a value of ``shape`` (C order): its labels, or its position.
+
+    The labels of a cell on several axes are joined by ``", "`` and the levels
+    of a multi-level label by ``"/"`` (``"Ada, F"``, ``"CA/001"``).
+
+    Examples
+    --------
+    >>> cell_names((AxisLabels("sex", ("F", "M")), AxisLabels(None, (1, 2))), (2, 2))
+    ['F, 1', 'F, 2', 'M, 1', 'M, 2']
+    >>> cell_names(None, (3,))
+    ['0', '1', '2']
+    """
+    if labels is None:
+        axes = [[str(i) for i in range(n)] for n in shape]
+    else:
+        axes = [
+            ["/".join(map(str, x)) if isinstance(x, tuple) else str(x) for x in ax.labels]
+            for ax in labels
+        ]
+    if not axes:
+        return ["0"]
+    return [", ".join(parts) for parts in itertools.product(*axes)]
 
 
 def labels_to_doc(labels: tuple[AxisLabels, ...] | None):

@@ -18,6 +18,7 @@ from scipy import linalg
 
 from ..._validation import InvariantDPError
 from ...invariants import Invariants
+from ...labels import cell_names
 from ...release import Release
 from ._projected import _row_basis
 from ._scalar import Laplace
@@ -164,7 +165,11 @@ def _latent_counts(
     return counts, {"moves": None, "lower": lower, "upper": upper}
 
 
-def _cell_labels(shape):
+def _cell_labels(release, shape=None):
+    """Coordinates of the cells: the release's labels (``"Ada, F"``) or positions (``"0,1"``)."""
+    shape = tuple(shape if shape is not None else np.shape(release.value))
+    if release.labels is not None and tuple(len(a.labels) for a in release.labels) == shape:
+        return cell_names(release.labels, shape)
     if len(shape) == 1:
         return [str(i) for i in range(shape[0])]
     return [",".join(map(str, ix)) for ix in np.ndindex(*shape)]

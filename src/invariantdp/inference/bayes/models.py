@@ -128,7 +128,7 @@ def contingency_table_model(release, prior=1.0, *, total=None, latent="exact") -
         raise InvariantDPError(
             f"`prior` must be > 0 and a scalar or have {n} entries, got shape {np.shape(prior)}."
         )
-    coords = {"cell": _cell_labels(shape)}
+    coords = {"cell": _cell_labels(release, shape)}
     with pm.Model(coords=coords) as model:
         p = pm.Dirichlet("cell_probs", a=np.array(alpha, dtype=float), dims="cell")
 
@@ -180,7 +180,9 @@ def poisson_regression_model(
     offset : array_like, shape (n,), optional
         Known log exposure.
     exog_names : list of str, optional
-        Names of the ``k`` coefficients (dims ``coef``).
+        Names of the ``k`` coefficients (dims ``coef``); by default the
+        columns of a DataFrame ``exog``, else ``x0, x1, ...``.  The units
+        (dims ``unit``) are named by the release's labels when it has them.
     latent : {"exact", "relaxed"}, optional
 
     Returns
@@ -226,11 +228,14 @@ def poisson_regression_model(
     off = np.zeros(n) if offset is None else check_finite_array("offset", offset).reshape(-1)
     if off.shape != (n,):
         raise InvariantDPError(f"`offset` must have shape ({n},), got {np.shape(offset)}.")
-    names = [f"x{j}" for j in range(k)] if exog_names is None else [str(s) for s in exog_names]
+    if exog_names is None:
+        columns = getattr(exog, "columns", None)  # a DataFrame names its coefficients
+        exog_names = [f"x{j}" for j in range(k)] if columns is None else list(columns)
+    names = [str(s) for s in exog_names]
     if len(names) != k:
         raise InvariantDPError(f"`exog_names` must have {k} entries, got {len(names)}.")
     inv = release.invariants
-    coords = {"coef": names, "unit": [str(i) for i in range(n)]}
+    coords = {"coef": names, "unit": _cell_labels(release, (n,))}
     with pm.Model(coords=coords) as model:
         Xd = pm.Data("exog", X)
         beta = pm.Normal("beta", 0.0, prior_sigma, dims="coef")
@@ -312,7 +317,7 @@ def binomial_model(release, n, prior=(1.0, 1.0), *, latent="marginal") -> pm.Mod
         )
     y = np.asarray(release.value, dtype=float).reshape(-1)
     m = y.size
-    coords = {"release_index": [str(i) for i in range(m)]}
+    coords = {"release_index": _cell_labels(release, (m,))}
     with pm.Model(coords=coords) as model:
         theta = pm.Beta("theta", a, b)
         if latent == "marginal":
