@@ -443,3 +443,13 @@ def test_nested_and_group_totals_match_a_direct_indicator_construction(seed):
     )
     np.testing.assert_array_equal(nested.toarray(), expect)
     np.testing.assert_array_equal(totals(tract).matrix.toarray(), indicator(tract))
+
+
+def test_consistency_of_values_near_the_float_limit_is_decided_without_overflow():
+    """Found by the slow hypothesis suite: ``norm([1e308, 3, 3, 3])`` overflowed."""
+    C = np.array([[1.0, 0, 1, 0], [0, 1, 0, 1], [1, 1, 0, 0], [0, 0, 1, 1]])  # rank 3
+    doc = Invariants(C, [1e308, 3.0, 3.0, 3.0], (4,)).to_dict()
+    with pytest.raises(InvariantDPError, match="not consistent"):
+        Invariants.from_dict(doc)
+    doc["values"] = [1e300] * 4  # consistent: read without error
+    assert Invariants.from_dict(doc).values[0] == 1e300

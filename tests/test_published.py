@@ -251,3 +251,17 @@ def test_bayes_models_name_units_cells_and_coefficients_by_the_labels(counties):
     )
     model = contingency_table_model(r)
     assert list(model.coords["cell"]) == ["F, yes", "F, no", "M, yes", "M, no"]
+
+
+def test_projected_gaussian_release_as_published_feeds_the_likelihood_models():
+    from invariantdp.inference.likelihood import release_sigma
+
+    y = pd.Series([10.5, 19.5, 7.25, 12.75], index=pd.Index(list("abcd"), name="county"))
+    inv = totals([0, 0, 1, 1]).of(y.to_numpy())  # the state totals the release keeps
+    r = Release.from_published(y, noise="projected_gaussian", variance=2.25, invariants=inv)
+    assert r.noise.params["scale"] == 1.5
+    back = Release.from_json(r.to_json())
+    assert back == r and release_sigma(back)[0] == 1.5
+    bad = totals([0, 0, 1, 1]).of(y.to_numpy() + [1, 0, 0, 0])
+    with pytest.raises(InvariantDPError, match="keeps the invariants exactly"):
+        Release.from_published(y, noise="projected_gaussian", variance=2.25, invariants=bad)

@@ -44,6 +44,9 @@ from scipy import stats
 
 from ._validation import (
     InvariantDPError,
+    check_delta,
+    check_epsilon,
+    check_positive,
     doc_error,
     doc_int,
     doc_list,
@@ -55,7 +58,7 @@ from ._validation import (
     doc_str,
     format_value,
 )
-from .distributions import discrete_gaussian, discrete_laplace, tulap
+from .distributions import discrete_gaussian, discrete_laplace, tulap, tulap_params
 from .distributions.discrete import GRID_RANGE, LatticeLaw
 from .distributions.knorm import knorm_from_params
 from .distributions.subspace import subspace_factory
@@ -163,6 +166,11 @@ class NoiseFamily:
         The released value satisfies the invariants exactly.
     likelihood : callable, optional
         ``likelihood(params, congenial)`` -> :class:`NoiseLikelihood`.
+    terms : callable, optional
+        ``terms(given, invariants)`` -> ``(params, guarantee)``: the params
+        from the terms an agency publishes the noise in (``variance``,
+        ``rho`` and ``sensitivity``, ...) and the guarantee they imply, as
+        ``(definition, params)`` or None (:meth:`published_params`).
     """
 
     name: str
@@ -171,6 +179,7 @@ class NoiseFamily:
     integer: bool = False
     keeps_invariants: bool = False
     likelihood_factory: Callable | None = field(default=None, repr=False)
+    terms: Callable | None = field(default=None, repr=False)
 
     def __repr__(self) -> str:
         return f"NoiseFamily({self.name!r})"
@@ -218,8 +227,33 @@ class NoiseFamily:
             )
         return self.likelihood_factory(params, congenial)
 
+    def published_params(self, given: dict, invariants=None) -> tuple[dict, tuple | None]:
+        """The family's params from the terms an agency publishes, and the implied guarantee.
+
+        ``given`` maps the terms of :mod:`invariantdp.published` (e.g.
+        ``{"rho": 0.5, "sensitivity": 1}``) or the family's own params; every
+        entry must be used.  Returns ``(params, guarantee)`` with
+        ``guarantee`` a ``(definition, params)`` pair or None when the terms
+        do not state one.  The params are validated by the family's schema.
+        """
+        given = dict(given)
+        if self.terms is not None and not (given.keys() & _OWN_ONLY):
+            params, guarantee = self.terms(given, invariants)
+        else:
+            params, guarantee = dict(given), None
+            given.clear()
+        if given:
+            raise InvariantDPError(
+                f"{sorted(given)} are not parameters of {self.name} noise as published; see "
+                "invariantdp.published."
+            )
+        self.validate(params, "noise params")
+        return params, guarantee
+
 
 _FAMILIES: dict[str, NoiseFamily] = {}
+#: params that only a family's own parameterisation uses (no conversion when given)
+_OWN_ONLY = frozenset({"b", "q", "grid", "norm", "dim", "invariants"})
 
 
 def register_noise_family(
@@ -230,6 +264,7 @@ def register_noise_family(
     integer: bool = False,
     keeps_invariants: bool = False,
     likelihood: Callable | None = None,
+    terms: Callable | None = None,
 ) -> NoiseFamily:
     """Register a noise family so that releases using it can be read and analysed.
 
@@ -254,6 +289,9 @@ def register_noise_family(
     likelihood : callable, optional
         ``likelihood(params, congenial) -> NoiseLikelihood`` for the Bayes
         models.
+    terms : callable, optional
+        ``terms(given, invariants) -> (params, guarantee)``: the params from
+        the terms an agency publishes (see :meth:`NoiseFamily.published_params`).
 
     Returns
     -------
@@ -270,7 +308,7 @@ def register_noise_family(
     """
     if not isinstance(name, str) or not name:
         raise InvariantDPError(f"`name` ({format_value(name)}) must be a non-empty string.")
-    family = NoiseFamily(name, factory, schema, integer, keeps_invariants, likelihood)
+    family = NoiseFamily(name, factory, schema, integer, keeps_invariants, likelihood, terms)
     _FAMILIES[name] = family
     return family
 
@@ -424,6 +462,86 @@ def _extended_laplace_likelihood(p, congenial):
 
 
 # ---------------------------------------------------------------------------
+# the terms an agency publishes the noise in (invariantdp.published)
+# ---------------------------------------------------------------------------
+
+
+def _sensitivity(given):
+    v = given.pop("sensitivity", None)
+    return None if v is None else check_positive("sensitivity", v)
+
+
+def _gaussian_terms(key: str, subspace: bool = False):
+    """``sigma^2`` from ``sigma``, ``variance``, or ``rho`` and the L2 sensitivity.
+
+    ``sigma^2 = sensitivity^2 / (2 rho)`` gives rho-zCDP for the Gaussian
+    (Bun & Steinke 2016, Prop. 1.6) and the discrete Gaussian (CKS 2020,
+    Thm. 14); the projection onto ``ker C`` is post-processing.
+    """
+
+    def terms(given, invariants):
+        sens = _sensitivity(given)
+        stated = [k for k in dict.fromkeys(("sigma", key, "variance", "rho")) if k in given]
+        if len(stated) != 1:
+            raise InvariantDPError(
+                "Gaussian noise takes exactly one of `sigma`, `variance` or `rho` (with "
+                f"`sensitivity`), got {stated or 'none'}."
+            )
+        k = stated[0]
+        v = check_positive(k, given.pop(k))
+        if k == "rho":
+            if sens is None:
+                raise InvariantDPError("`rho` needs the query's L2 `sensitivity` to give sigma.")
+            s2 = sens**2 / (2.0 * v)
+        else:
+            s2 = v if k == "variance" else v**2
+        params = {key: math.sqrt(s2)}
+        if subspace:
+            if invariants is None:
+                raise InvariantDPError("a projected or extended release needs its `invariants`.")
+            params["invariants"] = invariants.structure_dict()
+        if sens is None:
+            return params, None
+        return params, ("zCDP", {"rho": sens**2 / (2.0 * s2), "sensitivity": sens})
+
+    return terms
+
+
+def _laplace_terms(given, invariants):
+    """``scale`` given, or ``sensitivity / epsilon`` (L1 sensitivity): epsilon-DP."""
+    sens = _sensitivity(given)
+    stated = [k for k in ("scale", "epsilon") if k in given]
+    if len(stated) != 1:
+        raise InvariantDPError(
+            "Laplace noise takes exactly one of `scale` or `epsilon` (with `sensitivity`), "
+            f"got {stated or 'none'}."
+        )
+    if "epsilon" in given:
+        eps = check_epsilon(given.pop("epsilon"))
+        if sens is None:
+            raise InvariantDPError("`epsilon` needs the query's L1 `sensitivity` to give a scale.")
+        scale = sens / eps
+    else:
+        scale = check_positive("scale", given.pop("scale"))
+        eps = None if sens is None else sens / scale
+    if sens is None:
+        return {"scale": scale}, None
+    return {"scale": scale}, ("epsilon-DP", {"epsilon": eps, "sensitivity": sens})
+
+
+def _tulap_terms(given, invariants):
+    """``b, q`` of the canonical noise of ``f_{epsilon, delta}`` (Awan & Slavkovic 2018)."""
+    if "epsilon" not in given:
+        raise InvariantDPError("Tulap noise takes `epsilon` (and `delta`), or its own `b`, `q`.")
+    eps = check_epsilon(given.pop("epsilon"))
+    delta = check_delta(given.pop("delta", 0.0))
+    sens = _sensitivity(given)
+    b, q = tulap_params(eps, delta)
+    params = {"b": b, "q": q, "scale": 1.0 if sens is None else sens}
+    return params, ("(epsilon, delta)-DP", {"epsilon": eps, "delta": delta})
+
+
+# ---------------------------------------------------------------------------
 # the families of this package
 # ---------------------------------------------------------------------------
 
@@ -434,6 +552,7 @@ TULAP = register_noise_family(
     lambda p: tulap(p["b"], p["q"], loc=0.0, scale=p.get("scale", 1.0)),
     schema=_params_schema({"b": doc_probability, "q": doc_probability}, {"scale": doc_positive}),
     likelihood=_tulap_likelihood,
+    terms=_tulap_terms,
 )
 #: continuous Laplace noise with ``scale``
 LAPLACE = register_noise_family(
@@ -441,6 +560,7 @@ LAPLACE = register_noise_family(
     lambda p: stats.laplace(loc=0.0, scale=p["scale"]),
     schema=_params_schema({"scale": doc_positive}),
     likelihood=_laplace_likelihood(),
+    terms=_laplace_terms,
 )
 #: continuous Gaussian noise with standard deviation ``scale``
 GAUSSIAN = register_noise_family(
@@ -448,6 +568,7 @@ GAUSSIAN = register_noise_family(
     lambda p: stats.norm(loc=0.0, scale=p["scale"]),
     schema=_params_schema({"scale": doc_positive}),
     likelihood=_gaussian_likelihood,
+    terms=_gaussian_terms("scale"),
 )
 #: discrete Laplace (double geometric) noise, ``P(k) ∝ exp(-|k| / scale)`` (CKS 2020, Def. 2)
 DISCRETE_LAPLACE = register_noise_family(
@@ -456,6 +577,7 @@ DISCRETE_LAPLACE = register_noise_family(
     schema=_params_schema({"scale": doc_positive}),
     integer=True,
     likelihood=_laplace_likelihood(integer=True, dist="DiscreteLaplace"),
+    terms=_laplace_terms,
 )
 #: discrete Gaussian noise, ``P(k) ∝ exp(-k^2 / (2 sigma^2))`` (CKS 2020, Def. 1)
 DISCRETE_GAUSSIAN = register_noise_family(
@@ -464,6 +586,7 @@ DISCRETE_GAUSSIAN = register_noise_family(
     schema=_params_schema({"sigma": doc_positive}),
     integer=True,
     likelihood=_discrete_gaussian_likelihood,
+    terms=_gaussian_terms("sigma"),
 )
 # the noise of the secure laplace / gaussian: grid * Lap_Z(scale / grid), grid * N_Z(0, .)
 register_noise_family(
@@ -483,6 +606,7 @@ register_noise_family(
     schema=_subspace_schema,
     keeps_invariants=True,
     likelihood=_projected_gaussian_likelihood,
+    terms=_gaussian_terms("scale", subspace=True),
 )
 register_noise_family(
     "extended_gaussian",
@@ -490,6 +614,7 @@ register_noise_family(
     schema=_subspace_schema,
     keeps_invariants=True,
     likelihood=_projected_gaussian_likelihood,  # the same law N(0, sigma^2 Pi_N)
+    terms=_gaussian_terms("scale", subspace=True),
 )
 register_noise_family(
     "projected_laplace",

@@ -51,21 +51,11 @@ Name: value, dtype: int64
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
 from ._frames import as_columns, check_columns
-from ._validation import (
-    InvariantDPError,
-    check_delta,
-    check_epsilon,
-    check_finite_array,
-    check_positive,
-    format_value,
-)
-from .distributions import tulap_params
+from ._validation import InvariantDPError, check_finite_array, format_value
 from .families import noise_family
 from .invariants import Invariants
 from .labels import labels_of
@@ -73,96 +63,20 @@ from .release import NoiseLaw, PrivacyGuarantee, Release
 
 __all__ = ["from_published", "read_published"]
 
-_GAUSSIAN = {"discrete_gaussian": "sigma", "gaussian": "scale"}
-_LAPLACE = ("discrete_laplace", "laplace")
 
-
-def _given(**kw) -> dict:
-    return {k: v for k, v in kw.items() if v is not None}
-
-
-def _gaussian_law(family, sigma, variance, rho, sensitivity):
-    given = _given(sigma=sigma, variance=variance, rho=rho)
-    if len(given) != 1:
-        raise InvariantDPError(
-            f"{family} noise takes exactly one of `sigma`, `variance` or `rho` (with "
-            f"`sensitivity`), got {sorted(given) or 'none'}."
-        )
-    if rho is not None:
-        if sensitivity is None:
-            raise InvariantDPError("`rho` needs the query's L2 `sensitivity` to give sigma.")
-        s2 = check_positive("sensitivity", sensitivity) ** 2 / (2.0 * check_positive("rho", rho))
-    elif variance is not None:
-        s2 = check_positive("variance", variance)
-    else:
-        s2 = check_positive("sigma", sigma) ** 2
-    sigma = math.sqrt(s2)
-    guarantee = None
-    if sensitivity is not None:
-        rho = rho if rho is not None else check_positive("sensitivity", sensitivity) ** 2 / (2 * s2)
-        guarantee = ("zCDP", {"rho": float(rho), "sensitivity": float(sensitivity)})
-    return {_GAUSSIAN[family]: sigma}, guarantee
-
-
-def _laplace_law(family, scale, epsilon, sensitivity):
-    given = _given(scale=scale, epsilon=epsilon)
-    if len(given) != 1:
-        raise InvariantDPError(
-            f"{family} noise takes exactly one of `scale` or `epsilon` (with `sensitivity`), "
-            f"got {sorted(given) or 'none'}."
-        )
-    if epsilon is not None:
-        if sensitivity is None:
-            raise InvariantDPError("`epsilon` needs the query's L1 `sensitivity` to give a scale.")
-        scale = check_positive("sensitivity", sensitivity) / check_epsilon(epsilon)
-    scale = check_positive("scale", scale)
-    guarantee = None
-    if sensitivity is not None:
-        eps = float(epsilon) if epsilon is not None else sensitivity / scale
-        guarantee = ("epsilon-DP", {"epsilon": eps, "sensitivity": float(sensitivity)})
-    return {"scale": scale}, guarantee
-
-
-def _noise_and_guarantee(noise, params):
+def _noise_and_guarantee(noise, params, invariants):
     """The NoiseLaw from the agency's terms, and the guarantee they imply (or None)."""
     if isinstance(noise, NoiseLaw):
         if params:
             raise InvariantDPError(
                 f"`noise` is a NoiseLaw already; do not also pass {sorted(params)}."
             )
+        noise.spec.validate(dict(noise.params), "noise.params")
         return noise, None
     if not isinstance(noise, str):
         raise TypeError(f"`noise` must be a family name or a NoiseLaw, got {type(noise).__name__}.")
-    sensitivity = params.pop("sensitivity", None)
-    if noise in _GAUSSIAN:
-        p, g = _gaussian_law(
-            noise,
-            params.pop("sigma", None),
-            params.pop("variance", None),
-            params.pop("rho", None),
-            sensitivity,
-        )
-    elif noise in _LAPLACE:
-        p, g = _laplace_law(
-            noise, params.pop("scale", None), params.pop("epsilon", None), sensitivity
-        )
-    elif noise == "tulap" and "epsilon" in params:
-        eps, delta = check_epsilon(params.pop("epsilon")), check_delta(params.pop("delta", 0.0))
-        b, q = tulap_params(eps, delta)
-        p = {"b": b, "q": q, "scale": float(sensitivity or 1.0)}
-        g = ("(epsilon, delta)-DP", {"epsilon": eps, "delta": delta})
-    else:  # the family's own parameters, validated by its schema
-        p, g = dict(params), None
-        params.clear()
-        noise_family(noise).validate(p, "noise params")
-    if params:
-        raise InvariantDPError(
-            f"{sorted(params)} are not parameters of {noise} noise as published; see "
-            "invariantdp.published."
-        )
-    law = NoiseLaw(noise, p)
-    noise_family(noise).validate(dict(p), "noise params")
-    return law, g
+    p, guarantee = noise_family(noise).published_params(params, invariants)
+    return NoiseLaw(noise, p), guarantee
 
 
 def from_published(
@@ -228,8 +142,8 @@ def from_published(
     labels = labels_of(values)
     given = np.asarray(values)
     value = check_finite_array("values", given)
-    law, implied = _noise_and_guarantee(noise, dict(params))
-    integer = noise_family(law.family).integer
+    law, implied = _noise_and_guarantee(noise, dict(params), invariants)
+    integer = law.spec.integer
     if integer and not np.all(value == np.round(value)):
         raise InvariantDPError(
             f"`values` must be integers for {law.family} noise; got {format_value(value)}."
@@ -248,6 +162,14 @@ def from_published(
             raise InvariantDPError(
                 f"`invariants` act on {invariants.n_cells} cells but `values` has {value.size}."
             )
+        if law.spec.keeps_invariants:
+            try:
+                invariants.check(value.reshape(-1), name="values", rtol=1e-8)
+            except InvariantDPError as exc:
+                raise InvariantDPError(
+                    f"{exc} {law.family} noise keeps the invariants exactly, so the published "
+                    "values must satisfy them."
+                ) from None
     if guarantee is None:
         definition, gparams = implied or ("unstated", {})
         guarantee = PrivacyGuarantee(
