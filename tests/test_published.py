@@ -87,7 +87,7 @@ def test_values_and_invariants_are_checked_before_anything_is_built(counties):
         from_published([4.5, 5], noise="discrete_gaussian", variance=1.0)
     with pytest.raises(InvariantDPError, match="must carry the published values"):
         from_published(counties, noise="gaussian", variance=1.0, invariants=totals([0, 0, 0]))
-    with pytest.raises(InvariantDPError, match="act on 4 cells but `values` has 3"):
+    with pytest.raises(InvariantDPError, match="act on 4 cells but the data have 3"):
         inv = one_way_margins((2, 2)).of(np.ones((2, 2)))
         from_published(counties, noise="gaussian", variance=1.0, invariants=inv)
     with pytest.raises(TypeError, match="family name or a NoiseLaw"):
@@ -265,3 +265,29 @@ def test_projected_gaussian_release_as_published_feeds_the_likelihood_models():
     bad = totals([0, 0, 1, 1]).of(y.to_numpy() + [1, 0, 0, 0])
     with pytest.raises(InvariantDPError, match="keeps the invariants exactly"):
         Release.from_published(y, noise="projected_gaussian", variance=2.25, invariants=bad)
+
+
+def test_a_published_tulap_cell_with_exact_margins_is_tested_like_the_mechanism_s_release():
+    from invariantdp.inference import umpu_odds_ratio_test
+    from invariantdp.mechanisms import odds_ratio_release
+
+    table = np.array([[12, 5], [4, 9]])
+    made = odds_ratio_release(table, epsilon=1.0, rng=3)
+    published = Release.from_published(
+        float(made.value),
+        noise="tulap",
+        epsilon=1.0,
+        query=[[1.0, 0.0, 0.0, 0.0]],
+        invariants=one_way_margins((2, 2)).of(table),
+    )
+    assert published.data_shape == (2, 2)
+    a, b = umpu_odds_ratio_test(made), umpu_odds_ratio_test(published)
+    assert a.pvalue == b.pvalue
+    with pytest.raises(InvariantDPError, match=r"`query` must have shape \(1, 4\)"):
+        Release.from_published(
+            1.0,
+            noise="tulap",
+            epsilon=1.0,
+            query=[[1.0, 0.0]],
+            invariants=one_way_margins((2, 2)).of(table),
+        )

@@ -85,6 +85,8 @@ def from_published(
     noise,
     invariants: Invariants | None = None,
     guarantee: PrivacyGuarantee | None = None,
+    query=None,
+    data_shape=None,
     mechanism: str = "published",
     metadata: dict | None = None,
     **params,
@@ -106,6 +108,13 @@ def from_published(
         ``values``); they act on the cells of ``values`` (C order).
     guarantee : PrivacyGuarantee, optional
         The privacy guarantee, when the noise parameters do not imply one.
+    query : array_like, shape (values.size, prod(data_shape)), optional
+        The linear query of the confidential data that was released, when the
+        values are not the data cells themselves (e.g. ``[[1, 0, 0, 0]]``: the
+        cell x11 of a 2 x 2 table); the invariants then act on the data.
+    data_shape : tuple of int, optional
+        Shape of the confidential data (default: the shape of ``values``, or
+        the invariants' shape when a ``query`` is given).
     mechanism : str
         Name recorded for the mechanism.
     metadata : dict, optional
@@ -118,8 +127,8 @@ def from_published(
     Returns
     -------
     Release
-        With ``query`` None (the identity), ``data_shape`` the shape of
-        ``values`` and ``metadata["source"] = "published"``.
+        With ``metadata["source"] = "published"``; ``query`` None (the
+        identity) unless given.
 
     Raises
     ------
@@ -150,19 +159,38 @@ def from_published(
         )
     if integer or given.dtype.kind in "iu":  # counts stay integers (exact below 2**53)
         value = value.astype(np.int64)
+    if invariants is not None and not isinstance(invariants, Invariants):
+        raise TypeError(f"`invariants` must be an Invariants, got {type(invariants).__name__}.")
+    shape = value.shape
+    if query is not None:
+        query = check_finite_array("query", query)
+        if data_shape is None:
+            if invariants is None:
+                raise InvariantDPError("a `query` needs `data_shape` (or invariants on the data).")
+            data_shape = invariants.shape
+        shape = tuple(int(v) for v in data_shape)
+        if query.shape != (value.size, int(np.prod(shape))):
+            raise InvariantDPError(
+                f"`query` must have shape ({value.size}, {int(np.prod(shape))}): one row per "
+                f"value, one column per data cell; got {query.shape}."
+            )
+    elif data_shape is not None and tuple(data_shape) != value.shape:
+        raise InvariantDPError(
+            f"`data_shape` {tuple(data_shape)} differs from the shape of `values` "
+            f"{value.shape}; give the `query` that maps the data to the values."
+        )
     if invariants is not None:
-        if not isinstance(invariants, Invariants):
-            raise TypeError(f"`invariants` must be an Invariants, got {type(invariants).__name__}.")
         if invariants.values is None:
             raise InvariantDPError(
                 "`invariants` must carry the published values: use `invariants.of(...)` or "
                 "Invariants(C, values)."
             )
-        if invariants.n_cells != value.size:
+        if invariants.n_cells != int(np.prod(shape)):
             raise InvariantDPError(
-                f"`invariants` act on {invariants.n_cells} cells but `values` has {value.size}."
+                f"`invariants` act on {invariants.n_cells} cells but the data have "
+                f"{int(np.prod(shape))}; give the `query` when the values are not the cells."
             )
-        if law.spec.keeps_invariants:
+        if law.spec.keeps_invariants and query is None:
             try:
                 invariants.check(value.reshape(-1), name="values", rtol=1e-8)
             except InvariantDPError as exc:
@@ -183,9 +211,13 @@ def from_published(
         noise=law,
         guarantee=guarantee,
         invariants=invariants,
-        query=None,
-        data_shape=value.shape,
-        metadata={"source": "published", "query": "identity", **(metadata or {})},
+        query=query,
+        data_shape=shape,
+        metadata={
+            "source": "published",
+            **({"query": "identity"} if query is None else {}),
+            **(metadata or {}),
+        },
         labels=labels,
     )
 
