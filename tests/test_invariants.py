@@ -453,3 +453,16 @@ def test_consistency_of_values_near_the_float_limit_is_decided_without_overflow(
         Invariants.from_dict(doc)
     doc["values"] = [1e300] * 4  # consistent: read without error
     assert Invariants.from_dict(doc).values[0] == 1e300
+
+
+def test_with_values_sets_published_values_and_checks_them():
+    inv = one_way_margins((2, 3))
+    got = inv.with_values([40, 60, 30, 30, 40])
+    assert got == inv.of(np.array([[10, 10, 20], [20, 20, 20]]))
+    with pytest.raises(InvariantDPError, match="not the margins"):
+        inv.with_values([40, 60, 30, 30, 41])
+    with pytest.raises(InvariantDPError, match="must hold 5 numbers, got 4"):
+        inv.with_values([40, 60, 30, 30])
+    nested = nested_totals([["a", "a", "b"], [0, 1, 2]])
+    with pytest.raises(InvariantDPError, match="not consistent"):
+        nested.with_values([5, 1, 1, 2, 1])
