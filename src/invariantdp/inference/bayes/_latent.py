@@ -168,8 +168,8 @@ def _latent_counts(
 def _cell_labels(release, shape=None):
     """Coordinates of the cells: the release's labels (``"Ada, F"``) or positions (``"0,1"``)."""
     shape = tuple(shape if shape is not None else np.shape(release.value))
-    if release.labels is not None and tuple(len(a.labels) for a in release.labels) == shape:
-        return cell_names(release.labels, shape)
+    if release.labels is not None and np.prod(shape) == np.size(release.value):
+        return cell_names(release.labels, np.shape(release.value))  # flattened in C order
     if len(shape) == 1:
         return [str(i) for i in range(shape[0])]
     return [",".join(map(str, ix)) for ix in np.ndindex(*shape)]
