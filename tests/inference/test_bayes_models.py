@@ -2,6 +2,7 @@
 
 import dataclasses
 import functools
+import importlib.util
 import itertools
 import json
 import warnings
@@ -407,6 +408,42 @@ def test_bad_input():
         binomial_model(json.dumps({}), n=3)
     with pytest.raises(ValueError, match=r"`n` \(0\) must be >= 1"):
         binomial_model(additive.tulap(3, epsilon=1.0, rng=0), n=0)
+
+
+def test_external_nuts_samplers_are_passed_through_or_refused_clearly():
+    r = subspace.projected_gaussian(
+        np.array([[40, 25], [30, 55]]), one_way_margins((2, 2)), mu=0.5, rng=2
+    )
+    with pytest.raises(ValueError, match=r"`nuts_sampler` \('stan'\) must be one of"):
+        fit(contingency_table_model(r, latent="relaxed"), nuts_sampler="stan")
+    with pytest.raises(ValueError, match="exact latent counts that need the lattice step"):
+        fit(contingency_table_model(r), nuts_sampler="nutpie")
+    if importlib.util.find_spec("numpyro") is None:
+        with pytest.raises(ValueError, match="pip install numpyro"):
+            fit(contingency_table_model(r, latent="relaxed"), nuts_sampler="numpyro")
+
+
+@pytest.mark.slow
+def test_nutpie_samples_a_relaxed_model_like_pymc_nuts():
+    pytest.importorskip("nutpie")
+    x = np.array([[40, 25], [30, 55]])
+    r = subspace.projected_gaussian(x, one_way_margins((2, 2)), mu=0.5, rng=2)
+    draws = {}
+    for sampler in ("pymc", "nutpie"):
+        idata = fit(
+            contingency_table_model(r, latent="relaxed"),
+            draws=1000,
+            tune=500,
+            chains=2,
+            rng=3,
+            nuts_sampler=sampler,
+        )
+        draws[sampler] = idata.posterior["cell_probs"].values.reshape(-1, 4)
+        np.testing.assert_array_equal(idata.constant_data["release_value"].values, r.value)
+    # the two posterior means agree within Monte Carlo error (2000 draws each, ESS >> 100)
+    a, b = draws["pymc"], draws["nutpie"]
+    se = np.sqrt(a.var(axis=0) / 200 + b.var(axis=0) / 200)
+    assert np.all(np.abs(a.mean(axis=0) - b.mean(axis=0)) < 4 * se)
 
 
 # --- layout (issue 11): short modules, the same import paths -----------------

@@ -8,6 +8,7 @@ release travels with the result as JSON.
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
 
 import numpy as np
@@ -36,6 +37,7 @@ def fit(
     fast=True,
     conjugate=True,
     progressbar=False,
+    nuts_sampler="pymc",
     **kwargs,
 ):
     r"""Sample a model built by :mod:`.models`; return ArviZ ``InferenceData``.
@@ -70,6 +72,13 @@ def fit(
         (a changed prior is detected by a new variable, not by a changed
         concentration: set ``conjugate=False`` after editing the prior in place).
     progressbar : bool, optional
+    nuts_sampler : {"pymc", "nutpie", "numpyro", "blackjax"}, optional
+        The NUTS implementation, passed to :func:`pymc.sample`.  The external
+        ones (installed separately, e.g. ``pip install nutpie``) compile the
+        model and are often several times faster, but they run NUTS alone: a
+        model with exact latent counts (``latent="exact"``) needs the lattice
+        step and is refused; build it with ``latent="relaxed"`` (or
+        ``"marginal"``) to use them.
     **kwargs
         Passed to :func:`pymc.sample` (except ``random_seed``: use ``rng``).
 
@@ -106,6 +115,23 @@ def fit(
             f"`random_seed` ({shown}) is not an argument of fit: "
             "seed it with `rng` (None, an int, a SeedSequence or a Generator)."
         )
+    if nuts_sampler not in _NUTS_SAMPLERS:
+        raise InvariantDPError(
+            f"`nuts_sampler` ({nuts_sampler!r}) must be one of {', '.join(_NUTS_SAMPLERS)}."
+        )
+    if nuts_sampler != "pymc":
+        if info["latent"] == "exact":
+            raise InvariantDPError(
+                f"`nuts_sampler={nuts_sampler!r}` runs NUTS alone, but the model has exact "
+                "latent counts that need the lattice step; build it with latent='relaxed' "
+                "(or 'marginal'), or use nuts_sampler='pymc'."
+            )
+        if importlib.util.find_spec(_NUTS_SAMPLERS[nuts_sampler]) is None:
+            raise InvariantDPError(
+                f"`nuts_sampler={nuts_sampler!r}` needs the package "
+                f"{_NUTS_SAMPLERS[nuts_sampler]!r}: pip install {_NUTS_SAMPLERS[nuts_sampler]}."
+            )
+        kwargs["nuts_sampler"] = nuts_sampler
     draws = check_positive_int("draws", draws)
     tune = check_positive_int("tune", tune, minimum=0)
     chains = check_positive_int("chains", chains)
@@ -156,6 +182,10 @@ def fit(
         )
     _attach_release(idata, info["release"])
     return idata
+
+
+#: the NUTS implementations pymc.sample accepts, and the package each needs
+_NUTS_SAMPLERS = {"pymc": "pymc", "nutpie": "nutpie", "numpyro": "numpyro", "blackjax": "blackjax"}
 
 
 def _attach_release(idata, release: Release) -> None:
