@@ -19,8 +19,8 @@ All four mechanisms add floating-point noise drawn from a numpy
 low-order bits of float noise leak, Mironov 2012; a seed makes the noise
 reproducible -- which is exactly what Algorithm 4 relies on), and
 ``secure=True`` is refused.  For a release to publish, use
-``discrete_laplace`` / ``discrete_gaussian(x, ..., secure=True)`` on integer
-counts (exact integer noise; the invariants are not kept).
+``discrete_laplace_mechanism`` / ``discrete_gaussian_mechanism(x, ...,
+secure=True)`` on integer counts (exact integer noise; the invariants are not kept).
 """
 
 from __future__ import annotations
@@ -31,12 +31,12 @@ from .._rng import as_generator
 from .._validation import InvariantDPError, check_epsilon
 from ..distributions.subspace import SubspaceNoise
 from ..invariants import Invariants
-from ..release import NoiseLaw, PrivacyGuarantee, Release
+from ..release import NoiseLaw, Release
 from ._base import (
     check_data,
     gaussian_calibration,
+    guarantee,
     make_release,
-    randomness_note,
     refuse_secure,
     resolve_sensitivity,
 )
@@ -52,8 +52,8 @@ __all__ = [
 
 
 _SECURE_ALTERNATIVES = (
-    "discrete_laplace(x, ..., secure=True) or discrete_gaussian(x, ..., secure=True) on "
-    "integer counts (exact integer noise; the invariants are not kept)"
+    "discrete_laplace_mechanism(x, ..., secure=True) or discrete_gaussian_mechanism(x, ..., "
+    "secure=True) on integer counts (exact integer noise; the invariants are not kept)"
 )
 
 
@@ -81,15 +81,20 @@ def _prepare(x, invariants):
     return xv, with_values
 
 
-def _guarantee(definition, params, invariants, extra=""):
-    return PrivacyGuarantee(
+_ADJ = (
+    "neighbouring data sets (bounded DP); the guarantee is N-subspace DP on the null "
+    "space N of the invariants (induced subspace DP, Gao, Gong & Yu Def. 6)"
+)
+
+
+def _subspace_dp(definition, params, invariants):
+    """The induced subspace DP guarantee (Gao, Gong & Yu, Def. 6) of a release."""
+    return guarantee(
         definition,
         params,
-        "neighbouring data sets (bounded DP); the guarantee is N-subspace DP on the null "
-        "space N of the invariants (induced subspace DP, Gao, Gong & Yu Def. 6)" + extra,
-        None,
-        f"data of shape {invariants.shape} with {invariants.n_invariants} linear invariants "
-        f"(rank {invariants.rank}) published exactly",
+        adjacency=_ADJ,
+        dataspace=f"data of shape {invariants.shape} with {invariants.n_invariants} linear "
+        f"invariants (rank {invariants.rank}) published exactly",
     )
 
 
@@ -163,15 +168,15 @@ def projected_gaussian(
         value,
         "projected_gaussian",
         _noise_law("projected_gaussian", sigma, invariants),
-        _guarantee("GDP", gparams, inv),
+        _subspace_dp("GDP", gparams, inv),
         data_shape=xv.shape,
         metadata={
             "sensitivity": delta2,
             "norm": "l2",
             "calibration": how,
-            **randomness_note(secure),
         },
         invariants=inv,
+        secure=secure,
     )
 
 
@@ -209,10 +214,11 @@ def projected_laplace(
         xv + noise.reshape(xv.shape),
         "projected_laplace",
         _noise_law("projected_laplace", b, invariants),
-        _guarantee("epsilon-DP", {"epsilon": epsilon}, inv),
+        _subspace_dp("epsilon-DP", {"epsilon": epsilon}, inv),
         data_shape=xv.shape,
-        metadata={"sensitivity": delta1, "norm": "l1", **randomness_note(secure)},
+        metadata={"sensitivity": delta1, "norm": "l1"},
         invariants=inv,
+        secure=secure,
     )
 
 
@@ -269,15 +275,15 @@ def extended_gaussian(
         xv + noise.reshape(xv.shape),
         "extended_gaussian",
         _noise_law("extended_gaussian", sigma, invariants),
-        _guarantee("GDP", gparams, inv),
+        _subspace_dp("GDP", gparams, inv),
         data_shape=xv.shape,
         metadata={
             "sensitivity": delta2,
             "norm": "l2",
             "calibration": how,
-            **randomness_note(secure),
         },
         invariants=inv,
+        secure=secure,
     )
 
 
@@ -316,10 +322,11 @@ def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secur
         xv + noise.reshape(xv.shape),
         "extended_laplace",
         _noise_law("extended_laplace", b, invariants),
-        _guarantee("epsilon-DP", {"epsilon": epsilon}, inv),
+        _subspace_dp("epsilon-DP", {"epsilon": epsilon}, inv),
         data_shape=xv.shape,
-        metadata={"sensitivity": delta1, "norm": "l1", **randomness_note(secure)},
+        metadata={"sensitivity": delta1, "norm": "l1"},
         invariants=inv,
+        secure=secure,
     )
 
 
