@@ -42,6 +42,7 @@ __all__ = [
     "plain_release",
     "randomness_note",
     "refuse_secure",
+    "release_part",
     "resolve_sensitivity",
 ]
 
@@ -192,6 +193,8 @@ def make_release(
     invariants=None,
     query="identity",
     secure=False,
+    cls=Release,
+    extra=None,
 ) -> Release:
     """The Release of a mechanism: the one constructor path of every mechanism.
 
@@ -200,11 +203,13 @@ def make_release(
     ``Release.query``), or None for a release that is no linear query of the
     data (the swapped table).  ``metadata["randomness"]`` records
     ``secure`` (:func:`randomness_note`); entries of ``metadata`` come last
-    and win.
+    and win.  A mechanism that returns more than the release gives its
+    subclass of :class:`~invariantdp.Release` as ``cls`` and the subclass's
+    own fields as ``extra``.
     """
     matrix = None if query is None or isinstance(query, str) else query
     note = {"query": query} if isinstance(query, str) else {}
-    return Release(
+    return cls(
         value=value,
         mechanism=mechanism,
         noise=noise,
@@ -213,6 +218,7 @@ def make_release(
         query=matrix,
         data_shape=data_shape,
         metadata={**note, **randomness_note(secure), **metadata},
+        **(extra or {}),
     )
 
 
@@ -224,6 +230,26 @@ def plain_release(release: Release) -> Release:
     the JSON document.
     """
     return Release(**{f.name: getattr(release, f.name) for f in fields(Release)})
+
+
+def release_part(owner: str) -> property:
+    """The deprecated ``.release`` of a result that is now a Release subclass itself.
+
+    ``ConditionalRelease`` and ``SwapResult`` used to hold their release in
+    ``.release``; they are Releases now, and the property gives
+    :func:`plain_release` of them with a ``DeprecationWarning``.
+    """
+
+    def fget(self):
+        warnings.warn(
+            f"`{owner}.release` is deprecated and will be removed in the next release: a "
+            f"{owner} is a Release itself (use it directly).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return plain_release(self)
+
+    return property(fget, doc=f"Deprecated: the plain Release part of the {owner}.")
 
 
 def deprecated_attribute(module: str, renamed: dict, name: str):
