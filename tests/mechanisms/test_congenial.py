@@ -582,3 +582,11 @@ def test_the_privacy_parameter_of_the_mechanism_is_required(mechanism, missing):
         InvariantDPError, match=rf"`{missing}` \(.*\) is required for the {mechanism}"
     ):
         conditional_release([30, 70], mechanism, TOTAL2)
+
+
+def test_sampler_diagnostics_are_computed_once():
+    res = quiet(x=[30, 70], mechanism="laplace", invariants=TOTAL2, epsilon=1.0, draws=5, rng=2)
+    d = res.diagnostics
+    first = (d.ess_min, d.rhat_max, d.ess_per_second, d.ok)
+    assert {"ess_min", "rhat_max", "ess_per_second", "ok"} <= set(vars(d))  # cached
+    assert (d.ess_min, d.rhat_max, d.ess_per_second, d.ok) == first

@@ -102,6 +102,37 @@ def _noise_law(family, scale, invariants):
     return NoiseLaw(family, {"scale": float(scale), "invariants": invariants.structure_dict()})
 
 
+def _gaussian(inv, mu, epsilon, delta, sensitivity, transform=None):
+    """``(sigma, (definition, params), metadata)`` of Gaussian noise on ``inv.n_cells`` cells."""
+    mu, gparams, how = gaussian_calibration(mu, epsilon, delta)
+    delta2 = resolve_sensitivity(sensitivity, 2, dim=inv.n_cells, transform=transform)
+    return delta2 / mu, ("GDP", gparams), {"sensitivity": delta2, "norm": "l2", "calibration": how}
+
+
+def _laplace(inv, epsilon, sensitivity, transform=None):
+    """``(scale, (definition, params), metadata)`` of Laplace noise on ``inv.n_cells`` cells."""
+    epsilon = check_epsilon(epsilon)
+    delta1 = resolve_sensitivity(sensitivity, 1, dim=inv.n_cells, transform=transform)
+    return (
+        delta1 / epsilon,
+        ("epsilon-DP", {"epsilon": epsilon}),
+        {"sensitivity": delta1, "norm": "l1"},
+    )
+
+
+def _release(name, xv, inv, noise, scale, privacy, metadata) -> Release:
+    """The release ``x + noise`` of the subspace mechanism ``name`` (a simulation)."""
+    return make_release(
+        xv + noise.reshape(xv.shape),
+        name,
+        _noise_law(name, scale, inv),
+        _subspace_dp(*privacy, inv),
+        data_shape=xv.shape,
+        metadata=metadata,
+        invariants=inv,
+    )
+
+
 def projected_gaussian(
     x, invariants, *, mu=None, epsilon=None, delta=None, sensitivity=1.0, rng=None, secure=False
 ) -> Release:
@@ -156,28 +187,10 @@ def projected_gaussian(
     """
     refuse_secure("projected_gaussian", secure, alternatives=_SECURE_ALTERNATIVES)
     xv, inv = _prepare(x, invariants)
-    mu, gparams, how = gaussian_calibration(mu, epsilon, delta)
-    delta2 = resolve_sensitivity(sensitivity, 2, dim=inv.n_cells)
-    gen = as_generator(rng)
-    sigma = delta2 / mu
-    e = gen.standard_normal(inv.n_cells)
+    sigma, privacy, metadata = _gaussian(inv, mu, epsilon, delta, sensitivity)
+    e = as_generator(rng).standard_normal(inv.n_cells)
     e *= sigma
-    value = invariants.project(e).reshape(xv.shape)
-    value += xv
-    return make_release(
-        value,
-        "projected_gaussian",
-        _noise_law("projected_gaussian", sigma, invariants),
-        _subspace_dp("GDP", gparams, inv),
-        data_shape=xv.shape,
-        metadata={
-            "sensitivity": delta2,
-            "norm": "l2",
-            "calibration": how,
-        },
-        invariants=inv,
-        secure=secure,
-    )
+    return _release("projected_gaussian", xv, inv, invariants.project(e), sigma, privacy, metadata)
 
 
 def projected_laplace(
@@ -205,21 +218,9 @@ def projected_laplace(
     """
     refuse_secure("projected_laplace", secure, alternatives=_SECURE_ALTERNATIVES)
     xv, inv = _prepare(x, invariants)
-    epsilon = check_epsilon(epsilon)
-    delta1 = resolve_sensitivity(sensitivity, 1, dim=inv.n_cells)
-    gen = as_generator(rng)
-    b = delta1 / epsilon
-    noise = invariants.project(gen.laplace(0.0, b, size=inv.n_cells))
-    return make_release(
-        xv + noise.reshape(xv.shape),
-        "projected_laplace",
-        _noise_law("projected_laplace", b, invariants),
-        _subspace_dp("epsilon-DP", {"epsilon": epsilon}, inv),
-        data_shape=xv.shape,
-        metadata={"sensitivity": delta1, "norm": "l1"},
-        invariants=inv,
-        secure=secure,
-    )
+    b, privacy, metadata = _laplace(inv, epsilon, sensitivity)
+    noise = invariants.project(as_generator(rng).laplace(0.0, b, size=inv.n_cells))
+    return _release("projected_laplace", xv, inv, noise, b, privacy, metadata)
 
 
 def _null_transform(invariants):
@@ -262,29 +263,13 @@ def extended_gaussian(
     """
     refuse_secure("extended_gaussian", secure, alternatives=_SECURE_ALTERNATIVES)
     xv, inv = _prepare(x, invariants)
-    mu, gparams, how = gaussian_calibration(mu, epsilon, delta)
-    delta2 = resolve_sensitivity(
-        sensitivity, 2, dim=inv.n_cells, transform=_null_transform(invariants)
+    sigma, privacy, metadata = _gaussian(
+        inv, mu, epsilon, delta, sensitivity, transform=_null_transform(invariants)
     )
-    gen = as_generator(rng)
-    sigma = delta2 / mu
-    e = gen.standard_normal(inv.n_cells - inv.rank)
+    e = as_generator(rng).standard_normal(inv.n_cells - inv.rank)
     e *= sigma
     noise = invariants.null_space_apply(e)
-    return make_release(
-        xv + noise.reshape(xv.shape),
-        "extended_gaussian",
-        _noise_law("extended_gaussian", sigma, invariants),
-        _subspace_dp("GDP", gparams, inv),
-        data_shape=xv.shape,
-        metadata={
-            "sensitivity": delta2,
-            "norm": "l2",
-            "calibration": how,
-        },
-        invariants=inv,
-        secure=secure,
-    )
+    return _release("extended_gaussian", xv, inv, noise, sigma, privacy, metadata)
 
 
 def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secure=False) -> Release:
@@ -311,22 +296,12 @@ def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secur
     """
     refuse_secure("extended_laplace", secure, alternatives=_SECURE_ALTERNATIVES)
     xv, inv = _prepare(x, invariants)
-    epsilon = check_epsilon(epsilon)
-    delta1 = resolve_sensitivity(
-        sensitivity, 1, dim=inv.n_cells, transform=_null_transform(invariants)
+    b, privacy, metadata = _laplace(
+        inv, epsilon, sensitivity, transform=_null_transform(invariants)
     )
-    gen = as_generator(rng)
-    b = delta1 / epsilon
-    noise = invariants.null_space_apply(gen.laplace(0.0, b, size=inv.n_cells - inv.rank))
-    return make_release(
-        xv + noise.reshape(xv.shape),
-        "extended_laplace",
-        _noise_law("extended_laplace", b, invariants),
-        _subspace_dp("epsilon-DP", {"epsilon": epsilon}, inv),
-        data_shape=xv.shape,
-        metadata={"sensitivity": delta1, "norm": "l1"},
-        invariants=inv,
-        secure=secure,
+    w = as_generator(rng).laplace(0.0, b, size=inv.n_cells - inv.rank)
+    return _release(
+        "extended_laplace", xv, inv, invariants.null_space_apply(w), b, privacy, metadata
     )
 
 

@@ -90,8 +90,8 @@ class SwapResult(Release):
     A :class:`~invariantdp.Release` (the swapped table, its invariants
     :math:`c_{Swap}`, the guarantee of Theorem 5.6) with one more attribute,
     ``data``: the swapped microdata.  It unpacks like the named tuple it
-    used to be, ``data, release = permutation_swap(...)``, where ``release``
-    is this object.  :meth:`~invariantdp.Release.save` writes the Release
+    used to be, ``data, release = permutation_swap(...)`` (or ``[0]``,
+    ``[1]``), where ``release`` is this object.  :meth:`~invariantdp.Release.save` writes the Release
     part only; :meth:`~invariantdp.Release.load` gives back a plain Release.
 
     Attributes
@@ -104,8 +104,15 @@ class SwapResult(Release):
 
     release = release_part("SwapResult")
 
+    # the named tuple (data, release) that permutation_swap used to return
     def __iter__(self):
         return iter((self.data, self))
+
+    def __getitem__(self, index):
+        return (self.data, self)[index]
+
+    def __len__(self) -> int:
+        return 2
 
     def __repr__(self) -> str:
         return f"SwapResult({len(self.data.columns)} columns, {Release.__repr__(self)})"
