@@ -91,8 +91,9 @@ class SwapResult(Release):
     :math:`c_{Swap}`, the guarantee of Theorem 5.6) with one more attribute,
     ``data``: the swapped microdata.  It unpacks like the named tuple it
     used to be, ``data, release = permutation_swap(...)`` (or ``[0]``,
-    ``[1]``), where ``release`` is this object.  :meth:`~invariantdp.Release.save` writes the Release
-    part only; :meth:`~invariantdp.Release.load` gives back a plain Release.
+    ``[1]``), where ``release`` is this object.
+    :meth:`~invariantdp.Release.save` writes the Release part only;
+    :meth:`~invariantdp.Release.load` gives back a plain Release.
 
     Attributes
     ----------
