@@ -4,6 +4,9 @@ Every mechanism returns a :class:`~invariantdp.Release`:
 :func:`conditional_release` a :class:`ConditionalRelease` (with its draws and
 sampler diagnostics) and :func:`permutation_swap` a :class:`SwapResult` (with
 the swapped microdata); both are Releases, and save and load as plain ones.
+The one exception is :func:`distributed_privatize`, which returns one agent's
+share of a release (Algorithm 4 of Gao, Gong & Yu): the shares together are
+the release of the central mechanism.
 A mechanism named after its noise law has the suffix ``_mechanism``
 (:func:`laplace_mechanism`, :func:`tulap_mechanism`, ...): the short name
 (``invariantdp.distributions.tulap``) is the law.  The old names ``laplace``,

@@ -348,6 +348,11 @@ def distributed_privatize(x_local, cells, invariants, *, mechanism, seed, secure
     Returns
     -------
     numpy.ndarray, shape (k,)
+        The agent's share, not a :class:`~invariantdp.Release`: its noise
+        ``e[cells]`` is a marginal of the central noise law, which no noise
+        family describes on its own.  The release is the concatenation of
+        the shares, equal to the central ``mechanism(x, invariants,
+        rng=seed, **params)``, whose Release records the law and guarantee.
 
     Examples
     --------

@@ -216,9 +216,7 @@ def conditional_release(
     if sampler in ("auto", "exact") and target.integer:
         plan, why = exact_plan(target)
     exact_ok = (
-        plan is not None
-        or (d - r == 1)
-        or (not target.laplace_type and not target.integer and target.unconstrained)
+        plan is not None or (d - r == 1) or (target.spherical_gaussian and target.unconstrained)
     )
     if sampler == "auto":
         sampler = "exact" if exact_ok else "gibbs"
