@@ -209,17 +209,10 @@ def make_release(
     """
     matrix = None if query is None or isinstance(query, str) else query
     note = {"query": query} if isinstance(query, str) else {}
-    return cls(
-        value=value,
-        mechanism=mechanism,
-        noise=noise,
-        guarantee=guarantee,
-        invariants=invariants,
-        query=matrix,
-        data_shape=data_shape,
-        metadata={**note, **randomness_note(secure), **metadata},
-        **(extra or {}),
-    )
+    metadata = {**note, **randomness_note(secure), **metadata}
+    # the fields of Release in order; a subclass's own fields are keyword-only
+    fields_ = (value, mechanism, noise, guarantee, invariants, matrix, data_shape, metadata)
+    return cls(*fields_, **(extra or {}))
 
 
 def plain_release(release: Release) -> Release:
