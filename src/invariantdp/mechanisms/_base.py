@@ -1,4 +1,4 @@
-"""What every mechanism shares: how its source of randomness is recorded.
+"""What every mechanism shares: its Release constructor and the record of its randomness.
 
 A release drawn from a ``numpy.random.Generator`` (seeded or not) is a
 *simulation*: PCG64 is predictable from its output, a user seed makes the
@@ -30,6 +30,7 @@ from ..exceptions import InvariantDPError
 from ..release import PrivacyGuarantee, Release
 
 __all__ = [
+    "MAX_FLOAT_SCALE",
     "QUERY_ADJACENCY",
     "SECURE",
     "SIMULATION",
