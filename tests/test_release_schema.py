@@ -58,7 +58,7 @@ def _conditional(mechanism, *, rng=None, secure=False, **kw):
             rng=rng,
             secure=secure,
             **kw,
-        ).release
+        )
 
 
 def _swap(*, rng=None, secure=False):
@@ -68,14 +68,18 @@ def _swap(*, rng=None, secure=False):
 def _calls():
     """label -> (function, positional arguments, keyword arguments), one per mechanism use."""
     c = {
-        "laplace": (M.laplace, ([1.0, 2.0],), {"epsilon": 1.0}),
-        "gaussian": (M.gaussian, ([1.0, 2.0],), {"mu": 1.0}),
-        "gaussian-eps-delta": (M.gaussian, ([1.0, 2.0],), {"epsilon": 1.0, "delta": 1e-5}),
-        "discrete_laplace": (M.discrete_laplace, ([3, 4],), {"epsilon": 1.0}),
-        "discrete_gaussian": (M.discrete_gaussian, ([3, 4],), {"rho": 1.0}),
-        "tulap": (M.tulap, ([3.0],), {"epsilon": 1.0, "delta": 0.1}),
+        "laplace_mechanism": (M.laplace_mechanism, ([1.0, 2.0],), {"epsilon": 1.0}),
+        "gaussian_mechanism": (M.gaussian_mechanism, ([1.0, 2.0],), {"mu": 1.0}),
+        "gaussian_mechanism-eps-delta": (
+            M.gaussian_mechanism,
+            ([1.0, 2.0],),
+            {"epsilon": 1.0, "delta": 1e-5},
+        ),
+        "discrete_laplace_mechanism": (M.discrete_laplace_mechanism, ([3, 4],), {"epsilon": 1.0}),
+        "discrete_gaussian_mechanism": (M.discrete_gaussian_mechanism, ([3, 4],), {"rho": 1.0}),
+        "tulap_mechanism": (M.tulap_mechanism, ([3.0],), {"epsilon": 1.0, "delta": 0.1}),
         # b = exp(-746) is 0: the uniform limit, a valid law
-        "tulap-uniform-limit": (M.tulap, ([3.0],), {"epsilon": 746.0}),
+        "tulap_mechanism-uniform-limit": (M.tulap_mechanism, ([3.0],), {"epsilon": 746.0}),
         "lp_mechanism-1": (M.lp_mechanism, ([1.0, 2.0, 3.0], 1), {"epsilon": 1.0}),
         "lp_mechanism-2": (M.lp_mechanism, ([1.0, 2.0, 3.0], 2), {"epsilon": 1.0}),
         "lp_mechanism-inf": (M.lp_mechanism, ([1.0, 2.0, 3.0], "inf"), {"epsilon": 1.0}),
@@ -218,12 +222,18 @@ def test_tulap_parameters_out_of_range_are_refused(key, value, match):
 
 
 def test_noise_parameters_of_every_family_are_checked():
-    for name in ("laplace", "gaussian", "discrete_laplace", "semi_dp_gaussian", "knorm"):
+    for name in (
+        "laplace_mechanism",
+        "gaussian_mechanism",
+        "discrete_laplace_mechanism",
+        "semi_dp_gaussian",
+        "knorm",
+    ):
         d = _doc(name)
         key = "sigma" if "sigma" in d["noise"]["params"] else "scale"
         d["noise"]["params"][key] = -1.0
         _refused(d, rf"`noise\.params\.{key}` \(-1\.0\) must be > 0")
-    d = _doc("discrete_gaussian")
+    d = _doc("discrete_gaussian_mechanism")
     d["noise"]["params"] = {"scale": 1.0}  # discrete Gaussian has sigma, not scale
     _refused(d, r"`noise\.params` is missing the required key\(s\) 'sigma'")
     d = _doc("permutation_swap")
@@ -331,7 +341,7 @@ def test_noise_invariants_must_be_the_release_invariants():
 
 
 def test_integer_families_need_integer_values():
-    d = _doc("discrete_laplace")
+    d = _doc("discrete_laplace_mechanism")
     d["value"]["data"][0] += 0.5
     _refused(d, r"`value\.data`.*integer-valued")
 
@@ -454,7 +464,7 @@ def test_guarantees_are_validated():
     d = _doc()
     del d["guarantee"]["params"]["delta"]
     _refused(d, r"`guarantee\.params` is missing the required key\(s\) 'delta'")
-    d = _doc("gaussian")
+    d = _doc("gaussian_mechanism")
     d["guarantee"]["params"]["mu"] = 0
     _refused(d, r"`guarantee\.params\.mu` \(0\) must be > 0")
 
@@ -590,7 +600,7 @@ BASES = [
     "semi_dp_gaussian",
     "semi_dp_knorm",
     "knorm",
-    "discrete_laplace",
+    "discrete_laplace_mechanism",
     "projected_gaussian-nested",
     "projected_laplace-sparse",
     "extended_gaussian-general",

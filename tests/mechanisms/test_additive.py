@@ -8,24 +8,24 @@ from scipy import stats
 
 from invariantdp import InvariantDPError, Release
 from invariantdp.mechanisms import (
-    discrete_gaussian,
-    discrete_laplace,
-    gaussian,
-    laplace,
+    discrete_gaussian_mechanism,
+    discrete_laplace_mechanism,
+    gaussian_mechanism,
+    laplace_mechanism,
     lp_mechanism,
-    tulap,
+    tulap_mechanism,
 )
 from invariantdp.privacy.accounting import gdp_to_eps_delta
 
 X = np.array([[12.0, 5.0, 7.0], [4.0, 9.0, 3.0]])
 
 CALLS = {
-    "laplace": lambda x, rng: laplace(x, epsilon=0.7, sensitivity=2.0, rng=rng),
-    "gaussian-mu": lambda x, rng: gaussian(x, mu=0.5, rng=rng),
-    "gaussian-eps-delta": lambda x, rng: gaussian(x, epsilon=1.0, delta=1e-6, rng=rng),
-    "discrete_laplace": lambda x, rng: discrete_laplace(x, epsilon=0.5, rng=rng),
-    "discrete_gaussian": lambda x, rng: discrete_gaussian(x, rho=0.3, rng=rng),
-    "tulap": lambda x, rng: tulap(x, epsilon=1.0, delta=0.05, rng=rng),
+    "laplace": lambda x, rng: laplace_mechanism(x, epsilon=0.7, sensitivity=2.0, rng=rng),
+    "gaussian-mu": lambda x, rng: gaussian_mechanism(x, mu=0.5, rng=rng),
+    "gaussian-eps-delta": lambda x, rng: gaussian_mechanism(x, epsilon=1.0, delta=1e-6, rng=rng),
+    "discrete_laplace": lambda x, rng: discrete_laplace_mechanism(x, epsilon=0.5, rng=rng),
+    "discrete_gaussian": lambda x, rng: discrete_gaussian_mechanism(x, rho=0.3, rng=rng),
+    "tulap": lambda x, rng: tulap_mechanism(x, epsilon=1.0, delta=0.05, rng=rng),
     "l1": lambda x, rng: lp_mechanism(x, 1, epsilon=1.0, rng=rng),
     "l2": lambda x, rng: lp_mechanism(x, 2, epsilon=1.0, rng=rng),
     "linf": lambda x, rng: lp_mechanism(x, "inf", epsilon=1.0, rng=rng),
@@ -49,14 +49,14 @@ def _draws(call, m, seed=0):
 
 
 def test_gaussian_sd_is_sensitivity_over_mu():
-    d = _draws(lambda x, g: gaussian(x, mu=0.5, sensitivity=3.0, rng=g), 4000)
+    d = _draws(lambda x, g: gaussian_mechanism(x, mu=0.5, sensitivity=3.0, rng=g), 4000)
     sd = 3.0 / 0.5
     se = sd**2 * np.sqrt(2 / d.size)
     assert abs(d.var() - sd**2) < 4 * se
 
 
 def test_gaussian_epsilon_delta_calibration_is_exact():
-    r = gaussian([0.0], epsilon=1.0, delta=1e-5, sensitivity=2.0, rng=0)
+    r = gaussian_mechanism([0.0], epsilon=1.0, delta=1e-5, sensitivity=2.0, rng=0)
     mu = r.guarantee.params["mu"]
     assert gdp_to_eps_delta(mu, 1.0) == pytest.approx(1e-5, rel=1e-8)
     assert r.noise.params["scale"] == pytest.approx(2.0 / mu)
@@ -64,26 +64,30 @@ def test_gaussian_epsilon_delta_calibration_is_exact():
 
 
 def test_laplace_scale_and_distribution():
-    d = _draws(lambda x, g: laplace(x, epsilon=0.5, sensitivity=2.0, rng=g), 3000).ravel()
+    d = _draws(lambda x, g: laplace_mechanism(x, epsilon=0.5, sensitivity=2.0, rng=g), 3000).ravel()
     assert stats.kstest(d, stats.laplace(scale=4.0).cdf).pvalue > 1e-3
 
 
 def test_discrete_mechanisms_are_integer_and_match_their_laws():
-    d = _draws(lambda x, g: discrete_laplace(x, epsilon=1.0, rng=g), 1500).ravel()
+    d = _draws(lambda x, g: discrete_laplace_mechanism(x, epsilon=1.0, rng=g), 1500).ravel()
     assert np.all(d == np.round(d))
-    law = discrete_laplace([0], epsilon=1.0, rng=0).noise.distribution()
+    law = discrete_laplace_mechanism([0], epsilon=1.0, rng=0).noise.distribution()
     assert abs(d.var() - law.var()) < 4 * np.sqrt((law.moment(4) - law.var() ** 2) / d.size)
-    g = _draws(lambda x, gen: discrete_gaussian(x, mu=0.5, rng=gen), 1500).ravel()
+    g = _draws(lambda x, gen: discrete_gaussian_mechanism(x, mu=0.5, rng=gen), 1500).ravel()
     assert np.all(g == np.round(g))
-    r = discrete_gaussian([0], mu=0.5, rng=0)
+    r = discrete_gaussian_mechanism([0], mu=0.5, rng=0)
     assert r.guarantee.definition == "zCDP" and r.guarantee.params["rho"] == 0.125
     assert r.noise.params["sigma"] == 2.0
     assert abs(g.var() - 4.0) < 4 * 4.0 * np.sqrt(2 / g.size)
 
 
 def test_tulap_noise_matches_tulap_law():
-    d = _draws(lambda x, g: tulap(x, epsilon=1.0, delta=0.1, sensitivity=2.0, rng=g), 2000)
-    law = tulap([0.0], epsilon=1.0, delta=0.1, sensitivity=2.0, rng=0).noise.distribution()
+    d = _draws(
+        lambda x, g: tulap_mechanism(x, epsilon=1.0, delta=0.1, sensitivity=2.0, rng=g), 2000
+    )
+    law = tulap_mechanism(
+        [0.0], epsilon=1.0, delta=0.1, sensitivity=2.0, rng=0
+    ).noise.distribution()
     assert stats.kstest(d.ravel(), law.cdf).pvalue > 1e-3
 
 
@@ -105,18 +109,33 @@ def test_lp_mechanism_expected_norm(p):
 @pytest.mark.parametrize(
     "call, match",
     [
-        (lambda: laplace(X, epsilon=-1.0), r"`epsilon` \(-1.0\) must be > 0"),
-        (lambda: laplace(X, epsilon=np.nan), r"`epsilon` \(nan\) must not be NaN"),
-        (lambda: laplace([1.0, np.inf], epsilon=1.0), r"`x` .* must contain only finite"),
-        (lambda: gaussian(X, mu=1.0, epsilon=1.0, delta=0.1), "either `mu`"),
-        (lambda: gaussian(X, epsilon=1.0), "both `epsilon` and `delta`"),
-        (lambda: gaussian(X, epsilon=1.0, delta=1.5), r"`delta` \(1.5\) must be in \[0, 1\)"),
-        (lambda: gaussian(X, mu=1.0, sensitivity=0.0), r"`sensitivity` \(0.0\) must be > 0"),
-        (lambda: gaussian(X, mu=1.0, sensitivity=np.ones((2, 5))), "`sensitivity` vectors"),
-        (lambda: discrete_laplace([1.5, 2.0], epsilon=1.0), "`x` must be integer-valued"),
-        (lambda: discrete_gaussian([1, 2], mu=1.0, rho=1.0), "exactly one of `mu` or `rho`"),
+        (lambda: laplace_mechanism(X, epsilon=-1.0), r"`epsilon` \(-1.0\) must be > 0"),
+        (lambda: laplace_mechanism(X, epsilon=np.nan), r"`epsilon` \(nan\) must not be NaN"),
+        (lambda: laplace_mechanism([1.0, np.inf], epsilon=1.0), r"`x` .* must contain only finite"),
+        (lambda: gaussian_mechanism(X, mu=1.0, epsilon=1.0, delta=0.1), "either `mu`"),
+        (lambda: gaussian_mechanism(X, epsilon=1.0), "both `epsilon` and `delta`"),
+        (
+            lambda: gaussian_mechanism(X, epsilon=1.0, delta=1.5),
+            r"`delta` \(1.5\) must be in \[0, 1\)",
+        ),
+        (
+            lambda: gaussian_mechanism(X, mu=1.0, sensitivity=0.0),
+            r"`sensitivity` \(0.0\) must be > 0",
+        ),
+        (
+            lambda: gaussian_mechanism(X, mu=1.0, sensitivity=np.ones((2, 5))),
+            "`sensitivity` vectors",
+        ),
+        (lambda: discrete_laplace_mechanism([1.5, 2.0], epsilon=1.0), "`x` must be integer-valued"),
+        (
+            lambda: discrete_gaussian_mechanism([1, 2], mu=1.0, rho=1.0),
+            "exactly one of `mu` or `rho`",
+        ),
         (lambda: lp_mechanism(X, 3, epsilon=1.0), r"`p` \(3\) must be 1, 2 or inf"),
-        (lambda: tulap(X, epsilon=1.0, delta=-0.1), r"`delta` \(-0.1\) must be in \[0, 1\)"),
+        (
+            lambda: tulap_mechanism(X, epsilon=1.0, delta=-0.1),
+            r"`delta` \(-0.1\) must be in \[0, 1\)",
+        ),
     ],
 )
 def test_bad_arguments_raise_value_error_naming_them(call, match):
@@ -126,9 +145,9 @@ def test_bad_arguments_raise_value_error_naming_them(call, match):
 
 def test_sensitivity_from_a_space():
     S = np.array([[1.0, -1.0, 0.0], [0.0, 3.0, -1.0]])
-    r = gaussian(np.zeros(3), mu=1.0, sensitivity=S, rng=0)
+    r = gaussian_mechanism(np.zeros(3), mu=1.0, sensitivity=S, rng=0)
     assert r.metadata["sensitivity"] == pytest.approx(np.sqrt(10.0))
-    r = laplace(np.zeros(3), epsilon=1.0, sensitivity=S, rng=0)
+    r = laplace_mechanism(np.zeros(3), epsilon=1.0, sensitivity=S, rng=0)
     assert r.noise.params["scale"] == 4.0
 
 
@@ -159,16 +178,19 @@ def test_numpy_releases_record_simulation(name):
 def test_float_paths_keep_their_numpy_stream():
     """secure=False draws exactly what numpy draws (same stream, same values as before)."""
     x = np.array([1.0, -2.0, 3.5])
-    r = laplace(x, epsilon=0.5, sensitivity=2.0, rng=8)
+    r = laplace_mechanism(x, epsilon=0.5, sensitivity=2.0, rng=8)
     np.testing.assert_array_equal(r.value, x + np.random.default_rng(8).laplace(0.0, 4.0, 3))
-    g = gaussian(x, mu=0.5, sensitivity=2.0, rng=9)
+    g = gaussian_mechanism(x, mu=0.5, sensitivity=2.0, rng=9)
     np.testing.assert_array_equal(g.value, x + 4.0 * np.random.default_rng(9).standard_normal(3))
-    assert "Simulation only" in laplace.__doc__ and "Simulation only" in gaussian.__doc__
+    assert (
+        "Simulation only" in laplace_mechanism.__doc__
+        and "Simulation only" in gaussian_mechanism.__doc__
+    )
     assert "Simulation only" in lp_mechanism.__doc__
 
 
 def test_secure_laplace_record():
-    r = laplace(np.zeros(3), epsilon=1.0, sensitivity=2.0, grid=0.5, secure=True)
+    r = laplace_mechanism(np.zeros(3), epsilon=1.0, sensitivity=2.0, grid=0.5, secure=True)
     # grid-unit sensitivity floor(2 / 0.5) + 3 coordinates; scale 7 grid steps of 0.5
     assert r.metadata["grid_sensitivity"] == 7
     assert r.noise.family == "grid_laplace"
@@ -184,12 +206,12 @@ def test_secure_laplace_record():
 
 def test_secure_grid_uses_the_support_of_a_sensitivity_space():
     S = np.array([[1.0, -1.0, 0.0, 0.0], [0.0, 0.0, 1.0, -1.0]])
-    r = laplace(np.zeros(4), epsilon=1.0, sensitivity=S, grid=0.25, secure=True)
+    r = laplace_mechanism(np.zeros(4), epsilon=1.0, sensitivity=S, grid=0.25, secure=True)
     assert r.metadata["grid_sensitivity"] == 8 + 2  # two coordinates change, not four
 
 
 def test_default_grid_is_a_power_of_two_fraction_of_the_scale():
-    r = laplace(np.zeros(2), epsilon=0.5, sensitivity=1.0, secure=True)
+    r = laplace_mechanism(np.zeros(2), epsilon=0.5, sensitivity=1.0, secure=True)
     gamma = r.metadata["grid"]
     assert gamma == 2.0**-21  # min(scale 2, Delta/d = 1/2) * 2**-20
     # the rounding adds d = 2 grid steps to 2**21: noise scale within 1e-6 of Delta/epsilon
@@ -198,20 +220,20 @@ def test_default_grid_is_a_power_of_two_fraction_of_the_scale():
 
 
 def test_secure_gaussian_record_and_calibration():
-    from invariantdp.mechanisms.additive import _cdp_log_delta
+    from invariantdp.mechanisms._grid import cdp_log_delta
 
-    r = gaussian(np.zeros(2), epsilon=1.0, delta=1e-5, secure=True)
+    r = gaussian_mechanism(np.zeros(2), epsilon=1.0, delta=1e-5, secure=True)
     g = r.guarantee
     assert g.definition == "zCDP" and g.params["epsilon"] == 1.0 and g.params["delta"] == 1e-5
     rho = g.params["rho"]
-    assert _cdp_log_delta(rho, 1.0) <= np.log(1e-5)  # the certificate of CKS Cor. 13
+    assert cdp_log_delta(rho, 1.0) <= np.log(1e-5)  # the certificate of CKS Cor. 13
     L = np.log(1e5)
     assert rho > (np.sqrt(L + 1.0) - np.sqrt(L)) ** 2  # better than eps = rho + 2 sqrt(rho L)
     assert r.noise.family == "grid_gaussian"
     # sigma = sqrt(D / (2 rho)) grid steps, D >= (Delta_2 / gamma)^2
     assert r.noise.params["sigma"] >= 1.0 / np.sqrt(2.0 * rho)
     assert r.noise.params["sigma"] == pytest.approx(1.0 / np.sqrt(2.0 * rho), rel=1e-5)
-    m = gaussian(np.zeros(2), mu=0.5, sensitivity=2.0, grid=0.25, secure=True)
+    m = gaussian_mechanism(np.zeros(2), mu=0.5, sensitivity=2.0, grid=0.25, secure=True)
     assert m.guarantee.params == {"rho": 0.125}
     # (2 / 0.25 + sqrt 2)^2 = 88.6..., floored: sigma^2 = 88 / mu^2 grid steps^2
     assert m.metadata["grid_sensitivity_squared"] == 88
@@ -223,12 +245,12 @@ def test_secure_gaussian_record_and_calibration():
     log_delta=st.floats(-30.0, -1.0),
 )
 def test_zcdp_calibration_meets_the_target(eps, log_delta):
-    from invariantdp.mechanisms.additive import _cdp_log_delta, _zcdp_for
+    from invariantdp.mechanisms._grid import cdp_log_delta, zcdp_for
 
     delta = 10.0**log_delta
-    rho = _zcdp_for(eps, delta)
-    assert _cdp_log_delta(rho, eps) <= np.log(delta) - 1e-9
-    assert _cdp_log_delta(rho * 1.001, eps) > np.log(delta)  # and it is tight
+    rho = zcdp_for(eps, delta)
+    assert cdp_log_delta(rho, eps) <= np.log(delta) - 1e-9
+    assert cdp_log_delta(rho * 1.001, eps) > np.log(delta)  # and it is tight
 
 
 @given(
@@ -241,7 +263,7 @@ def test_rounding_sensitivity_bounds_hold(data, d, log_grid, delta):
     """||round(x/g) - round(x'/g)|| never exceeds the calibrated grid sensitivity."""
     from fractions import Fraction
 
-    from invariantdp.mechanisms.additive import _grid_l1_sensitivity, _grid_l2_sensitivity_sq
+    from invariantdp.mechanisms._grid import grid_l1_sensitivity, grid_l2_sensitivity_sq
 
     gamma = 2.0**log_grid
     x = np.array(data.draw(st.lists(st.floats(-50, 50), min_size=d, max_size=d)))
@@ -249,8 +271,8 @@ def test_rounding_sensitivity_bounds_hold(data, d, log_grid, delta):
     if not np.any(v):
         return
     for p, bound in (
-        (1, _grid_l1_sensitivity(Fraction(delta), gamma, d)),
-        (2, _grid_l2_sensitivity_sq(Fraction(delta) ** 2, gamma, d)),
+        (1, grid_l1_sensitivity(Fraction(delta), gamma, d)),
+        (2, grid_l2_sensitivity_sq(Fraction(delta) ** 2, gamma, d)),
     ):
         diff = v / np.linalg.norm(v, ord=p) * delta * (1 - 1e-12)
         e = np.rint(x / gamma) - np.rint((x + diff) / gamma)
@@ -260,15 +282,18 @@ def test_rounding_sensitivity_bounds_hold(data, d, log_grid, delta):
 @pytest.mark.parametrize(
     "call, match",
     [
-        (lambda: laplace([1.0], epsilon=1.0, grid=0.3, secure=True), r"`grid` \(0.3\) must be a"),
-        (lambda: laplace([1.0], epsilon=1.0, grid=0.25), "only with `secure=True`"),
-        (lambda: gaussian([1.0], mu=1.0, grid=0.25), "only with `secure=True`"),
-        (lambda: laplace([1e12], epsilon=1.0, secure=True), "Pass a coarser `grid`"),
         (
-            lambda: laplace([1.0], epsilon=1.0, grid=2.0**-1000, secure=True),
+            lambda: laplace_mechanism([1.0], epsilon=1.0, grid=0.3, secure=True),
+            r"`grid` \(0.3\) must be a",
+        ),
+        (lambda: laplace_mechanism([1.0], epsilon=1.0, grid=0.25), "only with `secure=True`"),
+        (lambda: gaussian_mechanism([1.0], mu=1.0, grid=0.25), "only with `secure=True`"),
+        (lambda: laplace_mechanism([1e12], epsilon=1.0, secure=True), "Pass a coarser `grid`"),
+        (
+            lambda: laplace_mechanism([1.0], epsilon=1.0, grid=2.0**-1000, secure=True),
             r"must be in \[2\*\*-960",
         ),
-        (lambda: discrete_laplace([2.0**52], epsilon=1.0), "magnitude 2\\*\\*52 or more"),
+        (lambda: discrete_laplace_mechanism([2.0**52], epsilon=1.0), "magnitude 2\\*\\*52 or more"),
         (lambda: lp_mechanism([1.0], 2, epsilon=1.0, secure=True), "no exact sampler"),
     ],
 )
@@ -279,10 +304,46 @@ def test_secure_argument_errors(call, match):
 
 def test_complex_data_is_refused():
     with pytest.raises(TypeError, match="`x` must be real"):
-        laplace(np.array([1 + 2j]), epsilon=1.0)
+        laplace_mechanism(np.array([1 + 2j]), epsilon=1.0)
 
 
 def test_huge_grid_noise_is_refused():
     # the rounding term alone, d / epsilon grid steps, exceeds 2**46
     with pytest.raises(InvariantDPError, match=r"grid units .* must be <= 2\*\*46"):
-        laplace(np.zeros(2000), epsilon=1e-12, secure=True)
+        laplace_mechanism(np.zeros(2000), epsilon=1e-12, secure=True)
+
+
+# ---------------------------------------------------------------------------
+# the old names of the mechanisms (issue 11): deprecated aliases, kept one release
+# ---------------------------------------------------------------------------
+
+OLD_NAMES = {
+    "laplace": ("laplace_mechanism", ([1.0, 2.0],), {"epsilon": 1.0}),
+    "gaussian": ("gaussian_mechanism", ([1.0, 2.0],), {"mu": 1.0}),
+    "discrete_laplace": ("discrete_laplace_mechanism", ([3, 4],), {"epsilon": 1.0}),
+    "discrete_gaussian": ("discrete_gaussian_mechanism", ([3, 4],), {"rho": 1.0}),
+    "tulap": ("tulap_mechanism", ([3.0],), {"epsilon": 1.0, "delta": 0.1}),
+}
+
+
+@pytest.mark.parametrize("old", sorted(OLD_NAMES))
+def test_old_mechanism_name_warns_and_still_works(old):
+    import invariantdp.mechanisms as M
+
+    new, args, kwargs = OLD_NAMES[old]
+    with pytest.warns(DeprecationWarning, match=rf"mechanisms\.{old} is deprecated.*{new}"):
+        func = getattr(M, old)
+    assert func is getattr(M, new)
+    assert old not in M.__all__ and new in M.__all__
+    assert func(*args, **kwargs, rng=3) == getattr(M, new)(*args, **kwargs, rng=3)
+
+
+@pytest.mark.parametrize("old", [*sorted(OLD_NAMES), "lp_mechanism"])
+def test_old_names_of_the_additive_module_warn(old):
+    from invariantdp.mechanisms import additive
+
+    with pytest.warns(DeprecationWarning, match=rf"additive\.{old} is deprecated"):
+        func = getattr(additive, old)
+    assert callable(func)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        additive.nope  # noqa: B018

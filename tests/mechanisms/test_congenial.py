@@ -240,7 +240,7 @@ def test_gaussian_equalities_exact_is_projection(rng):
     d = res.draws[0]
     P = np.eye(4) - inv.matrix.T @ np.linalg.pinv(inv.matrix.T)
     np.testing.assert_allclose(np.cov(d.T), 4.0 * P, atol=0.15)
-    assert res.release.guarantee.definition == "GDP"
+    assert res.guarantee.definition == "GDP"
 
 
 # --- the 2 x 23 table ----------------------------------------------------------------
@@ -265,9 +265,9 @@ def test_sex_by_age_release_respects_invariants(rng):
     assert res.diagnostics.rhat_max < 1.05
     assert res.diagnostics.acceptance_rate == 1
     assert "Sampler diagnostics" in res.summary()
-    r2 = Release.from_json(res.release.to_json())
-    assert r2 == res.release
-    assert res.release.guarantee.params["epsilon"] == 1.0  # Theorem 2.1, gamma = 1
+    r2 = Release.from_json(res.to_json())
+    assert r2 == res and type(r2) is Release  # the Release part round-trips
+    assert res.guarantee.params["epsilon"] == 1.0  # Theorem 2.1, gamma = 1
 
 
 def test_sex_by_age_exact_and_gibbs_agree(rng):
@@ -439,7 +439,7 @@ def test_secure_is_refused_with_the_secure_alternatives():
     with pytest.raises(
         InvariantDPError,
         match=r"`secure=True`: conditional_release has no exact sampler.*"
-        r"discrete_laplace\(x, \.\.\., secure=True\).*discrete_gaussian",
+        r"discrete_laplace_mechanism\(x, \.\.\., secure=True\).*discrete_gaussian_mechanism",
     ):
         conditional_release([30, 70], "double_geometric", TOTAL2, epsilon=1.0, secure=True)
     with pytest.raises(TypeError, match="`secure` must be True or False"):
@@ -456,7 +456,8 @@ def test_secure_is_refused_with_the_secure_alternatives():
 )
 def test_conditional_releases_are_marked_as_simulations(mechanism, kw):
     res = quiet(x=[30, 70], mechanism=mechanism, invariants=TOTAL2, draws=5, rng=2, **kw)
-    rel = res.release
+    rel = res
+    assert isinstance(rel, Release)
     assert rel.simulation and rel.metadata["randomness"] == "simulation"
     assert rel.metadata["method"] == res.method
     assert Release.from_json(rel.to_json()).simulation
@@ -545,3 +546,47 @@ def test_public_import_paths_keep_working():
     assert (
         congenial.conditional_release.__module__ == "invariantdp.mechanisms.congenial._conditional"
     )
+
+
+def test_conditional_release_is_a_release_and_saves_as_one(tmp_path):
+    res = quiet(x=[30, 70], mechanism="laplace", invariants=TOTAL2, epsilon=1.0, draws=5, rng=2)
+    assert isinstance(res, Release) and res.mechanism == "conditional_laplace"
+    assert res.draws.shape == (4, 5, 2) and res.method == "exact"
+    loaded = Release.load(res.save(tmp_path / "r.json"))
+    assert type(loaded) is Release and loaded == res
+    np.testing.assert_array_equal(loaded.value, res.value)
+    assert "ConditionalRelease(method='exact'" in repr(res)
+
+
+def test_conditional_release_attribute_release_is_deprecated():
+    res = quiet(x=[30, 70], mechanism="laplace", invariants=TOTAL2, epsilon=1.0, draws=5, rng=2)
+    with pytest.warns(DeprecationWarning, match=r"`ConditionalRelease.release` is deprecated"):
+        part = res.release
+    assert type(part) is Release and part == res
+
+
+@pytest.mark.parametrize("mechanism", ["poisson", ["laplace"]])
+def test_unknown_mechanism_is_refused_by_name(mechanism):
+    with pytest.raises(
+        InvariantDPError, match=r"`mechanism` \(.*\) must be one of 'double_geometric'"
+    ):
+        conditional_release([30, 70], mechanism, TOTAL2, epsilon=1.0)
+
+
+@pytest.mark.parametrize(
+    "mechanism, missing",
+    [("double_geometric", "epsilon"), ("gaussian", "mu"), ("discrete_gaussian", "rho")],
+)
+def test_the_privacy_parameter_of_the_mechanism_is_required(mechanism, missing):
+    with pytest.raises(
+        InvariantDPError, match=rf"`{missing}` \(.*\) is required for the {mechanism}"
+    ):
+        conditional_release([30, 70], mechanism, TOTAL2)
+
+
+def test_sampler_diagnostics_are_computed_once():
+    res = quiet(x=[30, 70], mechanism="laplace", invariants=TOTAL2, epsilon=1.0, draws=5, rng=2)
+    d = res.diagnostics
+    first = (d.ess_min, d.rhat_max, d.ess_per_second, d.ok)
+    assert {"ess_min", "rhat_max", "ess_per_second", "ok"} <= set(vars(d))  # cached
+    assert (d.ess_min, d.rhat_max, d.ess_per_second, d.ok) == first

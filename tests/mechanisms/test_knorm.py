@@ -124,8 +124,8 @@ def test_secure_is_refused_with_the_secure_alternatives():
     S = contingency_sensitivity_space(2, 2)
     with pytest.raises(
         InvariantDPError,
-        match=r"`secure=True`: knorm has no exact sampler.*discrete_laplace\(x, \.\.\., "
-        r"secure=True\).*discrete_gaussian.*odds_ratio_release",
+        match=r"`secure=True`: knorm has no exact sampler.*discrete_laplace_mechanism\(x, \.\.\., "
+        r"secure=True\).*discrete_gaussian_mechanism.*odds_ratio_release",
     ):
         knorm([1.0, 2.0, 3.0, 4.0], S, epsilon=1.0, secure=True)
 

@@ -124,7 +124,8 @@ def test_secure_is_refused_with_the_secure_alternatives(mech, kw):
     with pytest.raises(
         InvariantDPError,
         match=r"`secure=True`: semi_dp_\w+ has no exact sampler.*"
-        r"odds_ratio_release\(table, \.\.\., secure=True\).*discrete_laplace.*discrete_gaussian",
+        r"odds_ratio_release\(table, \.\.\., secure=True\).*discrete_laplace_mechanism"
+        r".*discrete_gaussian_mechanism",
     ):
         mech(TABLE, secure=True, **kw)
     with pytest.raises(TypeError, match="`secure` must be True or False"):

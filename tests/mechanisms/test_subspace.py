@@ -207,8 +207,8 @@ def test_secure_is_refused_with_the_secure_alternatives(name):
     mech, kw = SUBSPACE[name]
     with pytest.raises(
         InvariantDPError,
-        match=rf"`secure=True`: {name} has no exact sampler.*discrete_laplace\(x, \.\.\., "
-        r"secure=True\).*discrete_gaussian",
+        match=rf"`secure=True`: {name} has no exact sampler.*"
+        r"discrete_laplace_mechanism\(x, \.\.\., secure=True\).*discrete_gaussian_mechanism",
     ):
         mech([1.0, 2.0, 3.0], totals([0, 0, 0]), secure=True, **kw)
     with pytest.raises(TypeError, match="`secure` must be True or False"):

@@ -13,6 +13,7 @@ from scipy import stats
 
 from invariantdp import Release
 from invariantdp.mechanisms import (
+    SwapResult,
     permutation_swap,
     swapping_invariants,
     table_on_release_cells,
@@ -464,3 +465,23 @@ def test_plot_swapping_mape_draws_the_results():
     plt.close(ax.figure)
     with pytest.raises(ValueError, match=r"`results` lacks the column\(s\) \['mape'\]"):
         plot_swapping_mape(res[["swap_rate"]])
+
+
+def test_swap_result_is_a_release_and_saves_as_one(tmp_path):
+    df = pd.DataFrame({"county": list("aabbab"), "owned": [1, 0, 1, 0, 0, 1]})
+    res = permutation_swap(df, swap="county", swap_rate=0.5, rng=3)
+    assert isinstance(res, Release) and isinstance(res, SwapResult)
+    out, release = res  # unpacks like the former named tuple (data, release)
+    assert out is res.data and release is res
+    assert list(out.columns) == ["county", "owned"]
+    loaded = Release.load(res.save(tmp_path / "swap.json"))
+    assert type(loaded) is Release and loaded == res
+    assert "permutation_swap" in repr(res) and "Differentially private release" in res.summary()
+
+
+def test_swap_result_attribute_release_is_deprecated():
+    df = pd.DataFrame({"county": list("aabbab"), "owned": [1, 0, 1, 0, 0, 1]})
+    res = permutation_swap(df, swap="county", swap_rate=0.5, rng=3)
+    with pytest.warns(DeprecationWarning, match=r"`SwapResult.release` is deprecated"):
+        part = res.release
+    assert type(part) is Release and part == res

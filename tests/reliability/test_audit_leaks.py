@@ -30,7 +30,13 @@ from invariantdp.audit import (
     zcdp_tradeoff,
 )
 from invariantdp.exceptions import InvariantDPError
-from invariantdp.mechanisms import discrete_laplace, gaussian, laplace, odds_ratio_release, tulap
+from invariantdp.mechanisms import (
+    discrete_laplace_mechanism,
+    gaussian_mechanism,
+    laplace_mechanism,
+    odds_ratio_release,
+    tulap_mechanism,
+)
 from invariantdp.privacy import eps_delta
 from invariantdp.privacy import gaussian as gdp
 from invariantdp.privacy.accounting import eps_delta_to_gdp
@@ -220,30 +226,30 @@ def test_float_laplace_is_caught_on_small_neighbouring_counts(x, epsilon, seed):
 
 FIXED = {
     # name: (release of n copies of t, x, x')
-    "tulap": (lambda t, n: tulap(np.full(n, t), epsilon=1.0, secure=True), 0, 1),
+    "tulap": (lambda t, n: tulap_mechanism(np.full(n, t), epsilon=1.0, secure=True), 0, 1),
     "tulap, sensitivity 2": (
-        lambda t, n: tulap(np.full(n, t), epsilon=1.0, sensitivity=2.0, secure=True),
+        lambda t, n: tulap_mechanism(np.full(n, t), epsilon=1.0, sensitivity=2.0, secure=True),
         0,
         2,
     ),
     "tulap, non-integer data on the sensitivity grid": (
-        lambda t, n: tulap(np.full(n, t), epsilon=1.0, sensitivity=0.5, secure=True),
+        lambda t, n: tulap_mechanism(np.full(n, t), epsilon=1.0, sensitivity=0.5, secure=True),
         0.5,
         1.0,
     ),
     "tulap, delta > 0": (
-        lambda t, n: tulap(np.full(n, t), epsilon=1.0, delta=0.01, secure=True),
+        lambda t, n: tulap_mechanism(np.full(n, t), epsilon=1.0, delta=0.01, secure=True),
         0,
         1,
     ),
     "discrete_laplace": (
-        lambda t, n: discrete_laplace(np.full(n, t), epsilon=1.0, secure=True),
+        lambda t, n: discrete_laplace_mechanism(np.full(n, t), epsilon=1.0, secure=True),
         0,
         1,
     ),
-    "laplace": (lambda t, n: laplace(np.full(n, t), epsilon=1.0, secure=True), 0.0, 1.0),
+    "laplace": (lambda t, n: laplace_mechanism(np.full(n, t), epsilon=1.0, secure=True), 0.0, 1.0),
     "gaussian": (
-        lambda t, n: gaussian(np.full(n, t), epsilon=1.0, delta=1e-5, secure=True),
+        lambda t, n: gaussian_mechanism(np.full(n, t), epsilon=1.0, delta=1e-5, secure=True),
         0.0,
         1.0,
     ),
@@ -286,19 +292,19 @@ def test_secure_odds_ratio_release_passes_with_its_own_claim():
 def test_secure_tulap_refuses_data_off_the_sensitivity_grid():
     """0.5 with sensitivity 1 cannot be released exactly: refused, not rounded."""
     with pytest.raises(InvariantDPError, match="sensitivity"):
-        tulap(np.array([0.5]), epsilon=1.0, secure=True)
+        tulap_mechanism(np.array([0.5]), epsilon=1.0, secure=True)
 
 
 def test_discrete_laplace_at_huge_scale_is_refused_or_not_the_data():
     """The saturation fix: sample correctly at any scale, or refuse before sampling."""
     try:
-        discrete_laplace(np.zeros(1), epsilon=1e-30, rng=1)
+        discrete_laplace_mechanism(np.zeros(1), epsilon=1e-30, rng=1)
     except InvariantDPError as err:
         # refused before any draw, naming the parameter (epsilon or the scale it sets)
         assert "epsilon" in str(err) or "scale" in str(err)
         return
     res = audit_mechanism(
-        lambda t, n, rng: discrete_laplace(np.full(n, t), epsilon=1e-30, rng=rng).value,
+        lambda t, n, rng: discrete_laplace_mechanism(np.full(n, t), epsilon=1e-30, rng=rng).value,
         0,
         1,
         claimed=eps_delta(1e-30),

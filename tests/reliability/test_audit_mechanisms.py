@@ -37,19 +37,19 @@ from invariantdp.mechanisms import (
     KNormNoise,
     SubspaceNoise,
     conditional_release,
-    discrete_gaussian,
-    discrete_laplace,
+    discrete_gaussian_mechanism,
+    discrete_laplace_mechanism,
     extended_gaussian,
     extended_laplace,
-    gaussian,
+    gaussian_mechanism,
     knorm,
-    laplace,
+    laplace_mechanism,
     permutation_swap,
     projected_gaussian,
     projected_laplace,
     semi_dp_gaussian,
     semi_dp_knorm,
-    tulap,
+    tulap_mechanism,
 )
 from invariantdp.privacy import eps_delta, swapping_epsilon
 from invariantdp.privacy import gaussian as gdp
@@ -82,17 +82,17 @@ def _copies(mech, **kw):
 ALL = ("threshold", "lattice", "value")  # the default statistics
 
 SCALAR = {
-    "laplace": (laplace, {"epsilon": 1.0}, {"epsilon": 2.0}, eps_delta(1.0), SCALE),
-    "gaussian": (gaussian, {"mu": 1.0}, {"mu": 2.0}, gdp(1.0), SCALE),
+    "laplace": (laplace_mechanism, {"epsilon": 1.0}, {"epsilon": 2.0}, eps_delta(1.0), SCALE),
+    "gaussian": (gaussian_mechanism, {"mu": 1.0}, {"mu": 2.0}, gdp(1.0), SCALE),
     "tulap": (
-        tulap,
+        tulap_mechanism,
         {"epsilon": 1.0, "delta": 0.01},
         {"epsilon": 2.0},
         eps_delta(1.0, 0.01),
         SCALE,
     ),
     "discrete_laplace": (
-        discrete_laplace,
+        discrete_laplace_mechanism,
         {"epsilon": 1.0},
         {"epsilon": 2.0},
         eps_delta(1.0),
@@ -100,7 +100,7 @@ SCALAR = {
     ),
     # the discrete Gaussian is rho-zCDP, not G_{1/sigma}-DP: audit the implied curve
     "discrete_gaussian": (
-        discrete_gaussian,
+        discrete_gaussian_mechanism,
         {"rho": 0.125},
         {"rho": 0.5},
         zcdp_tradeoff(0.125),
@@ -144,11 +144,11 @@ def test_scalar_mechanism_passes_and_halved_noise_is_caught(name):
 
 
 def test_gaussian_calibrated_from_epsilon_delta_passes_its_own_claim():
-    rel = gaussian([0.0], epsilon=1.0, delta=1e-5)
+    rel = gaussian_mechanism([0.0], epsilon=1.0, delta=1e-5)
     claim = rel.guarantee.tradeoff()
     _passes(
         audit_mechanism(
-            _copies(gaussian, epsilon=1.0, delta=1e-5),
+            _copies(gaussian_mechanism, epsilon=1.0, delta=1e-5),
             0,
             1,
             claimed=claim,
@@ -163,7 +163,11 @@ def test_gaussian_calibrated_from_epsilon_delta_passes_its_own_claim():
 def test_release_claim_is_used_by_default():
     """Unbatched: the claim comes from each Release's guarantee (zCDP included)."""
     res = audit_mechanism(
-        lambda t, rng: discrete_gaussian([t], rho=0.125, rng=rng), 3, 4, n_samples=500, rng=4
+        lambda t, rng: discrete_gaussian_mechanism([t], rho=0.125, rng=rng),
+        3,
+        4,
+        n_samples=500,
+        rng=4,
     )
     _passes(res)
     assert "zcdp" in res.claim

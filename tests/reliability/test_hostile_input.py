@@ -108,25 +108,29 @@ SWAP_DF = pd.DataFrame({"county": list("aabbab"), "owned": [1, 0, 1, 0, 0, 1]})
 
 # name -> (function, valid keyword arguments, {argument: kind})
 CASES = {
-    "laplace": (M.laplace, {"x": [1.0, 2.0], "epsilon": 1.0}, {"x": "array", "epsilon": "pos"}),
-    "gaussian": (M.gaussian, {"x": [1.0], "mu": 1.0}, {"x": "array", "mu": "pos"}),
+    "laplace": (
+        M.laplace_mechanism,
+        {"x": [1.0, 2.0], "epsilon": 1.0},
+        {"x": "array", "epsilon": "pos"},
+    ),
+    "gaussian": (M.gaussian_mechanism, {"x": [1.0], "mu": 1.0}, {"x": "array", "mu": "pos"}),
     "gaussian_sens": (
-        M.gaussian,
+        M.gaussian_mechanism,
         {"x": [1.0], "mu": 1.0, "sensitivity": 2.0},
         {"sensitivity": "pos"},
     ),
     "discrete_laplace": (
-        M.discrete_laplace,
+        M.discrete_laplace_mechanism,
         {"x": [3, 4], "epsilon": 1.0},
         {"x": ("ints", (2,)), "epsilon": "pos"},
     ),
     "discrete_gaussian": (
-        M.discrete_gaussian,
+        M.discrete_gaussian_mechanism,
         {"x": [3, 4], "rho": 1.0},
         {"x": ("ints", (2,)), "rho": "pos"},
     ),
     "tulap": (
-        M.tulap,
+        M.tulap_mechanism,
         {"x": [3.0], "epsilon": 1.0, "delta": 0.1},
         {"x": "array", "epsilon": "pos", "delta": "delta", "sensitivity": "pos"},
     ),
@@ -391,7 +395,7 @@ def test_huge_counts_give_finite_answers():
     assert 0.0 <= res.pvalue <= 1.0
     r = M.semi_dp_gaussian(table, mu=1.0, rng=0)
     assert np.allclose(r.value.sum(axis=0), table.sum(axis=0))
-    r = M.discrete_laplace(table, epsilon=1.0, rng=0)
+    r = M.discrete_laplace_mechanism(table, epsilon=1.0, rng=0)
     assert np.all(np.abs(r.value - table) < 100)
 
 
@@ -399,7 +403,7 @@ def test_counts_beyond_float_precision_are_refused():
     with pytest.raises(ValueError, match="`table`"):
         M.odds_ratio_release(np.full((2, 2), 2.0**60), epsilon=1.0)
     with pytest.raises(ValueError, match="`x`"):
-        M.discrete_laplace([2.0**60], epsilon=1.0)
+        M.discrete_laplace_mechanism([2.0**60], epsilon=1.0)
 
 
 @pytest.mark.parametrize(
@@ -431,18 +435,18 @@ def test_counts_at_2_53_keep_exact_invariants():
 
 def test_complex_input_is_refused_not_truncated():
     # before: np.array([1+2j], dtype=float) dropped 2j with only a ComplexWarning
-    for mech, kw in [(M.laplace, {"epsilon": 1.0}), (M.gaussian, {"mu": 1.0})]:
+    for mech, kw in [(M.laplace_mechanism, {"epsilon": 1.0}), (M.gaussian_mechanism, {"mu": 1.0})]:
         with pytest.raises(TypeError, match="`x`.*complex"):
             mech(np.array([1 + 2j]), rng=0, **kw)
     with pytest.raises(TypeError, match="`epsilon`"):
-        M.laplace([1.0], epsilon=1 + 0j)
+        M.laplace_mechanism([1.0], epsilon=1 + 0j)
 
 
 def test_long_values_are_echoed_short():
     # before: a 1 MB string gave a 1 MB message
     for call in (
-        lambda: M.laplace([1.0], epsilon="9" * 10**6),
-        lambda: M.laplace("9" * 10**6, epsilon=1.0),
+        lambda: M.laplace_mechanism([1.0], epsilon="9" * 10**6),
+        lambda: M.laplace_mechanism("9" * 10**6, epsilon=1.0),
         lambda: M.odds_ratio_release([["9" * 10**6, 1], [1, 1]], epsilon=1.0),
         lambda: umpu_odds_ratio_test(1.0, (5, 5, 5, 5), epsilon=1.0, alternative="x" * 10**6),
     ):
@@ -476,7 +480,7 @@ def test_conditional_release_refuses_inconsistent_invariants():
     [
         (lambda: M.projected_gaussian([1.0, 2.0], TOTAL3, mu=1.0), "`x`"),
         (lambda: M.knorm([1.0, 2.0], S3, epsilon=1.0), "`vertices`"),
-        (lambda: M.laplace([1.0, 2.0], epsilon=1.0, sensitivity=S3), "`sensitivity`"),
+        (lambda: M.laplace_mechanism([1.0, 2.0], epsilon=1.0, sensitivity=S3), "`sensitivity`"),
         (lambda: M.semi_dp_gaussian([1, 2, 3], mu=1.0), "`table`"),
         (lambda: M.semi_dp_gaussian([[1, 2, 3]], mu=1.0), "`table`"),
         (lambda: audit_mod.audit_samples(np.zeros(20), np.zeros(30), P.gaussian(1)), "`sample_x`"),
@@ -487,9 +491,9 @@ def test_conditional_release_refuses_inconsistent_invariants():
         (lambda: M.permutation_swap(SWAP_DF.iloc[:0], swap="county", swap_rate=0.5), "`data`"),
         (lambda: M.permutation_swap([[1, 2]], swap="county", swap_rate=0.5), "`data`"),
         (lambda: umpu_odds_ratio_test(3.0, (5, 5, 5), epsilon=1.0), "`margins`"),
-        (lambda: M.gaussian([1.0], mu=1.0, epsilon=1.0, delta=0.1), "`mu`"),
-        (lambda: M.laplace([1.0], epsilon=1.0, rng=-1), "`rng`"),
-        (lambda: M.laplace([1.0], epsilon=1.0, rng="seed"), "`rng`"),
+        (lambda: M.gaussian_mechanism([1.0], mu=1.0, epsilon=1.0, delta=0.1), "`mu`"),
+        (lambda: M.laplace_mechanism([1.0], epsilon=1.0, rng=-1), "`rng`"),
+        (lambda: M.laplace_mechanism([1.0], epsilon=1.0, rng="seed"), "`rng`"),
     ],
 )
 def test_shape_and_type_errors_name_the_argument(call, name):
@@ -500,7 +504,7 @@ def test_shape_and_type_errors_name_the_argument(call, name):
 
 def test_releases_never_alias_the_input():
     x = np.array([1.0, 2.0, 3.0])
-    for rel in (M.laplace(x, epsilon=1.0, rng=0), M.gaussian(x, mu=1.0, rng=0)):
+    for rel in (M.laplace_mechanism(x, epsilon=1.0, rng=0), M.gaussian_mechanism(x, mu=1.0, rng=0)):
         assert not np.shares_memory(rel.value, x)
         assert not rel.value.flags.writeable
     df = SWAP_DF.copy()

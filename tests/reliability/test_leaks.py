@@ -23,15 +23,15 @@ from scipy import stats
 from invariantdp import InvariantDPError, Release
 from invariantdp.distributions import tulap_from_privacy
 from invariantdp.mechanisms import (
-    discrete_gaussian,
-    discrete_laplace,
-    gaussian,
-    laplace,
+    discrete_gaussian_mechanism,
+    discrete_laplace_mechanism,
+    gaussian_mechanism,
+    laplace_mechanism,
     lp_mechanism,
     odds_ratio_release,
-    tulap,
+    tulap_mechanism,
 )
-from invariantdp.mechanisms.additive import _tulap_value
+from invariantdp.mechanisms.discrete import _tulap_value
 from invariantdp.secure import SecureGenerator
 
 # the module (the package attribute ``tulap`` is the distribution object)
@@ -69,7 +69,7 @@ def _central_codes(values, sensitivity):
 )
 def test_secure_tulap_central_outputs_are_the_same_lattice_for_neighbours(sensitivity, xs):
     for x in xs:
-        rel = tulap(np.full(4000, x), epsilon=1.0, sensitivity=sensitivity, secure=True)
+        rel = tulap_mechanism(np.full(4000, x), epsilon=1.0, sensitivity=sensitivity, secure=True)
         codes = _central_codes(rel.value, sensitivity)
         # P(no output near 0) < 1e-100 at epsilon = 1 (about 1/4 of the mass is there)
         assert codes.size > 100
@@ -79,7 +79,9 @@ def test_secure_tulap_central_outputs_are_the_same_lattice_for_neighbours(sensit
 
 def test_secure_tulap_with_truncation_keeps_the_lattice():
     for x in (0.0, 2.0):
-        rel = tulap(np.full(3000, x), epsilon=1.0, delta=0.05, sensitivity=2.0, secure=True)
+        rel = tulap_mechanism(
+            np.full(3000, x), epsilon=1.0, delta=0.05, sensitivity=2.0, secure=True
+        )
         codes = _central_codes(rel.value, 2.0)
         assert codes.size > 100 and not np.isnan(codes).any()
 
@@ -106,12 +108,12 @@ def test_secure_tulap_value_depends_on_k_plus_g_only(k, g, shift, j, step):
 @pytest.mark.parametrize("x, sensitivity", [(0.5, 1.0), (1.5, 1.0), (0.25, 0.5), (2.0**52, 1.0)])
 def test_secure_tulap_refuses_data_off_the_lattice(x, sensitivity):
     with pytest.raises(InvariantDPError, match=r"`x` must lie on the lattice sensitivity \* k"):
-        tulap([x], epsilon=1.0, sensitivity=sensitivity, secure=True)
+        tulap_mechanism([x], epsilon=1.0, sensitivity=sensitivity, secure=True)
 
 
 def test_secure_tulap_accepts_decimal_lattices():
     # 0.3 is not 3 * 0.1 in binary; it is within 2**-20 * 0.1 of the lattice point
-    rel = tulap([0.3, 0.0], epsilon=40.0, sensitivity=0.1, secure=True)
+    rel = tulap_mechanism([0.3, 0.0], epsilon=40.0, sensitivity=0.1, secure=True)
     assert np.all(np.abs(rel.value - [0.3, 0.0]) < 0.1)
 
 
@@ -140,23 +142,23 @@ def test_float_laplace_leak_is_kept_as_a_simulation():
     ``eta`` in [-3/2, -1/2], computed exactly (Sterbenz), so ``y * 2**53`` is
     an integer; at x = 0 the output is ``eta`` itself, with finer bits.
     """
-    y0 = laplace(np.zeros(4000), epsilon=1.0, rng=1)
+    y0 = laplace_mechanism(np.zeros(4000), epsilon=1.0, rng=1)
     small = y0.value[np.abs(y0.value) < 0.5]
     unreachable = small * 2.0**53 != np.round(small * 2.0**53)
     assert unreachable.mean() > 0.5  # the leak (about 80%)
-    y1 = laplace(np.ones(4000), epsilon=1.0, rng=2)
+    y1 = laplace_mechanism(np.ones(4000), epsilon=1.0, rng=2)
     small1 = y1.value[np.abs(y1.value) < 0.5]
     assert np.all(small1 * 2.0**53 == np.round(small1 * 2.0**53))
     for rel in (y0, y1):
         assert rel.simulation and rel.metadata["randomness"] == "simulation"
         assert "SIMULATION" in rel.summary()
-    assert "Simulation only" in laplace.__doc__
+    assert "Simulation only" in laplace_mechanism.__doc__
 
 
 def test_secure_laplace_outputs_are_grid_multiples_for_neighbours():
     grids = set()
     for x in (0.0, 1.0):
-        rel = laplace(np.full(2000, x), epsilon=1.0, secure=True)
+        rel = laplace_mechanism(np.full(2000, x), epsilon=1.0, secure=True)
         gamma = rel.metadata["grid"]
         grids.add(gamma)
         k = rel.value / gamma
@@ -167,7 +169,7 @@ def test_secure_laplace_outputs_are_grid_multiples_for_neighbours():
 
 def test_secure_gaussian_outputs_are_grid_multiples():
     for x in (0.0, 1.0):
-        rel = gaussian(np.full(500, x), epsilon=1.0, delta=1e-5, secure=True)
+        rel = gaussian_mechanism(np.full(500, x), epsilon=1.0, delta=1e-5, secure=True)
         k = rel.value / rel.metadata["grid"]
         assert np.all(k == np.round(k)) and not rel.simulation
 
@@ -175,10 +177,10 @@ def test_secure_gaussian_outputs_are_grid_multiples():
 @pytest.mark.parametrize(
     "call",
     [
-        lambda: tulap([3.0], epsilon=1.0, rng=0),
+        lambda: tulap_mechanism([3.0], epsilon=1.0, rng=0),
         lambda: odds_ratio_release([[1, 2], [3, 4]], epsilon=1.0, rng=0),
-        lambda: gaussian([1.0], mu=1.0, rng=0),
-        lambda: discrete_gaussian([1], rho=1.0, rng=0),
+        lambda: gaussian_mechanism([1.0], mu=1.0, rng=0),
+        lambda: discrete_gaussian_mechanism([1], rho=1.0, rng=0),
         lambda: lp_mechanism([1.0, 2.0], 2, epsilon=1.0, rng=0),
     ],
 )
@@ -200,14 +202,14 @@ def test_lp_mechanism_refuses_secure():
 
 
 def test_seed_reuse_returns_the_difference_and_is_marked():
-    a = discrete_laplace([121, 80], epsilon=1.0, rng=42)
-    b = discrete_laplace([120, 80], epsilon=1.0, rng=42)
+    a = discrete_laplace_mechanism([121, 80], epsilon=1.0, rng=42)
+    b = discrete_laplace_mechanism([120, 80], epsilon=1.0, rng=42)
     np.testing.assert_array_equal(a.value - b.value, [1, 0])  # what a seed does
     assert a.simulation and b.simulation
     assert Release.from_json(a.to_json()).metadata["randomness"] == "simulation"
     with pytest.raises(InvariantDPError, match="cannot be seeded"):
-        discrete_laplace([121, 80], epsilon=1.0, rng=42, secure=True)
-    s = discrete_laplace([121, 80], epsilon=1.0, secure=True)
+        discrete_laplace_mechanism([121, 80], epsilon=1.0, rng=42, secure=True)
+    s = discrete_laplace_mechanism([121, 80], epsilon=1.0, secure=True)
     assert not s.simulation and s.metadata["randomness"] == "secure"
 
 
@@ -227,11 +229,11 @@ def test_secure_module_explains_why_seeded_releases_are_not_for_publication():
 @pytest.mark.parametrize(
     "call",
     [
-        lambda: discrete_laplace(np.zeros(10**4), epsilon=1e-30, rng=1),
-        lambda: discrete_laplace(np.zeros(10), epsilon=1.0, sensitivity=10**20, rng=1),
-        lambda: discrete_gaussian(np.zeros(10), rho=1e-40, rng=1),
-        lambda: discrete_laplace([1], epsilon=1e-19, secure=True),
-        lambda: discrete_gaussian([1], rho=1e-40, secure=True),
+        lambda: discrete_laplace_mechanism(np.zeros(10**4), epsilon=1e-30, rng=1),
+        lambda: discrete_laplace_mechanism(np.zeros(10), epsilon=1.0, sensitivity=10**20, rng=1),
+        lambda: discrete_gaussian_mechanism(np.zeros(10), rho=1e-40, rng=1),
+        lambda: discrete_laplace_mechanism([1], epsilon=1e-19, secure=True),
+        lambda: discrete_gaussian_mechanism([1], rho=1e-40, secure=True),
     ],
 )
 def test_huge_integer_noise_scales_are_refused(call):
@@ -244,9 +246,9 @@ def test_discrete_laplace_never_returns_saturated_noise(log_eps):
     eps = 10.0**log_eps
     if 1.0 / eps > 2.0**46:
         with pytest.raises(InvariantDPError, match=r"2\*\*46"):
-            discrete_laplace(np.zeros(50), epsilon=eps, rng=1)
+            discrete_laplace_mechanism(np.zeros(50), epsilon=eps, rng=1)
         return
-    rel = discrete_laplace(np.zeros(50), epsilon=eps, rng=1)
+    rel = discrete_laplace_mechanism(np.zeros(50), epsilon=eps, rng=1)
     assert np.all(np.abs(rel.value) < 2.0**52)
     if 1.0 / eps > 100:  # P(all 50 draws are 0) < 1e-40
         assert np.any(rel.value != 0)
@@ -255,9 +257,9 @@ def test_discrete_laplace_never_returns_saturated_noise(log_eps):
 @pytest.mark.parametrize(
     "call",
     [
-        lambda: laplace([1.0], epsilon=1e-320),
-        lambda: laplace([1.0], epsilon=1e-300, sensitivity=1e10),
-        lambda: gaussian([1.0], mu=1e-300, sensitivity=1e10),
+        lambda: laplace_mechanism([1.0], epsilon=1e-320),
+        lambda: laplace_mechanism([1.0], epsilon=1e-300, sensitivity=1e10),
+        lambda: gaussian_mechanism([1.0], mu=1e-300, sensitivity=1e10),
         lambda: lp_mechanism([1.0, 2.0], 2, sensitivity=1e10, epsilon=1e-300),
     ],
 )
@@ -269,12 +271,12 @@ def test_float_noise_that_overflows_is_refused(call):
 @pytest.mark.parametrize("secure", [False, True])
 def test_tulap_below_the_representable_epsilon_is_refused(secure):
     with pytest.raises(InvariantDPError, match=r"`epsilon` \(1e-17\)"):
-        tulap([0.0], epsilon=1e-17, delta=0.1, secure=secure)
+        tulap_mechanism([0.0], epsilon=1e-17, delta=0.1, secure=secure)
 
 
 def test_tulap_noise_scale_beyond_2_46_is_refused():
     with pytest.raises(InvariantDPError, match=r"2\*\*46"):
-        tulap([0.0], epsilon=1e-15)  # delta = 0: scale 1e15, unbounded support
+        tulap_mechanism([0.0], epsilon=1e-15)  # delta = 0: scale 1e15, unbounded support
 
 
 # ---------------------------------------------------------------------------
@@ -284,7 +286,7 @@ def test_tulap_noise_scale_beyond_2_46_is_refused():
 
 def test_default_tulap_with_tiny_acceptance_is_fast_and_exact_in_law():
     t0 = time.perf_counter()
-    rel = tulap(np.zeros(20_000), epsilon=1e-6, delta=0.5, rng=3)  # 1 - q ~ 1e-6
+    rel = tulap_mechanism(np.zeros(20_000), epsilon=1e-6, delta=0.5, rng=3)  # 1 - q ~ 1e-6
     assert time.perf_counter() - t0 < 5.0  # was > 30 s
     law = tulap_from_privacy(1e-6, 0.5)
     assert stats.kstest(rel.value, law.cdf).pvalue > 1e-3
@@ -293,7 +295,9 @@ def test_default_tulap_with_tiny_acceptance_is_fast_and_exact_in_law():
 @pytest.mark.parametrize("epsilon, delta", [(1e-9, 0.1), (1e-12, 0.3)])
 def test_secure_tulap_with_tiny_acceptance_terminates_and_fits(epsilon, delta):
     t0 = time.perf_counter()
-    rel = tulap(np.zeros(4000), epsilon=epsilon, delta=delta, secure=True)  # looped forever
+    rel = tulap_mechanism(
+        np.zeros(4000), epsilon=epsilon, delta=delta, secure=True
+    )  # looped forever
     assert time.perf_counter() - t0 < 10.0
     law = tulap_from_privacy(epsilon, delta)
     edges = law.ppf(np.linspace(0, 1, 21))
@@ -340,11 +344,11 @@ def test_float_tulap_rejection_is_capped(monkeypatch):
 @pytest.mark.parametrize(
     "call",
     [
-        lambda rng, s: discrete_laplace([1], epsilon=1.0, rng=rng, secure=s),
-        lambda rng, s: discrete_gaussian([1], rho=1.0, rng=rng, secure=s),
-        lambda rng, s: tulap([1.0], epsilon=1.0, rng=rng, secure=s),
-        lambda rng, s: laplace([1.0], epsilon=1.0, rng=rng, secure=s),
-        lambda rng, s: gaussian([1.0], mu=1.0, rng=rng, secure=s),
+        lambda rng, s: discrete_laplace_mechanism([1], epsilon=1.0, rng=rng, secure=s),
+        lambda rng, s: discrete_gaussian_mechanism([1], rho=1.0, rng=rng, secure=s),
+        lambda rng, s: tulap_mechanism([1.0], epsilon=1.0, rng=rng, secure=s),
+        lambda rng, s: laplace_mechanism([1.0], epsilon=1.0, rng=rng, secure=s),
+        lambda rng, s: gaussian_mechanism([1.0], mu=1.0, rng=rng, secure=s),
         lambda rng, s: odds_ratio_release([[1, 2], [3, 4]], epsilon=1.0, rng=rng, secure=s),
     ],
 )

@@ -26,13 +26,13 @@ from invariantdp.distributions import (
     tulap_from_privacy,
 )
 from invariantdp.mechanisms import (
-    discrete_gaussian,
-    discrete_laplace,
-    gaussian,
-    laplace,
+    discrete_gaussian_mechanism,
+    discrete_laplace_mechanism,
+    gaussian_mechanism,
+    laplace_mechanism,
     odds_ratio_release,
     permutation_swap,
-    tulap,
+    tulap_mechanism,
 )
 from invariantdp.secure import SecureGenerator, random_source
 
@@ -70,7 +70,9 @@ def test_exact_discrete_laplace_sampler_fits_with_a_seed():
 
 @pytest.mark.parametrize("epsilon, sensitivity", [(0.7, 1), (1.3, 3)])
 def test_secure_discrete_laplace_fits_the_exact_law(epsilon, sensitivity):
-    rel = discrete_laplace(np.zeros(20_000), epsilon=epsilon, sensitivity=sensitivity, secure=True)
+    rel = discrete_laplace_mechanism(
+        np.zeros(20_000), epsilon=epsilon, sensitivity=sensitivity, secure=True
+    )
     assert "secure" in rel.metadata["sampler"] and rel.metadata["randomness"] == "secure"
     t = rel.noise.params["scale"]
     assert _chi2_integers(rel.value.astype(np.int64), lambda k: dl_law.pmf(k, t)) > LEVEL
@@ -78,7 +80,7 @@ def test_secure_discrete_laplace_fits_the_exact_law(epsilon, sensitivity):
 
 @pytest.mark.parametrize("kw", [{"rho": 0.1}, {"mu": 0.4}])
 def test_secure_discrete_gaussian_fits_the_exact_law(kw):
-    rel = discrete_gaussian(np.zeros(15_000), secure=True, **kw)
+    rel = discrete_gaussian_mechanism(np.zeros(15_000), secure=True, **kw)
     sigma = rel.noise.params["sigma"]
     assert _chi2_integers(rel.value.astype(np.int64), lambda k: dg_law.pmf(k, sigma)) > LEVEL
 
@@ -90,7 +92,7 @@ def test_exact_discrete_gaussian_with_secure_generator():
 
 @pytest.mark.parametrize("delta", [0.0, 0.05])
 def test_secure_tulap_fits_the_exact_law(delta):
-    rel = tulap(np.zeros(15_000), epsilon=1.0, delta=delta, secure=True)
+    rel = tulap_mechanism(np.zeros(15_000), epsilon=1.0, delta=delta, secure=True)
     law = tulap_from_privacy(1.0, delta)
     # 40 equiprobable bins of the exact law
     edges = law.ppf(np.linspace(0, 1, 41))
@@ -104,7 +106,7 @@ def test_secure_tulap_fits_the_exact_law(delta):
 def test_secure_tulap_keeps_integer_data_exact():
     """For integer data the release is (x + G) + U with |U| < 1/2: rounding gives x + G."""
     x = np.array([10**12, 3, 0])
-    rel = tulap(x, epsilon=50.0, secure=True)  # G = 0 with overwhelming probability
+    rel = tulap_mechanism(x, epsilon=50.0, secure=True)  # G = 0 with overwhelming probability
     assert np.array_equal(np.round(rel.value), x)
 
 
@@ -165,9 +167,11 @@ def test_secure_swapping_fits_the_exact_law():
 @pytest.mark.parametrize(
     "call",
     [
-        lambda: discrete_laplace([1, 2], epsilon=1.0, secure=True, rng=1),
-        lambda: discrete_gaussian([1, 2], rho=1.0, secure=True, rng=np.random.default_rng(0)),
-        lambda: tulap([1.0], epsilon=1.0, secure=True, rng=0),
+        lambda: discrete_laplace_mechanism([1, 2], epsilon=1.0, secure=True, rng=1),
+        lambda: discrete_gaussian_mechanism(
+            [1, 2], rho=1.0, secure=True, rng=np.random.default_rng(0)
+        ),
+        lambda: tulap_mechanism([1.0], epsilon=1.0, secure=True, rng=0),
         lambda: odds_ratio_release([[1, 2], [3, 4]], epsilon=1.0, secure=True, rng=0),
         lambda: permutation_swap(
             pd.DataFrame({"a": [1, 2], "b": [3, 4]}), swap="a", swap_rate=0.5, secure=True, rng=0
@@ -181,7 +185,7 @@ def test_secure_with_rng_is_refused(call):
 
 def test_secure_argument_checks():
     with pytest.raises(TypeError, match="`secure` must be True or False"):
-        discrete_laplace([1], epsilon=1.0, secure="yes")
+        discrete_laplace_mechanism([1], epsilon=1.0, secure="yes")
     with pytest.raises(TypeError, match="`secure` must be True or False"):
         permutation_swap(
             pd.DataFrame({"a": [1, 2], "b": [3, 4]}), swap="a", swap_rate=0.5, secure=1
@@ -214,7 +218,7 @@ def _one_changed_coordinate(n):
 
 def test_secure_laplace_has_the_exact_grid_law():
     n = 20_000
-    rel = laplace(
+    rel = laplace_mechanism(
         np.zeros(n), epsilon=1.0, sensitivity=_one_changed_coordinate(n), grid=0.25, secure=True
     )
     # grid sensitivity floor(1 / 0.25) + 1 = 5: value / 0.25 ~ Lap_Z(5) exactly
@@ -228,7 +232,7 @@ def test_secure_laplace_has_the_exact_grid_law():
 
 def test_secure_gaussian_has_the_exact_grid_law():
     n = 15_000
-    rel = gaussian(
+    rel = gaussian_mechanism(
         np.zeros(n), mu=1.0, sensitivity=_one_changed_coordinate(n), grid=0.25, secure=True
     )
     # (1 / 0.25 + 1)^2 = 25: sigma^2 = 25 grid steps^2 for mu = 1
@@ -248,14 +252,18 @@ def _chi2_by_law(values, law, bins=40):
 
 def test_secure_laplace_default_grid_fits_its_recorded_law():
     n = 20_000
-    rel = laplace(np.zeros(n), epsilon=0.5, sensitivity=_one_changed_coordinate(n), secure=True)
+    rel = laplace_mechanism(
+        np.zeros(n), epsilon=0.5, sensitivity=_one_changed_coordinate(n), secure=True
+    )
     assert _chi2_by_law(rel.value, rel.noise.distribution()) > LEVEL
     assert stats.kstest(rel.value, stats.laplace(scale=2.0).cdf).pvalue > LEVEL
 
 
 def test_secure_gaussian_default_grid_fits_its_recorded_law():
     n = 15_000
-    rel = gaussian(np.zeros(n), mu=0.5, sensitivity=_one_changed_coordinate(n), secure=True)
+    rel = gaussian_mechanism(
+        np.zeros(n), mu=0.5, sensitivity=_one_changed_coordinate(n), secure=True
+    )
     assert _chi2_by_law(rel.value, rel.noise.distribution()) > LEVEL
 
 
@@ -290,7 +298,9 @@ def test_exact_truncation_boundary_matches_the_closed_form(epsilon, delta):
 
 @pytest.mark.parametrize("x, sensitivity", [(4.0, 2.0), (-3.0, 0.5)])
 def test_secure_tulap_with_sensitivity_fits_the_scaled_law(x, sensitivity):
-    rel = tulap(np.full(8000, x), epsilon=0.8, delta=0.02, sensitivity=sensitivity, secure=True)
+    rel = tulap_mechanism(
+        np.full(8000, x), epsilon=0.8, delta=0.02, sensitivity=sensitivity, secure=True
+    )
     noise = (rel.value - x) / sensitivity
     edges = tulap_from_privacy(0.8, 0.02).ppf(np.linspace(0, 1, 31))
     assert stats.chisquare(np.histogram(noise, bins=edges)[0]).pvalue > LEVEL

@@ -1,4 +1,4 @@
-"""What every mechanism shares: how its source of randomness is recorded.
+"""What every mechanism shares: its Release constructor and the record of its randomness.
 
 A release drawn from a ``numpy.random.Generator`` (seeded or not) is a
 *simulation*: PCG64 is predictable from its output, a user seed makes the
@@ -9,29 +9,52 @@ leave value-dependent gaps in the output (Mironov 2012).  Only the
 release fit for publication.  Every mechanism records which of the two it
 used in ``Release.metadata["randomness"]``; :attr:`Release.simulation` reads
 it back and :meth:`Release.summary` prints it.
+
+Every mechanism builds its :class:`~invariantdp.Release` here, through
+:func:`make_release` (which records the query and the randomness) and
+:func:`guarantee` (the privacy guarantee, by default for the adjacency of an
+additive mechanism calibrated to the sensitivity of its query).  The
+argument checks they share (:func:`check_data`, :func:`resolve_sensitivity`,
+:func:`gaussian_calibration`, :func:`check_float_scale`) are here too.
 """
 
 from __future__ import annotations
+
+import warnings
+from dataclasses import fields
 
 import numpy as np
 
 from .._validation import check_delta, check_epsilon, check_finite_array, check_positive
 from ..exceptions import InvariantDPError
-from ..release import Release
+from ..release import PrivacyGuarantee, Release
 
 __all__ = [
+    "MAX_FLOAT_SCALE",
+    "QUERY_ADJACENCY",
     "SECURE",
     "SIMULATION",
     "check_data",
+    "check_float_scale",
+    "deprecated_attribute",
     "gaussian_calibration",
+    "guarantee",
     "make_release",
+    "plain_release",
     "randomness_note",
     "refuse_secure",
+    "release_part",
     "resolve_sensitivity",
 ]
 
 SECURE = "secure"
 SIMULATION = "simulation"
+
+#: the adjacency of an additive mechanism calibrated to the sensitivity of its query
+QUERY_ADJACENCY = "data sets whose query values differ by a vector of the stated sensitivity"
+
+#: largest noise scale of the floating-point samplers: beyond it x + noise overflows
+MAX_FLOAT_SCALE = 1e300
 
 
 def randomness_note(secure: bool) -> dict:
@@ -133,19 +156,110 @@ def gaussian_calibration(mu, epsilon, delta):
     )
 
 
-def make_release(value, mechanism, noise, guarantee, *, data_shape, metadata, invariants=None):
-    """A Release of an identity query.
+def check_float_scale(scale: float, what: str) -> None:
+    """Refuse a floating-point noise scale that overflows (e.g. epsilon = 1e-320)."""
+    if not scale <= MAX_FLOAT_SCALE:  # also catches inf and nan
+        raise InvariantDPError(
+            f"the noise scale {what} ({scale:.6g}) must be <= {MAX_FLOAT_SCALE:g}: "
+            "larger noise overflows float64 (the release would be inf); raise `epsilon` "
+            "(or `mu`) or lower `sensitivity`."
+        )
 
-    A release whose ``metadata`` does not say where its noise came from is
-    recorded as a simulation (:func:`randomness_note`).
+
+def guarantee(
+    definition: str,
+    params: dict,
+    *,
+    adjacency: str = QUERY_ADJACENCY,
+    semi_adjacent_parameter: int | None = None,
+    dataspace: str = "",
+) -> PrivacyGuarantee:
+    """The privacy guarantee ``(D, A, f)`` of a mechanism's release.
+
+    The default adjacency is that of an additive mechanism calibrated to the
+    sensitivity of its query (:data:`QUERY_ADJACENCY`); semi-DP mechanisms
+    give ``semi_adjacent_parameter`` (``a(t)`` of Cho & Awan, Def. 13).
     """
-    return Release(
-        value=value,
-        mechanism=mechanism,
-        noise=noise,
-        guarantee=guarantee,
-        invariants=invariants,
-        query=None,
-        data_shape=data_shape,
-        metadata={"query": "identity", **randomness_note(False), **metadata},
+    return PrivacyGuarantee(definition, params, adjacency, semi_adjacent_parameter, dataspace)
+
+
+def make_release(
+    value,
+    mechanism,
+    noise,
+    guarantee,
+    *,
+    data_shape,
+    metadata,
+    invariants=None,
+    query="identity",
+    secure=False,
+    cls=Release,
+    extra=None,
+) -> Release:
+    """The Release of a mechanism: the one constructor path of every mechanism.
+
+    ``query`` is ``"identity"`` (the default; recorded as
+    ``metadata["query"]``), the matrix of a linear query (stored as
+    ``Release.query``), or None for a release that is no linear query of the
+    data (the swapped table).  ``metadata["randomness"]`` records
+    ``secure`` (:func:`randomness_note`); entries of ``metadata`` come last
+    and win.  A mechanism that returns more than the release gives its
+    subclass of :class:`~invariantdp.Release` as ``cls`` and the subclass's
+    own fields as ``extra``.
+    """
+    matrix = None if query is None or isinstance(query, str) else query
+    note = {"query": query} if isinstance(query, str) else {}
+    metadata = {**note, **randomness_note(secure), **metadata}
+    # the fields of Release in order; a subclass's own fields are keyword-only
+    fields_ = (value, mechanism, noise, guarantee, invariants, matrix, data_shape, metadata)
+    return cls(*fields_, **(extra or {}))
+
+
+def plain_release(release: Release) -> Release:
+    """The :class:`~invariantdp.Release` part of a release subclass, as a plain Release.
+
+    What :meth:`Release.save` writes and :meth:`Release.load` gives back: the
+    extra fields of a subclass (draws, swapped microdata) are not part of
+    the JSON document.
+    """
+    return Release(**{f.name: getattr(release, f.name) for f in fields(Release)})
+
+
+def release_part(owner: str) -> property:
+    """The deprecated ``.release`` of a result that is now a Release subclass itself.
+
+    ``ConditionalRelease`` and ``SwapResult`` used to hold their release in
+    ``.release``; they are Releases now, and the property gives
+    :func:`plain_release` of them with a ``DeprecationWarning``.
+    """
+
+    def fget(self):
+        warnings.warn(
+            f"`{owner}.release` is deprecated and will be removed in the next release: a "
+            f"{owner} is a Release itself (use it directly).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return plain_release(self)
+
+    return property(fget, doc=f"Deprecated: the plain Release part of the {owner}.")
+
+
+def deprecated_attribute(module: str, renamed: dict, name: str):
+    """The body of a module ``__getattr__`` that keeps renamed public names for one release.
+
+    ``renamed`` maps each old name to the object under its new name; reading
+    an old name warns (``DeprecationWarning``, pointing at the reader) and
+    gives the new object.  Any other name raises ``AttributeError``.
+    """
+    if name not in renamed:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    new = renamed[name]
+    warnings.warn(
+        f"{module}.{name} is deprecated and will be removed in the next release; use "
+        f"{new.__module__}.{new.__name__}.",
+        DeprecationWarning,
+        stacklevel=3,
     )
+    return new

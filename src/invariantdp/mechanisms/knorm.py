@@ -1,32 +1,23 @@
-r"""The K-norm mechanism for any polytope norm, sampled exactly (no MCMC).
+r"""K-norm mechanisms: the l_p mechanisms and the K-norm mechanism of any polytope.
 
 The noise ``V`` has density :math:`c\,\exp(-\epsilon \|v\|_K / \Delta)` on
-``span(K)`` (Hardt & Talwar 2010; Cho & Awan, Prop. 7 and Algorithm 2).  With
-``s = dim span(K)`` it factors as ``V = R U`` with
+``span(K)`` (Hardt & Talwar 2010; Cho & Awan, Prop. 7 and Algorithm 2):
 
-* ``R ~ Gamma(s + 1, scale = Delta / epsilon)``, and
-* ``U`` uniform in ``K``.
+* :func:`lp_mechanism` -- ``K`` the unit ball of the l1, l2 or linf norm
+  (Cho & Awan, Algorithms 4-6), sampled in closed form;
+* :func:`knorm` -- ``K = Hull(vertices)``, e.g. a sensitivity space, sampled
+  exactly as ``V = R U`` (a Gamma radius times a uniform point of ``K``) by
+  the triangulation sampler of :class:`~invariantdp.distributions.knorm.KNormNoise`
+  (see :mod:`invariantdp.distributions.knorm` for the method and its size
+  limits); :func:`~invariantdp.mechanisms.semi_dp_knorm` is the semi-DP case.
 
-**Method.**  ``K = Hull(vertices)`` is computed once (Qhull in the
-coordinates of an orthonormal basis of the span, cached per vertex set).
-The cones from the centre over the triangulated facets are simplices that
-tile ``K``; a uniform point of ``K`` is a simplex picked with probability
-proportional to its volume ``|det|/s!`` followed by a flat-Dirichlet
-combination of its vertices.  Each draw costs ``O(s^2)`` arithmetic and a
-binary search, whatever the dimension, so tens of thousands of draws per
-second are routine for every ``r x c`` table with ``(r-1)(c-1) <= 9``
-(building the hull takes up to a few seconds, once).  Larger polytopes are
-refused at once (:mod:`invariantdp.sensitivity`, size limits): their facet
-enumeration would run for minutes to hours.  The cube rejection sampler of
-Cho & Awan, Algorithm 3, is available as ``method="rejection"`` for
-comparison; its acceptance rate ``vol(K) / vol(cube)`` collapses with the
-dimension.
-
-**Simulation only.**  The noise is floating point, drawn from a numpy
-``Generator``: attackable through its low-order bits (Mironov 2012) and
-reproducible from a seed.  ``secure=True`` is refused; for a release to
-publish, use ``discrete_laplace`` / ``discrete_gaussian(..., secure=True)``
-(integer counts) or ``odds_ratio_release(..., secure=True)`` (2 x 2 tables).
+Every release records its noise law with :func:`knorm_law` (family
+``"knorm"``).  **Simulation only.**  The noise is floating point, drawn from
+a numpy ``Generator``: attackable through its low-order bits (Mironov 2012)
+and reproducible from a seed.  ``secure=True`` is refused; for a release to
+publish, use ``discrete_laplace_mechanism`` / ``discrete_gaussian_mechanism``
+(integer counts) or ``laplace_mechanism`` / ``gaussian_mechanism`` with
+``secure=True``, or ``odds_ratio_release(..., secure=True)`` (2 x 2 tables).
 """
 
 from __future__ import annotations
@@ -34,20 +25,30 @@ from __future__ import annotations
 import numpy as np
 
 from .._rng import as_generator
-from .._validation import InvariantDPError, check_epsilon, check_positive
+from .._validation import check_epsilon, check_positive
 from ..distributions.knorm import KNormNoise
-from ..release import NoiseLaw, PrivacyGuarantee, Release
+from ..exceptions import InvariantDPError
+from ..release import NoiseLaw, Release
+from ..secure import random_source
 from ._base import (
     check_data,
+    check_float_scale,
+    guarantee,
     make_release,
-    randomness_note,
     refuse_secure,
+    resolve_sensitivity,
 )
 
-__all__ = ["KNormNoise", "knorm"]
+__all__ = ["KNormNoise", "knorm", "knorm_law", "lp_mechanism"]
 
 
-def _knorm_law(norm: str, dim: int, scale: float, vertices=None, space=None) -> NoiseLaw:
+def knorm_law(norm: str, dim: int, scale: float, vertices=None, space=None) -> NoiseLaw:
+    """The noise law (family ``"knorm"``) of a K-norm mechanism, as a Release records it.
+
+    ``norm`` is ``"l1"``, ``"l2"``, ``"linf"`` or ``"polytope"``; a polytope
+    is given by its ``vertices`` or by a named ``space`` (e.g.
+    ``{"kind": "contingency", "r": 2, "c": 3}``, Cho & Awan, Prop. 32).
+    """
     params = {"norm": norm, "dim": int(dim), "scale": float(scale)}
     if space is not None:
         params["space"] = space
@@ -58,8 +59,9 @@ def _knorm_law(norm: str, dim: int, scale: float, vertices=None, space=None) -> 
 
 #: what to use instead of a floating-point mechanism for a release to publish
 _SECURE_ALTERNATIVES = (
-    "discrete_laplace(x, ..., secure=True) or discrete_gaussian(x, ..., secure=True) for "
-    "integer counts, or odds_ratio_release(table, ..., secure=True) for a 2 x 2 table"
+    "discrete_laplace_mechanism(x, ..., secure=True) or discrete_gaussian_mechanism(x, ..., "
+    "secure=True) for integer counts, or odds_ratio_release(table, ..., secure=True) for a "
+    "2 x 2 table"
 )
 
 
@@ -101,8 +103,8 @@ def knorm(
     secure : bool, optional
         Must be False: the noise is floating point, so the release is a
         simulation, not for publication (module notes); ``secure=True`` raises
-        and names the secure mechanisms (``discrete_laplace``,
-        ``discrete_gaussian``, ``odds_ratio_release`` with ``secure=True``).
+        and names the secure mechanisms (``discrete_laplace_mechanism``,
+        ``discrete_gaussian_mechanism``, ``odds_ratio_release`` with ``secure=True``).
 
     Returns
     -------
@@ -149,17 +151,114 @@ def knorm(
     return make_release(
         xv + v.reshape(xv.shape),
         "knorm",
-        _knorm_law("polytope", xv.size, delta / epsilon, vertices=V),
-        PrivacyGuarantee(
+        knorm_law("polytope", xv.size, delta / epsilon, vertices=V),
+        guarantee(
             "epsilon-DP",
             {"epsilon": epsilon},
-            "data sets whose query values differ by a vector of `sensitivity` * Hull(vertices)",
+            adjacency="data sets whose query values differ by a vector of "
+            "`sensitivity` * Hull(vertices)",
         ),
         data_shape=xv.shape,
         metadata={
             "sensitivity": delta,
             "norm": "polytope",
             "method": method,
-            **randomness_note(secure),
+        },
+        secure=secure,
+    )
+
+
+def _check_p(p):
+    if isinstance(p, str):
+        if p.lower() in ("inf", "infinity"):
+            return np.inf
+        raise InvariantDPError(f"`p` ({p!r}) must be 1, 2 or inf.")
+    if isinstance(p, bool) or not isinstance(p, int | float | np.number):
+        raise TypeError(f"`p` must be 1, 2 or inf, got {type(p).__name__} ({p!r}).")
+    if p not in (1, 2, np.inf):
+        raise InvariantDPError(f"`p` ({p}) must be 1, 2 or inf.")
+    return float(p)
+
+
+def lp_mechanism(x, p, sensitivity=1.0, epsilon=None, *, rng=None, secure=False) -> Release:
+    r"""The :math:`\ell_p` K-norm mechanism for ``p`` in {1, 2, inf} (epsilon-DP).
+
+    Simulation only: floating-point noise from a numpy generator, which
+    leaks the data through the low-order bits of the output (Mironov 2012).
+    ``secure=True`` is refused (no exact sampler); for a production release
+    use ``laplace_mechanism(..., secure=True)`` (the ``p = 1`` case) or
+    ``gaussian_mechanism(..., secure=True)``.
+
+    The noise ``V`` has density proportional to
+    :math:`\exp(-\epsilon \|v\|_p / \Delta_p)` on :math:`\mathbb R^d`:
+
+    * ``p = 1``: i.i.d. ``Laplace(Delta_1 / epsilon)`` (Algorithm 4);
+    * ``p = 2``: ``r Z / ||Z||_2`` with ``Z ~ N(0, I_d)`` and
+      ``r ~ Gamma(d, epsilon / Delta_2)`` (Algorithm 5, Wang et al. 2014);
+    * ``p = inf``: ``r U`` with ``U ~ Unif[-1, 1]^d`` and
+      ``r ~ Gamma(d + 1, epsilon / Delta_inf)`` (Algorithm 6, Steinke & Ullman 2016).
+
+    Parameters
+    ----------
+    x : array_like
+        The confidential query value (flattened to ``d`` coordinates for the norm).
+    p : {1, 2, inf}
+    sensitivity : float or array_like, optional
+        :math:`\ell_p` sensitivity (default 1) or a sensitivity space.
+    epsilon : float
+        ``epsilon > 0`` (required; positional as in ``lp_mechanism(x, p,
+        sensitivity, epsilon)`` or by keyword).
+    rng : None, int, SeedSequence or numpy.random.Generator
+    secure : bool, optional
+        Must be False: there is no exact l_p sampler.
+
+    References
+    ----------
+    Cho & Awan, Appendix B, Algorithms 4-6; Hardt & Talwar (2010).
+
+    Examples
+    --------
+    >>> from invariantdp.mechanisms import lp_mechanism
+    >>> r = lp_mechanism([0.0, 0.0, 0.0], "inf", epsilon=1.0, rng=4)
+    >>> r.noise.params["norm"], r.simulation
+    ('linf', True)
+    """
+    refuse_secure(
+        "lp_mechanism",
+        secure,
+        alternatives="laplace_mechanism(..., secure=True) (the l1 case) or "
+        "gaussian_mechanism(..., secure=True)",
+    )
+    if epsilon is None:
+        raise TypeError("`epsilon` is required: lp_mechanism(x, p, sensitivity, epsilon).")
+    xv = check_data(x)
+    p = _check_p(p)
+    epsilon = check_epsilon(epsilon)
+    delta = resolve_sensitivity(sensitivity, p, dim=xv.size)
+    gen = random_source(rng, False)
+    scale = delta / epsilon
+    check_float_scale(scale, "sensitivity / epsilon")
+    d = xv.size
+    name = {1.0: "l1", 2.0: "l2", np.inf: "linf"}[p]
+    if p == 1:
+        v = gen.laplace(0.0, scale, size=d)
+        law = NoiseLaw("laplace", {"scale": scale})
+    elif p == 2:
+        z = gen.standard_normal(d)
+        v = gen.gamma(d, scale) * z / np.linalg.norm(z)
+        law = knorm_law("l2", d, scale)
+    else:
+        v = gen.gamma(d + 1, scale) * gen.uniform(-1.0, 1.0, size=d)
+        law = knorm_law("linf", d, scale)
+    return make_release(
+        xv + v.reshape(xv.shape),
+        f"lp_mechanism[{name}]",
+        law,
+        guarantee("epsilon-DP", {"epsilon": epsilon}),
+        data_shape=xv.shape,
+        metadata={
+            "sensitivity": delta,
+            "norm": name,
+            "p": p if np.isfinite(p) else "inf",
         },
     )

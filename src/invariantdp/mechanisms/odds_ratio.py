@@ -8,7 +8,7 @@ from .._validation import check_counts, check_delta, check_epsilon
 from ..invariants import one_way_margins
 from ..release import PrivacyGuarantee, Release
 from ._base import randomness_note
-from .additive import tulap
+from .discrete import tulap_mechanism
 
 __all__ = ["odds_ratio_release"]
 
@@ -37,7 +37,7 @@ def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None, secure=False) -> 
         Draw the Tulap noise exactly from :mod:`secrets` for a production
         release: ``(x11 + G) + U`` with ``G`` the exact integer part and
         ``U`` the ``2**-53``-cell of the uniform part of one Tulap draw, the
-        truncation decided exactly (see :func:`~invariantdp.mechanisms.tulap`
+        truncation decided exactly (see :func:`~invariantdp.mechanisms.tulap_mechanism`
         and :mod:`invariantdp.secure`).  With ``secure=False`` (the default)
         the release is a simulation (numpy noise, recorded as such in
         ``metadata["randomness"]``), not for publication.
@@ -62,7 +62,7 @@ def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None, secure=False) -> 
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     # x11 has sensitivity 1 on the semi-adjacent data space: the Tulap mechanism
-    noisy = tulap(float(x[0, 0]), epsilon=epsilon, delta=delta, rng=rng, secure=secure)
+    noisy = tulap_mechanism(float(x[0, 0]), epsilon=epsilon, delta=delta, rng=rng, secure=secure)
     query = np.zeros((1, 4))
     query[0, 0] = 1.0
     return Release(

@@ -13,7 +13,8 @@ of float noise leak, Mironov 2012; a seed makes the noise reproducible), and
 ``secure=True`` is refused.  For a release to publish, use
 ``odds_ratio_release(table, ..., secure=True)`` for a 2 x 2 table (the
 semi-DP Tulap release of ``x11``, which keeps the margins), or
-``discrete_laplace`` / ``discrete_gaussian(table, ..., secure=True)`` (exact
+``discrete_laplace_mechanism`` / ``discrete_gaussian_mechanism(table, ...,
+secure=True)`` (exact
 integer noise in every cell; the margins are not kept).
 """
 
@@ -26,10 +27,10 @@ import numpy as np
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_counts, check_epsilon, check_positive
 from ..invariants import one_way_margins
-from ..release import NoiseLaw, PrivacyGuarantee, Release
+from ..release import NoiseLaw, Release
 from ..sensitivity import MAX_HULL_DIM, contingency_sensitivity_space
-from ._base import randomness_note, refuse_secure
-from .knorm import KNormNoise, _knorm_law
+from ._base import guarantee, make_release, refuse_secure
+from .knorm import KNormNoise, knorm_law
 
 __all__ = ["semi_dp_gaussian", "semi_dp_knorm"]
 
@@ -41,8 +42,8 @@ _ADJ = (
 
 _SECURE_ALTERNATIVES = (
     "odds_ratio_release(table, ..., secure=True) for a 2 x 2 table (it keeps the margins), "
-    "or discrete_laplace(table, ..., secure=True) / discrete_gaussian(table, ..., "
-    "secure=True) (exact integer noise; the margins are not kept)"
+    "or discrete_laplace_mechanism(table, ..., secure=True) / discrete_gaussian_mechanism("
+    "table, ..., secure=True) (exact integer noise; the margins are not kept)"
 )
 
 
@@ -69,14 +70,15 @@ def _table(table):
     return x
 
 
-def _guarantee(definition, params, shape):
+def _semi_dp(definition, params, shape):
+    """The guarantee ``(D_t, A_{a(t)}, f)`` with ``a(t) = 3`` (Cho & Awan, Theorem 16)."""
     r, c = shape
-    return PrivacyGuarantee(
+    return guarantee(
         definition,
         params,
-        _ADJ,
-        3,
-        f"{r} x {c} tables with the released one-way margins",
+        adjacency=_ADJ,
+        semi_adjacent_parameter=3,
+        dataspace=f"{r} x {c} tables with the released one-way margins",
     )
 
 
@@ -129,21 +131,15 @@ def semi_dp_gaussian(table, *, mu, rng=None, secure=False) -> Release:
     e = gen.standard_normal(x.size)
     e *= sigma
     noise = inv.project(e).reshape(x.shape)
-    return Release(
-        value=x + noise,
-        mechanism="semi_dp_gaussian",
-        noise=NoiseLaw("projected_gaussian", {"scale": sigma, "invariants": inv.structure_dict()}),
-        guarantee=_guarantee("GDP", {"mu": mu}, x.shape),
+    return make_release(
+        x + noise,
+        "semi_dp_gaussian",
+        NoiseLaw("projected_gaussian", {"scale": sigma, "invariants": inv.structure_dict()}),
+        _semi_dp("GDP", {"mu": mu}, x.shape),
         invariants=inv.of(x),
-        query=None,
         data_shape=x.shape,
-        metadata={
-            "query": "identity",
-            "sensitivity": 2.0,
-            "norm": "l2",
-            "a(t)": 3,
-            **randomness_note(secure),
-        },
+        metadata={"sensitivity": 2.0, "norm": "l2", "a(t)": 3},
+        secure=secure,
     )
 
 
@@ -228,22 +224,13 @@ def semi_dp_knorm(
     S = _space(r, c)
     law = KNormNoise("polytope", x.size, 1.0 / epsilon, S)
     v = law.rvs(random_state=gen, method=method).reshape(x.shape)
-    return Release(
-        value=x + v,
-        mechanism="semi_dp_knorm",
-        noise=_knorm_law(
-            "polytope", x.size, 1.0 / epsilon, space={"kind": "contingency", "r": r, "c": c}
-        ),
-        guarantee=_guarantee("epsilon-DP", {"epsilon": epsilon}, x.shape),
+    return make_release(
+        x + v,
+        "semi_dp_knorm",
+        knorm_law("polytope", x.size, 1.0 / epsilon, space={"kind": "contingency", "r": r, "c": c}),
+        _semi_dp("epsilon-DP", {"epsilon": epsilon}, x.shape),
         invariants=_margins(x.shape).of(x),
-        query=None,
         data_shape=x.shape,
-        metadata={
-            "query": "identity",
-            "sensitivity": 1.0,
-            "norm": "K",
-            "a(t)": 3,
-            "method": method,
-            **randomness_note(secure),
-        },
+        metadata={"sensitivity": 1.0, "norm": "K", "a(t)": 3, "method": method},
+        secure=secure,
     )

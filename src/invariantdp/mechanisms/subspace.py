@@ -19,8 +19,8 @@ All four mechanisms add floating-point noise drawn from a numpy
 low-order bits of float noise leak, Mironov 2012; a seed makes the noise
 reproducible -- which is exactly what Algorithm 4 relies on), and
 ``secure=True`` is refused.  For a release to publish, use
-``discrete_laplace`` / ``discrete_gaussian(x, ..., secure=True)`` on integer
-counts (exact integer noise; the invariants are not kept).
+``discrete_laplace_mechanism`` / ``discrete_gaussian_mechanism(x, ...,
+secure=True)`` on integer counts (exact integer noise; the invariants are not kept).
 """
 
 from __future__ import annotations
@@ -31,12 +31,12 @@ from .._rng import as_generator
 from .._validation import InvariantDPError, check_epsilon
 from ..distributions.subspace import SubspaceNoise
 from ..invariants import Invariants
-from ..release import NoiseLaw, PrivacyGuarantee, Release
+from ..release import NoiseLaw, Release
 from ._base import (
     check_data,
     gaussian_calibration,
+    guarantee,
     make_release,
-    randomness_note,
     refuse_secure,
     resolve_sensitivity,
 )
@@ -52,8 +52,8 @@ __all__ = [
 
 
 _SECURE_ALTERNATIVES = (
-    "discrete_laplace(x, ..., secure=True) or discrete_gaussian(x, ..., secure=True) on "
-    "integer counts (exact integer noise; the invariants are not kept)"
+    "discrete_laplace_mechanism(x, ..., secure=True) or discrete_gaussian_mechanism(x, ..., "
+    "secure=True) on integer counts (exact integer noise; the invariants are not kept)"
 )
 
 
@@ -81,20 +81,56 @@ def _prepare(x, invariants):
     return xv, with_values
 
 
-def _guarantee(definition, params, invariants, extra=""):
-    return PrivacyGuarantee(
+_ADJ = (
+    "neighbouring data sets (bounded DP); the guarantee is N-subspace DP on the null "
+    "space N of the invariants (induced subspace DP, Gao, Gong & Yu Def. 6)"
+)
+
+
+def _subspace_dp(definition, params, invariants):
+    """The induced subspace DP guarantee (Gao, Gong & Yu, Def. 6) of a release."""
+    return guarantee(
         definition,
         params,
-        "neighbouring data sets (bounded DP); the guarantee is N-subspace DP on the null "
-        "space N of the invariants (induced subspace DP, Gao, Gong & Yu Def. 6)" + extra,
-        None,
-        f"data of shape {invariants.shape} with {invariants.n_invariants} linear invariants "
-        f"(rank {invariants.rank}) published exactly",
+        adjacency=_ADJ,
+        dataspace=f"data of shape {invariants.shape} with {invariants.n_invariants} linear "
+        f"invariants (rank {invariants.rank}) published exactly",
     )
 
 
 def _noise_law(family, scale, invariants):
     return NoiseLaw(family, {"scale": float(scale), "invariants": invariants.structure_dict()})
+
+
+def _gaussian(inv, mu, epsilon, delta, sensitivity, transform=None):
+    """``(sigma, (definition, params), metadata)`` of Gaussian noise on ``inv.n_cells`` cells."""
+    mu, gparams, how = gaussian_calibration(mu, epsilon, delta)
+    delta2 = resolve_sensitivity(sensitivity, 2, dim=inv.n_cells, transform=transform)
+    return delta2 / mu, ("GDP", gparams), {"sensitivity": delta2, "norm": "l2", "calibration": how}
+
+
+def _laplace(inv, epsilon, sensitivity, transform=None):
+    """``(scale, (definition, params), metadata)`` of Laplace noise on ``inv.n_cells`` cells."""
+    epsilon = check_epsilon(epsilon)
+    delta1 = resolve_sensitivity(sensitivity, 1, dim=inv.n_cells, transform=transform)
+    return (
+        delta1 / epsilon,
+        ("epsilon-DP", {"epsilon": epsilon}),
+        {"sensitivity": delta1, "norm": "l1"},
+    )
+
+
+def _release(name, xv, inv, noise, scale, privacy, metadata) -> Release:
+    """The release ``x + noise`` of the subspace mechanism ``name`` (a simulation)."""
+    return make_release(
+        xv + noise.reshape(xv.shape),
+        name,
+        _noise_law(name, scale, inv),
+        _subspace_dp(*privacy, inv),
+        data_shape=xv.shape,
+        metadata=metadata,
+        invariants=inv,
+    )
 
 
 def projected_gaussian(
@@ -151,28 +187,10 @@ def projected_gaussian(
     """
     refuse_secure("projected_gaussian", secure, alternatives=_SECURE_ALTERNATIVES)
     xv, inv = _prepare(x, invariants)
-    mu, gparams, how = gaussian_calibration(mu, epsilon, delta)
-    delta2 = resolve_sensitivity(sensitivity, 2, dim=inv.n_cells)
-    gen = as_generator(rng)
-    sigma = delta2 / mu
-    e = gen.standard_normal(inv.n_cells)
+    sigma, privacy, metadata = _gaussian(inv, mu, epsilon, delta, sensitivity)
+    e = as_generator(rng).standard_normal(inv.n_cells)
     e *= sigma
-    value = invariants.project(e).reshape(xv.shape)
-    value += xv
-    return make_release(
-        value,
-        "projected_gaussian",
-        _noise_law("projected_gaussian", sigma, invariants),
-        _guarantee("GDP", gparams, inv),
-        data_shape=xv.shape,
-        metadata={
-            "sensitivity": delta2,
-            "norm": "l2",
-            "calibration": how,
-            **randomness_note(secure),
-        },
-        invariants=inv,
-    )
+    return _release("projected_gaussian", xv, inv, invariants.project(e), sigma, privacy, metadata)
 
 
 def projected_laplace(
@@ -200,20 +218,9 @@ def projected_laplace(
     """
     refuse_secure("projected_laplace", secure, alternatives=_SECURE_ALTERNATIVES)
     xv, inv = _prepare(x, invariants)
-    epsilon = check_epsilon(epsilon)
-    delta1 = resolve_sensitivity(sensitivity, 1, dim=inv.n_cells)
-    gen = as_generator(rng)
-    b = delta1 / epsilon
-    noise = invariants.project(gen.laplace(0.0, b, size=inv.n_cells))
-    return make_release(
-        xv + noise.reshape(xv.shape),
-        "projected_laplace",
-        _noise_law("projected_laplace", b, invariants),
-        _guarantee("epsilon-DP", {"epsilon": epsilon}, inv),
-        data_shape=xv.shape,
-        metadata={"sensitivity": delta1, "norm": "l1", **randomness_note(secure)},
-        invariants=inv,
-    )
+    b, privacy, metadata = _laplace(inv, epsilon, sensitivity)
+    noise = invariants.project(as_generator(rng).laplace(0.0, b, size=inv.n_cells))
+    return _release("projected_laplace", xv, inv, noise, b, privacy, metadata)
 
 
 def _null_transform(invariants):
@@ -256,29 +263,13 @@ def extended_gaussian(
     """
     refuse_secure("extended_gaussian", secure, alternatives=_SECURE_ALTERNATIVES)
     xv, inv = _prepare(x, invariants)
-    mu, gparams, how = gaussian_calibration(mu, epsilon, delta)
-    delta2 = resolve_sensitivity(
-        sensitivity, 2, dim=inv.n_cells, transform=_null_transform(invariants)
+    sigma, privacy, metadata = _gaussian(
+        inv, mu, epsilon, delta, sensitivity, transform=_null_transform(invariants)
     )
-    gen = as_generator(rng)
-    sigma = delta2 / mu
-    e = gen.standard_normal(inv.n_cells - inv.rank)
+    e = as_generator(rng).standard_normal(inv.n_cells - inv.rank)
     e *= sigma
     noise = invariants.null_space_apply(e)
-    return make_release(
-        xv + noise.reshape(xv.shape),
-        "extended_gaussian",
-        _noise_law("extended_gaussian", sigma, invariants),
-        _guarantee("GDP", gparams, inv),
-        data_shape=xv.shape,
-        metadata={
-            "sensitivity": delta2,
-            "norm": "l2",
-            "calibration": how,
-            **randomness_note(secure),
-        },
-        invariants=inv,
-    )
+    return _release("extended_gaussian", xv, inv, noise, sigma, privacy, metadata)
 
 
 def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secure=False) -> Release:
@@ -305,21 +296,12 @@ def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secur
     """
     refuse_secure("extended_laplace", secure, alternatives=_SECURE_ALTERNATIVES)
     xv, inv = _prepare(x, invariants)
-    epsilon = check_epsilon(epsilon)
-    delta1 = resolve_sensitivity(
-        sensitivity, 1, dim=inv.n_cells, transform=_null_transform(invariants)
+    b, privacy, metadata = _laplace(
+        inv, epsilon, sensitivity, transform=_null_transform(invariants)
     )
-    gen = as_generator(rng)
-    b = delta1 / epsilon
-    noise = invariants.null_space_apply(gen.laplace(0.0, b, size=inv.n_cells - inv.rank))
-    return make_release(
-        xv + noise.reshape(xv.shape),
-        "extended_laplace",
-        _noise_law("extended_laplace", b, invariants),
-        _guarantee("epsilon-DP", {"epsilon": epsilon}, inv),
-        data_shape=xv.shape,
-        metadata={"sensitivity": delta1, "norm": "l1", **randomness_note(secure)},
-        invariants=inv,
+    w = as_generator(rng).laplace(0.0, b, size=inv.n_cells - inv.rank)
+    return _release(
+        "extended_laplace", xv, inv, invariants.null_space_apply(w), b, privacy, metadata
     )
 
 
@@ -366,6 +348,11 @@ def distributed_privatize(x_local, cells, invariants, *, mechanism, seed, secure
     Returns
     -------
     numpy.ndarray, shape (k,)
+        The agent's share, not a :class:`~invariantdp.Release`: its noise
+        ``e[cells]`` is a marginal of the central noise law, which no noise
+        family describes on its own.  The release is the concatenation of
+        the shares, equal to the central ``mechanism(x, invariants,
+        rng=seed, **params)``, whose Release records the law and guarantee.
 
     Examples
     --------

@@ -55,6 +55,7 @@ error that swapping induces (Figure 5.1); plot it with
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -63,10 +64,12 @@ import pandas as pd
 from .._frames import as_columns, check_columns, check_frame, group_codes
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_in_open_unit, check_positive_int
-from ..release import Release
+from ..privacy.swapping import swapping_epsilon
+from ..release import NoiseLaw, Release
 from ..secure import random_source
+from ._base import guarantee, make_release, release_part
 from ._permutation import root_entropy, sources_by_stratum, sources_global, sources_secure
-from ._swap_table import build_release, build_release_weighted, encode, levels_of
+from ._swap_table import SwapTable, encode, jsonable, levels_of, swap_table
 
 __all__ = [
     "SwapResult",
@@ -80,11 +83,40 @@ __all__ = [
 _ROW = "__invariantdp_row__"
 
 
-class SwapResult(NamedTuple):
-    """Output of :func:`permutation_swap`: the swapped data and its release."""
+@dataclass(frozen=True, eq=False, kw_only=True)
+class SwapResult(Release):
+    """Output of :func:`permutation_swap`: the release of the swapped table, with the data.
+
+    A :class:`~invariantdp.Release` (the swapped table, its invariants
+    :math:`c_{Swap}`, the guarantee of Theorem 5.6) with one more attribute,
+    ``data``: the swapped microdata.  It unpacks like the named tuple it
+    used to be, ``data, release = permutation_swap(...)`` (or ``[0]``,
+    ``[1]``), where ``release`` is this object.
+    :meth:`~invariantdp.Release.save` writes the Release part only;
+    :meth:`~invariantdp.Release.load` gives back a plain Release.
+
+    Attributes
+    ----------
+    data : pandas.DataFrame or dask.dataframe.DataFrame
+        The swapped microdata (see :func:`permutation_swap`).
+    """
 
     data: object
-    release: Release
+
+    release = release_part("SwapResult")
+
+    # the named tuple (data, release) that permutation_swap used to return
+    def __iter__(self):
+        return iter((self.data, self))
+
+    def __getitem__(self, index):
+        return (self.data, self)[index]
+
+    def __len__(self) -> int:
+        return 2
+
+    def __repr__(self) -> str:
+        return f"SwapResult({len(self.data.columns)} columns, {Release.__repr__(self)})"
 
 
 class SwappingInvariants(NamedTuple):
@@ -276,7 +308,8 @@ def permutation_swap(
     Returns
     -------
     SwapResult
-        Named tuple ``(data, release)``.  ``data`` is the swapped DataFrame
+        A :class:`~invariantdp.Release` with the swapped data as ``.data``;
+        it unpacks as ``(data, release)``.  ``data`` is the swapped DataFrame
         (same index, columns and dtypes; for Dask, a lazy DataFrame whose
         partitions each hold whole strata, rows of a stratum in their
         original order, index preserved).  ``release.value`` is the swapped
@@ -368,7 +401,53 @@ def permutation_swap(
     out = data.copy(deep=False)
     for c in swap:
         out[c] = data[c].array.take(src)
-    return SwapResult(out, build_release(x, roles, swap_rate, seed_policy, src=src))
+    table = swap_table(x, x._replace(k=x.k[src]))
+    return _swap_result(out, table, x.levels, roles, swap_rate, seed_policy)
+
+
+def _swap_result(out, table: SwapTable, levels, roles, swap_rate, policy) -> SwapResult:
+    """The release of a swap (Alg. 5.1 line 22, Theorem 5.6), carrying the swapped data."""
+    swap, match, rest = roles
+    epsilon = swapping_epsilon(table.b, swap_rate)
+    return make_release(
+        table.table,
+        "permutation_swap",
+        NoiseLaw(
+            "permutation",
+            {
+                "swap_rate": swap_rate,
+                "selection": "each record of a stratum with probability swap_rate, "
+                "re-drawn when exactly one record is selected",
+                "permutation": "uniformly random derangement of the selected records",
+            },
+        ),
+        guarantee(
+            "epsilon-DP",
+            {"epsilon": epsilon, "b": table.b, "swap_rate": swap_rate},
+            adjacency="d_HamS^u: symmetric Hamming distance with the swapped records "
+            "as privacy units, among data sets with the same swapping invariants",
+            dataspace="data sets with the released swapping invariants c_Swap "
+            "(n_jl and n_jk margins)",
+        ),
+        invariants=table.invariants,
+        query=None,
+        data_shape=table.table.shape,
+        metadata={
+            "swap": [jsonable(c) for c in swap],
+            "match": [jsonable(c) for c in match],
+            "hold": [jsonable(c) for c in rest],
+            "n_records": table.n_records,
+            "b": table.b,
+            "seed_policy": policy,
+            "levels": levels,
+            "cells": table.cells,
+            "value": "counts n_jkl of the swapped data on the cells (match, swap, hold) "
+            "allowed by the invariants; invariant rows are the n_jl then the n_jk margins",
+        },
+        secure=policy == "secure",
+        cls=SwapResult,
+        extra={"data": out},
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -496,7 +575,5 @@ def _swap_dask(ddf, roles, p, root) -> SwapResult:
     nx = len(frame_x)
     x = both._replace(j=both.j[:nx], k=both.k[:nx], l=both.l[:nx])
     z = both._replace(j=both.j[nx:], k=both.k[nx:], l=both.l[nx:])
-    release = build_release_weighted(
-        x, counts_x.to_numpy(), z, counts_z.to_numpy(), roles, swap_rate=p
-    )
-    return SwapResult(swapped, release)
+    table = swap_table(x, z, wx=counts_x.to_numpy(), wz=counts_z.to_numpy())
+    return _swap_result(swapped, table, x.levels, roles, p, "stratum")

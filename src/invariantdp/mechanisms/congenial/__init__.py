@@ -54,8 +54,13 @@ Every sampler draws from a numpy ``Generator`` in floating point (the exact
 sampler too: its probabilities are floats), so a conditional release is a
 **simulation, not for publication** (Mironov 2012 for float noise; a seed
 makes it reproducible), and ``secure=True`` is refused.  For a release to
-publish, use ``discrete_laplace`` / ``discrete_gaussian(x, ..., secure=True)``
-(exact integer noise, not conditioned on the invariants).
+publish, use ``discrete_laplace_mechanism`` /
+``discrete_gaussian_mechanism(x, ..., secure=True)`` (exact integer noise, not
+conditioned on the invariants).
+
+:func:`conditional_release` returns a :class:`ConditionalRelease`: a
+:class:`~invariantdp.Release` that also carries the draws and the sampler's
+diagnostics.
 
 References
 ----------

@@ -17,8 +17,8 @@ from ..._rng import as_generator
 from ..._validation import InvariantDPError, check_positive, check_positive_int
 from ...exceptions import ConvergenceWarning
 from ...invariants import Invariants
-from ...release import NoiseLaw, PrivacyGuarantee, Release
-from .._base import randomness_note, refuse_secure
+from ...release import NoiseLaw, Release
+from .._base import guarantee, make_release, refuse_secure, release_part
 from ._diagnostics import SamplerDiagnostics, diagnose
 from ._exact import exact_plan, run_exact
 from ._mcmc import run_gibbs, run_mis
@@ -29,16 +29,20 @@ __all__ = ["ConditionalRelease", "conditional_release"]
 SAMPLERS = ("auto", "exact", "gibbs", "mis")
 
 
-@dataclass(frozen=True, eq=False)
-class ConditionalRelease:
+@dataclass(frozen=True, eq=False, kw_only=True)
+class ConditionalRelease(Release):
     """A congenial release with the draws and diagnostics that produced it.
+
+    A :class:`~invariantdp.Release` -- one draw of
+    :math:`M(x) \\mid M(x) \\in S^*` (the last state of the first chain),
+    its invariants, noise law and guarantee -- with the sampler's output as
+    further attributes.  :meth:`~invariantdp.Release.save` writes the
+    Release part only; :meth:`~invariantdp.Release.load` gives back a plain
+    Release.  The former ``.release`` attribute is a deprecated alias of
+    that Release part.
 
     Attributes
     ----------
-    release : Release
-        The published release: one draw of :math:`M(x) \\mid M(x) \\in S^*`
-        (the last state of the first chain), its invariants, noise law and
-        guarantee.
     draws : numpy.ndarray, shape (chains, draws, d)
         All retained draws of the flattened release.
     diagnostics : SamplerDiagnostics or None
@@ -48,21 +52,21 @@ class ConditionalRelease:
         The sampler used.
     """
 
-    release: Release
     draws: np.ndarray
     diagnostics: SamplerDiagnostics | None
     method: str
     inequalities: LinearInequalities | None = field(default=None, repr=False)
 
-    @property
-    def value(self) -> np.ndarray:
-        return self.release.value
+    release = release_part("ConditionalRelease")
 
     def summary(self) -> Summary:
         """The release's summary, followed by the sampler's diagnostics."""
-        if self.diagnostics is not None:
-            return self.release.summary().extend(self.diagnostics.summary())
-        return self.release.summary().extend(f"exact i.i.d. draws: {self.draws.shape[1]}")
+        part = (
+            f"exact i.i.d. draws: {self.draws.shape[1]}"
+            if self.diagnostics is None
+            else self.diagnostics.summary()
+        )
+        return super().summary().extend(part)
 
     def __repr__(self) -> str:
         diag = "" if self.diagnostics is None else f", ess_min={self.diagnostics.ess_min:.0f}"
@@ -156,10 +160,9 @@ def conditional_release(
     Returns
     -------
     ConditionalRelease
-        ``.release`` (a :class:`~invariantdp.Release`; its
-        ``metadata["randomness"]`` is ``"simulation"`` and
-        ``metadata["method"]`` the sampler used), ``.draws``,
-        ``.diagnostics``.
+        A :class:`~invariantdp.Release` (its ``metadata["randomness"]`` is
+        ``"simulation"`` and ``metadata["method"]`` the sampler used) with
+        the sampler's ``.draws``, ``.diagnostics`` and ``.method``.
 
     Notes
     -----
@@ -191,8 +194,9 @@ def conditional_release(
     refuse_secure(
         "conditional_release",
         secure,
-        alternatives="discrete_laplace(x, ..., secure=True) or discrete_gaussian(x, ..., "
-        "secure=True) (exact integer noise, not conditioned on the invariants)",
+        alternatives="discrete_laplace_mechanism(x, ..., secure=True) or "
+        "discrete_gaussian_mechanism(x, ..., secure=True) (exact integer noise, not "
+        "conditioned on the invariants)",
     )
     if sampler not in SAMPLERS:
         raise InvariantDPError(
@@ -212,9 +216,7 @@ def conditional_release(
     if sampler in ("auto", "exact") and target.integer:
         plan, why = exact_plan(target)
     exact_ok = (
-        plan is not None
-        or (d - r == 1)
-        or (not target.laplace_type and not target.integer and target.unconstrained)
+        plan is not None or (d - r == 1) or (target.spherical_gaussian and target.unconstrained)
     )
     if sampler == "auto":
         sampler = "exact" if exact_ok else "gibbs"
@@ -261,68 +263,70 @@ def conditional_release(
     value = samples[0, -1].reshape(invariants.shape)
     if target.integer:
         value = np.round(value).astype(np.int64)
-    release = _make_release(
-        value, mechanism, target, privacy, invariants, values, ineq, sampler, sensitivity
+    sampling = {
+        "draws": samples,
+        "diagnostics": diagnostics,
+        "method": sampler,
+        "inequalities": ineq,
+    }
+    return _conditional_release(
+        value, mechanism, target, privacy, invariants, values, sensitivity, sampling
     )
-    return ConditionalRelease(release, samples, diagnostics, sampler, ineq)
 
 
-def _make_release(
-    value, mechanism, target, privacy, invariants, values, ineq, sampler, sensitivity
-):
+_DATASPACE = "data sets whose query satisfies the released invariants"
+
+
+def _guarantee(target, privacy):
+    """The recorded guarantee: Gong & Meng, Theorem 2.1, or Gao, Gong & Yu, Theorem 22."""
     if target.laplace_type:
         eps0 = privacy["epsilon"]
-        if target.integer:
-            # Gong & Meng's double geometric law is the discrete Laplace of scale 1 / rate
-            noise = NoiseLaw("discrete_laplace", {"scale": 1.0 / target.rate})
-        else:
-            noise = NoiseLaw("laplace", {"scale": 1.0 / target.rate})
-        guarantee = PrivacyGuarantee(
-            definition="epsilon-DP",
-            params={"epsilon": 2.0 * eps0, "epsilon_unconstrained": eps0, "gamma": 1.0},
+        return guarantee(
+            "epsilon-DP",
+            {"epsilon": 2.0 * eps0, "epsilon_unconstrained": eps0, "gamma": 1.0},
             adjacency="invariant-conforming neighbours (Gong & Meng, Theorem 2.1, gamma = 1)",
-            dataspace="data sets whose query satisfies the released invariants",
+            dataspace=_DATASPACE,
+        )
+    definition = "zCDP" if "rho" in privacy else "GDP"
+    if target.spherical_gaussian and target.unconstrained:
+        adjacency = (
+            "induced subspace DP: neighbours conforming to the invariants "
+            "(Gao, Gong & Yu, Theorem 22 and Corollary 14)"
         )
     else:
-        family = "discrete_gaussian" if target.integer else "gaussian"
-        key = "sigma" if target.integer else "scale"
-        noise = NoiseLaw(family, {key: float(target.sigma)})
-        if family == "gaussian" and target.unconstrained:
-            guarantee = PrivacyGuarantee(
-                definition="GDP",
-                params=dict(privacy),
-                adjacency="induced subspace DP: neighbours conforming to the invariants "
-                "(Gao, Gong & Yu, Theorem 22 and Corollary 14)",
-                dataspace="data sets whose query satisfies the released invariants",
-            )
-        else:
-            key = "mu" if "mu" in privacy else "rho"
-            guarantee = PrivacyGuarantee(
-                definition="GDP" if key == "mu" else "zCDP",
-                params=dict(privacy),
-                adjacency="guarantee of the unconstrained mechanism; conditioning on "
-                "inequalities may change it (Gong & Meng, Theorem 2.1)",
-                dataspace="data sets whose query satisfies the released invariants",
-            )
+        adjacency = (
+            "guarantee of the unconstrained mechanism; conditioning on "
+            "inequalities may change it (Gong & Meng, Theorem 2.1)"
+        )
+    return guarantee(definition, dict(privacy), adjacency=adjacency, dataspace=_DATASPACE)
+
+
+def _conditional_release(
+    value, mechanism, target, privacy, invariants, values, sensitivity, sampling
+):
+    """The :class:`ConditionalRelease` of a draw; ``sampling`` holds its extra fields."""
+    ineq = sampling["inequalities"]
     metadata = {
         "congenial": True,
         "conditioned_on": "A s = a" + ("" if ineq is None else " and B s >= b"),
-        "method": sampler,
+        "method": sampling["method"],
         "sensitivity": float(sensitivity),
         "noise_per_cell": "independent, before conditioning",
-        # every sampler draws from a numpy Generator: never secure
-        **randomness_note(False),
     }
     if ineq is not None:
         metadata["inequalities"] = ineq.to_dict()
-    inv = Invariants(invariants.matrix, values, invariants.shape, invariants.names)
-    return Release(
-        value=value,
-        mechanism=f"conditional_{mechanism}",
-        noise=noise,
-        guarantee=guarantee,
-        invariants=inv,
+    kind = target.kind
+    return make_release(
+        value,
+        f"conditional_{mechanism}",
+        NoiseLaw(kind.family, {kind.scale_key: target.noise_scale}),
+        _guarantee(target, privacy),
+        invariants=Invariants(invariants.matrix, values, invariants.shape, invariants.names),
         query=None,
         data_shape=invariants.shape,
         metadata=metadata,
+        # every sampler draws from a numpy Generator: never secure
+        secure=False,
+        cls=ConditionalRelease,
+        extra=sampling,
     )

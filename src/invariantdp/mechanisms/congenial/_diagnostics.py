@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -55,6 +56,9 @@ class SamplerDiagnostics:
         Rank-normalised split R-hat of each cell (ArviZ ``rhat``).
     elapsed : float
         Wall-clock seconds of sampling.
+
+    ``ess_min``, ``rhat_max``, ``ess_per_second`` and ``ok`` are computed
+    once, on first access.
     """
 
     sampler: str
@@ -71,20 +75,20 @@ class SamplerDiagnostics:
     n_draws = renamed_attribute("n_draws", "draws", "SamplerDiagnostics")
     n_tune = renamed_attribute("n_tune", "tune", "SamplerDiagnostics")
 
-    @property
+    @cached_property
     def ess_min(self) -> float:
         return float(np.nanmin(self.ess)) if np.any(np.isfinite(self.ess)) else float("nan")
 
-    @property
+    @cached_property
     def rhat_max(self) -> float:
         return float(np.nanmax(self.rhat)) if np.any(np.isfinite(self.rhat)) else float("nan")
 
-    @property
+    @cached_property
     def ess_per_second(self) -> float:
         """Smallest per-cell ESS divided by the sampling time."""
         return self.ess_min / self.elapsed if self.elapsed > 0 else float("inf")
 
-    @property
+    @cached_property
     def ok(self) -> bool:
         """R-hat below 1.01 and every ESS at least 100 (Vehtari et al. 2021)."""
         return bool(self.rhat_max < 1.01 and self.ess_min >= 100)

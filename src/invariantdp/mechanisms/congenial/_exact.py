@@ -251,7 +251,7 @@ def run_exact_dp(target: Target, plan: ExactPlan, n: int, gen) -> np.ndarray:
 def run_exact(target, n, gen, invariants, plan=None):
     """``n`` exact i.i.d. draws, shape (n, d) (see the module docstring for when)."""
     d = target.d
-    if not target.laplace_type and not target.integer and target.unconstrained:
+    if target.spherical_gaussian and target.unconstrained:
         # Theorem 22 (Gao, Gong & Yu): conditioning = projection for spherical Gaussians
         e = gen.normal(0.0, target.sigma, (n, d))
         return target.s_star + invariants.project(e)

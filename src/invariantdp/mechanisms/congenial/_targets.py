@@ -30,12 +30,32 @@ from ...invariants import Invariants
 
 __all__ = ["LinearInequalities"]
 
-FAMILIES = {
-    # name: (integer-valued, laplace-type)
-    "double_geometric": (True, True),
-    "discrete_gaussian": (True, False),
-    "laplace": (False, True),
-    "gaussian": (False, False),
+
+@dataclass(frozen=True)
+class Unconstrained:
+    """What the congenial mechanism needs to know of its unconstrained mechanism ``M``."""
+
+    integer: bool  # integer-valued noise
+    laplace_type: bool  # log p(u) = -rate |u|; else -u^2 / (2 sigma^2)
+    parameter: str  # the privacy parameter that calibrates it
+    family: str  # the noise law's family in the release
+    scale_key: str  # and its scale parameter (1 / rate or sigma)
+
+
+#: the ``mechanism`` argument of conditional_release (Gong & Meng, Definitions 1.1-1.2)
+MECHANISMS = {
+    # Gong & Meng's double geometric law is the discrete Laplace of scale 1 / rate
+    "double_geometric": Unconstrained(True, True, "epsilon", "discrete_laplace", "scale"),
+    "discrete_gaussian": Unconstrained(True, False, "rho", "discrete_gaussian", "sigma"),
+    "laplace": Unconstrained(False, True, "epsilon", "laplace", "scale"),
+    "gaussian": Unconstrained(False, False, "mu", "gaussian", "scale"),
+}
+
+#: privacy parameter -> (what it is, (rate, sigma) of the noise from it and the sensitivity)
+_CALIBRATION = {
+    "epsilon": ("DP", lambda v, s: (v / s, np.nan)),
+    "mu": ("Gaussian DP", lambda v, s: (np.nan, s / v)),
+    "rho": ("zCDP", lambda v, s: (np.nan, s / np.sqrt(2.0 * v))),
 }
 
 
@@ -166,9 +186,7 @@ def independent_rows(A: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, np.ndarr
 class Target:
     """Unnormalised target of the samplers; see the module docstring."""
 
-    family: str
-    integer: bool
-    laplace_type: bool
+    kind: Unconstrained
     rate: float  # laplace-type: log p(u) = -rate |u|
     sigma: float  # gaussian-type: log p(u) = -u^2 / (2 sigma^2)
     s_star: np.ndarray
@@ -182,6 +200,24 @@ class Target:
     @property
     def d(self) -> int:
         return self.s_star.size
+
+    @property
+    def integer(self) -> bool:
+        return self.kind.integer
+
+    @property
+    def laplace_type(self) -> bool:
+        return self.kind.laplace_type
+
+    @property
+    def spherical_gaussian(self) -> bool:
+        """Continuous Gaussian noise: conditioning on ``A s = a`` is projection (Theorem 22)."""
+        return not self.laplace_type and not self.integer
+
+    @property
+    def noise_scale(self) -> float:
+        """The scale parameter of the noise law: ``1 / rate`` or ``sigma``."""
+        return 1.0 / self.rate if self.laplace_type else float(self.sigma)
 
     @property
     def unconstrained(self) -> bool:
@@ -212,27 +248,23 @@ class Target:
         return ok
 
 
-def _noise_parameters(mechanism, epsilon, mu, rho, sensitivity):
-    if mechanism not in FAMILIES:
+def _noise_parameters(mechanism, privacy, sensitivity):
+    """``(kind, rate, sigma, {parameter: value})`` of the unconstrained mechanism."""
+    if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
         raise InvariantDPError(
-            f"`mechanism` ({mechanism!r}) must be one of {', '.join(map(repr, FAMILIES))}."
+            f"`mechanism` ({mechanism!r}) must be one of {', '.join(map(repr, MECHANISMS))}."
         )
-    integer, laplace_type = FAMILIES[mechanism]
+    kind = MECHANISMS[mechanism]
     sensitivity = check_positive("sensitivity", sensitivity)
-    if laplace_type:
-        if epsilon is None:
-            raise InvariantDPError(f"`epsilon` is required for the {mechanism} mechanism.")
-        epsilon = check_positive("epsilon", epsilon)
-        return integer, laplace_type, epsilon / sensitivity, np.nan, {"epsilon": epsilon}
-    if mechanism == "gaussian":
-        if mu is None:
-            raise InvariantDPError("`mu` (Gaussian DP) is required for the gaussian mechanism.")
-        mu = check_positive("mu", mu)
-        return integer, laplace_type, np.nan, sensitivity / mu, {"mu": mu}
-    if rho is None:
-        raise InvariantDPError("`rho` (zCDP) is required for the discrete_gaussian mechanism.")
-    rho = check_positive("rho", rho)
-    return integer, laplace_type, np.nan, sensitivity / np.sqrt(2.0 * rho), {"rho": rho}
+    what, calibrate = _CALIBRATION[kind.parameter]
+    value = privacy[kind.parameter]
+    if value is None:
+        raise InvariantDPError(
+            f"`{kind.parameter}` ({what}) is required for the {mechanism} mechanism."
+        )
+    value = check_positive(kind.parameter, value)
+    rate, sigma = calibrate(value, sensitivity)
+    return kind, rate, sigma, {kind.parameter: value}
 
 
 def _check_x(x, mechanism: str, integer: bool, shape) -> np.ndarray:
@@ -259,9 +291,10 @@ def build_target(x, mechanism, invariants, inequalities, epsilon, mu, rho, sensi
     the values of the invariants (those of ``x`` by default).
     """
     check_invariants(invariants)
-    integer, laplace_type, rate, sigma, privacy = _noise_parameters(
-        mechanism, epsilon, mu, rho, sensitivity
+    kind, rate, sigma, privacy = _noise_parameters(
+        mechanism, {"epsilon": epsilon, "mu": mu, "rho": rho}, sensitivity
     )
+    integer = kind.integer
     x_arr = _check_x(x, mechanism, integer, invariants.shape)
     C = dense_invariants(invariants)
     s_star = x_arr.astype(float).reshape(-1)
@@ -296,9 +329,7 @@ def build_target(x, mechanism, invariants, inequalities, epsilon, mu, rho, sensi
         Bc, bc = B[coupled], b[coupled]
         _check_feasible(s_star, A, a, ineq, lb, ub, Bc, bc)
     target = Target(
-        family=mechanism,
-        integer=integer,
-        laplace_type=laplace_type,
+        kind=kind,
         rate=rate,
         sigma=sigma,
         s_star=s_star,

@@ -1,0 +1,243 @@
+r"""Exact arithmetic of the secure paths: sensitivities, grids and the zCDP calibration.
+
+``laplace_mechanism`` / ``gaussian_mechanism`` with ``secure=True`` add exact
+integer noise on a power-of-two grid ``gamma`` to the data rounded to that
+grid (:mod:`invariantdp.mechanisms.additive`); the discrete mechanisms add it
+to integer data (:mod:`invariantdp.mechanisms.discrete`).  Both need the
+sensitivity as an exact rational (:func:`exact_norm`), the integer
+sensitivity of the rounded data (:func:`grid_l1_sensitivity`,
+:func:`grid_l2_sensitivity_sq`), the grid (:func:`grid_for`,
+:func:`grid_index`), bounds on the noise in grid units, and the largest
+``rho`` whose zCDP implies a target (epsilon, delta) (:func:`zcdp_for`,
+Canonne, Kamath & Steinke 2020, Corollary 13).
+
+References
+----------
+Canonne, Kamath & Steinke (2020), Algorithms 2-3, Theorem 4, Corollary 13;
+Mironov (2012); Ghosh, Roughgarden & Sundararajan (2012).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from .._validation import check_positive
+from ..distributions.discrete import GRID_RANGE, MAX_NOISE_SCALE
+from ..exceptions import InvariantDPError
+
+__all__ = [
+    "MAX_EXACT_DATA",
+    "cdp_log_delta",
+    "changed_coordinates",
+    "check_grid_noise",
+    "exact_draws",
+    "exact_norm",
+    "grid_for",
+    "grid_index",
+    "grid_l1_sensitivity",
+    "grid_l2_sensitivity_sq",
+    "no_grid",
+    "sqrt_up",
+    "zcdp_for",
+]
+
+#: data added to integer noise must satisfy |x| < 2**52, so that x + noise is exact
+MAX_EXACT_DATA = 2.0**52
+#: the default grid is 2**-20 of the noise scale (and of the per-coordinate
+#: sensitivity), but never finer than 2**-40 of the noise scale
+_GRID_BITS = 20
+_GRID_FLOOR_BITS = 40
+
+
+def _space(sensitivity) -> np.ndarray | None:
+    return None if np.ndim(sensitivity) == 0 else np.asarray(sensitivity, dtype=float)
+
+
+def exact_norm(sensitivity, p: int) -> Fraction:
+    """The sensitivity as an exact rational: ``Delta_1``, or ``Delta_2**2`` for ``p = 2``.
+
+    A number is taken at its exact binary value; for a space, the largest
+    row norm is summed in exact arithmetic (a float sum may round down).
+    """
+    S = _space(sensitivity)
+    if S is None:
+        value = Fraction(float(sensitivity))
+        return value if p == 1 else value * value
+    if np.all(S == np.rint(S)) and np.abs(S).max() <= 2**20 and S.shape[1] <= 2**20:
+        ints = np.abs(S).astype(np.int64)  # sums below 2**60: exact in int64
+        return Fraction(int(np.max(np.sum(ints if p == 1 else ints * ints, axis=1))))
+    rows = (
+        sum((Fraction(float(v)) if p == 1 else Fraction(float(v)) ** 2 for v in np.abs(row)), 0)
+        for row in S
+    )
+    return max(rows)
+
+
+def changed_coordinates(sensitivity, d: int) -> int:
+    """How many coordinates neighbours may differ in: ``d``, or the largest row support."""
+    S = _space(sensitivity)
+    return d if S is None else int(np.max(np.count_nonzero(S, axis=1)))
+
+
+def sqrt_up(x: Fraction) -> Fraction:
+    """A rational upper bound on ``sqrt(x)``, within ``2**-64``."""
+    return Fraction(math.isqrt(math.floor(x * 4**64)) + 1, 2**64)
+
+
+def grid_l1_sensitivity(delta1: Fraction, gamma: float, m: int) -> int:
+    """Integer l1 sensitivity of ``round(x / gamma)`` when ``x`` has l1 sensitivity ``delta1``.
+
+    Rounding moves each coordinate by at most ``gamma / 2``, so neighbours'
+    rounded values differ by at most ``|x_i - x'_i| / gamma + 1`` grid steps
+    in each of the at most ``m`` coordinates that change: an integer vector
+    of l1 norm at most ``delta1 / gamma + m``, hence ``floor(delta1 / gamma) + m``.
+    """
+    return math.floor(delta1 / Fraction(gamma)) + m
+
+
+def grid_l2_sensitivity_sq(delta2_sq: Fraction, gamma: float, m: int) -> int:
+    """Integer bound on the squared l2 sensitivity of ``round(x / gamma)``.
+
+    As for l1, the rounded difference ``e`` has ``|e_i| <= |D_i| + 1`` on at
+    most ``m`` coordinates (``D = (x - x') / gamma``), so
+    ``||e||_2 <= ||D||_2 + sqrt(m)``; ``||e||_2**2`` is an integer, at most
+    ``floor((Delta_2 / gamma + sqrt(m))**2)``, evaluated with rational upper
+    bounds of the square roots.
+    """
+    d2 = delta2_sq / Fraction(gamma) ** 2
+    return math.floor(d2 + 2 * sqrt_up(d2) * sqrt_up(Fraction(m)) + m)
+
+
+def _pow2_floor(v: float) -> float:
+    """The largest power of two ``<= v`` (``v`` positive and finite)."""
+    return math.ldexp(0.5, math.frexp(v)[1])
+
+
+def _check_grid(grid) -> float:
+    g = check_positive("grid", grid)
+    if math.frexp(g)[0] != 0.5:
+        raise InvariantDPError(
+            f"`grid` ({g!r}) must be a power of two (e.g. 2**-10), so that grid multiples "
+            "of the data and noise are exact doubles."
+        )
+    if not GRID_RANGE[0] <= g <= GRID_RANGE[1]:
+        raise InvariantDPError(f"`grid` ({g!r}) must be in [2**-960, 2**960].")
+    return g
+
+
+def grid_for(grid, scale: float, per_coordinate: float) -> float:
+    """The grid ``gamma``: the user's, or ``2**-20`` of the noise scale and sensitivity.
+
+    The default never depends on the data: it is the largest power of two
+    below ``2**-20 min(scale, per_coordinate)`` (``per_coordinate`` is the
+    sensitivity over the number of coordinates that may change, which keeps
+    the rounding's share of the calibrated sensitivity below ``2**-20``),
+    but at least ``2**-40`` of the scale, so that the noise in grid units
+    stays below ``2**46``.
+    """
+    if grid is not None:
+        return _check_grid(grid)
+    fine = _pow2_floor(min(scale, per_coordinate)) * 2.0**-_GRID_BITS
+    gamma = max(fine, _pow2_floor(scale) * 2.0**-_GRID_FLOOR_BITS)
+    if not GRID_RANGE[0] <= gamma <= GRID_RANGE[1]:
+        raise InvariantDPError(
+            f"the noise scale ({scale:.6g}) is outside the range of the exact grid sampler "
+            "(its grid 2**-20 * scale must be in [2**-960, 2**960])."
+        )
+    return gamma
+
+
+def grid_index(xv: np.ndarray, gamma: float) -> np.ndarray:
+    """``x / gamma`` rounded to the nearest integer (ties to even), exactly, as int64."""
+    with np.errstate(over="ignore", under="ignore"):
+        k = np.rint(xv / gamma)  # a division by a power of two is exact
+    big = ~(np.abs(k) < MAX_EXACT_DATA)
+    if big.any():
+        worst = float(np.max(np.abs(xv)))
+        need = _pow2_floor(worst * 2.0**-51) * 2.0
+        raise InvariantDPError(
+            f"`x` has entries up to {worst:.6g} in magnitude, 2**52 grid steps or more of "
+            f"the grid {gamma!r}: integer noise on that grid cannot be added exactly. Pass a "
+            f"coarser `grid` (a power of two >= {need!r})."
+        )
+    return k.astype(np.int64)
+
+
+def check_grid_noise(scale: Fraction, what: str) -> None:
+    if scale > MAX_NOISE_SCALE:
+        raise InvariantDPError(
+            f"the noise {what} in grid units ({float(scale):.6g}) must be <= 2**46 (~7.04e13) "
+            "to be added exactly: the rounding term (the number of coordinates) over the "
+            "privacy parameter is too large; lower the number of coordinates, give a "
+            "sensitivity space, or raise the privacy parameter."
+        )
+
+
+def cdp_log_delta(rho: float, epsilon: float) -> float:
+    r"""``log delta`` with which rho-zCDP implies (epsilon, delta)-DP (CKS 2020, Cor. 13).
+
+    :math:`\delta = \inf_{\alpha > 1} e^{(\alpha-1)(\alpha\rho-\epsilon)} (1-1/\alpha)^\alpha
+    / (\alpha - 1)`; every ``alpha`` gives a valid delta, the infimum is at the root
+    of :math:`(2\alpha - 1)\rho - \epsilon + \log(1 - 1/\alpha)` (increasing in alpha).
+    """
+    from scipy.optimize import brentq
+
+    def slope(a):
+        return (2.0 * a - 1.0) * rho - epsilon + math.log1p(-1.0 / a)
+
+    lo, hi = 1.0 + 1e-9, (epsilon + 1.0) / (2.0 * rho) + 2.0
+    a = brentq(slope, lo, hi, xtol=1e-15, rtol=1e-15) if slope(lo) < 0 else lo
+    return (a - 1.0) * (a * rho - epsilon) + a * math.log1p(-1.0 / a) - math.log(a - 1.0)
+
+
+def zcdp_for(epsilon: float, delta: float) -> float:
+    """The largest rho (to 1e-9) whose zCDP implies (epsilon, delta)-DP by CKS Cor. 13.
+
+    Found by root finding on ``log rho``; the result is then checked with a
+    margin of 1e-9 in ``log delta`` (far above the rounding error of the
+    bound), lowering rho until the check passes, so the stated
+    (epsilon, delta) holds.
+    """
+    from scipy.optimize import brentq
+
+    target = math.log(delta)
+    L = -target
+    # Bun & Steinke's rho (epsilon = rho + 2 sqrt(rho L)) is valid and CKS is tighter
+    simple = epsilon**2 / (math.sqrt(L + epsilon) + math.sqrt(L)) ** 2
+
+    def excess(log_rho):
+        return cdp_log_delta(math.exp(log_rho), epsilon) - target
+
+    lo = math.log(simple)
+    while excess(lo) > 0:
+        lo -= 1.0
+    hi = lo + 1.0
+    while excess(hi) <= 0:
+        hi += 1.0
+    rho = math.exp(brentq(excess, lo, hi, xtol=1e-12))
+    while cdp_log_delta(rho, epsilon) > target - 1e-9:
+        rho *= 1.0 - 1e-8
+    return rho
+
+
+def exact_draws(sampler, ratio: Fraction, shape: tuple, gen) -> np.ndarray:
+    """Integer noise of ``shape``: i.i.d. ``sampler(p, q, gen)`` with the exact rational ``p/q``.
+
+    ``sampler`` is an exact sampler of :mod:`invariantdp.distributions.discrete`
+    (``discrete_laplace_int`` with the scale, ``discrete_gaussian_int`` with
+    the variance), ``gen`` a :class:`~invariantdp.secure.SecureGenerator`.
+    """
+    n = math.prod(shape)
+    draws = [sampler(ratio.numerator, ratio.denominator, gen) for _ in range(n)]
+    return np.array(draws, dtype=np.int64).reshape(shape)
+
+
+def no_grid(grid) -> None:
+    """Refuse a ``grid`` given to a simulation (it is used only by the exact sampler)."""
+    if grid is not None:
+        raise InvariantDPError(
+            f"`grid` ({grid!r}) is used only with `secure=True` (exact grid sampling)."
+        )

@@ -1,0 +1,353 @@
+r"""Mechanisms with exact samplers: discrete Laplace, discrete Gaussian and Tulap.
+
+The discrete mechanisms add integer noise to integer-valued data, so that
+``x + noise`` is exact in float64 (``|x| < 2**52``, noise scale at most
+``2**46``); the Tulap mechanism adds the canonical noise of
+:math:`f_{\epsilon,\delta}` (Awan & Slavkovic 2018; Cho & Awan, Def. 35).
+Their signatures follow the pattern of :mod:`invariantdp.mechanisms.additive`::
+
+    name(x, *, <privacy parameters>, sensitivity=1, rng=None, secure=False)
+
+With ``secure=False`` (the default) the noise comes from a
+``numpy.random.Generator``: a simulation, recorded as such in
+``Release.metadata["randomness"]``.  ``secure=True`` draws it exactly from
+:mod:`secrets` (:mod:`invariantdp.secure`; the exact arithmetic is in
+:mod:`._grid`).  The laws themselves are
+:data:`invariantdp.distributions.discrete_laplace`,
+:data:`~invariantdp.distributions.discrete_gaussian` and
+:data:`~invariantdp.distributions.tulap`.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from .._validation import check_delta, check_epsilon, check_positive
+from ..distributions.discrete import (
+    MAX_NOISE_SCALE,
+    discrete_gaussian_int,
+    discrete_laplace_int,
+    draw_discrete_laplace,
+)
+from ..distributions.discrete import discrete_gaussian as discrete_gaussian_law
+from ..distributions.tulap import (
+    draw_tulap,
+    draw_tulap_exact,
+    tulap_bounds,
+    tulap_params,
+    tulap_privacy_shapes,
+)
+from ..exceptions import InvariantDPError
+from ..release import NoiseLaw, Release
+from ..secure import random_source
+from ._base import check_data, guarantee, make_release, resolve_sensitivity
+from ._grid import MAX_EXACT_DATA, exact_draws, exact_norm
+
+__all__ = ["discrete_gaussian_mechanism", "discrete_laplace_mechanism", "tulap_mechanism"]
+
+
+def _check_integer_valued(xv, name="x"):
+    if not np.all(xv == np.round(xv)):
+        raise InvariantDPError(f"`{name}` must be integer-valued for integer noise.")
+    if not np.all(np.abs(xv) < MAX_EXACT_DATA):
+        raise InvariantDPError(
+            f"`{name}` has entries of magnitude 2**52 or more (up to "
+            f"{float(np.max(np.abs(xv))):.6g}): integer noise added to them would not be "
+            "exact in float64."
+        )
+
+
+def _integer_sensitivity(sensitivity, p, dim):
+    value = resolve_sensitivity(sensitivity, p, dim=dim)
+    if p == 1 and value != np.round(value):
+        raise InvariantDPError(f"`sensitivity` ({value}) must be a whole number for integer noise.")
+    return value
+
+
+def _check_integer_scale(scale: float, what: str) -> None:
+    if not scale <= MAX_NOISE_SCALE:
+        raise InvariantDPError(
+            f"the noise scale {what} ({scale:.6g}) must be <= 2**46 (~7.04e13): integer noise "
+            "of a larger scale cannot be drawn and added to float64 data exactly (numpy's "
+            "geometric saturates and would return the data unchanged); raise the privacy "
+            "parameter or lower `sensitivity`."
+        )
+
+
+def discrete_laplace_mechanism(x, *, epsilon, sensitivity=1, rng=None, secure=False) -> Release:
+    r"""Geometric mechanism: ``x + Lap_Z(sensitivity / epsilon)`` per coordinate.
+
+    ``Lap_Z(t)`` is the discrete Laplace (double geometric) law
+    :math:`P(k) \propto e^{-|k|/t}` on the integers; for an integer-valued
+    query with integer :math:`\ell_1` sensitivity it gives epsilon-DP.
+    The scale ``t = sensitivity / epsilon`` must be at most ``2**46`` and
+    ``|x| < 2**52``, so that ``x + noise`` is exact in float64.  With
+    ``secure=False`` (the default) the noise comes from numpy: a
+    simulation (a seed is a key: two releases with the same seed share
+    their noise exactly; see :mod:`invariantdp.secure`).
+
+    Parameters
+    ----------
+    x : array_like of integers
+    epsilon : float
+    sensitivity : int or array_like, optional
+        Integer :math:`\ell_1` sensitivity (default 1) or a sensitivity space.
+    rng : None, int, SeedSequence or numpy.random.Generator
+        Source of randomness for simulations; must be None (or a
+        :class:`~invariantdp.secure.SecureGenerator`) with ``secure=True``.
+    secure : bool, optional
+        Draw the noise for a production release: exact
+        :math:`\mathrm{Lap}_{\mathbb Z}(\Delta/\epsilon)` (the exact rational
+        value of ``sensitivity / epsilon``) by CKS Algorithm 2 with uniform
+        integers from :mod:`secrets` (see :mod:`invariantdp.secure`).  About
+        40 microseconds per cell instead of nanoseconds.
+
+    References
+    ----------
+    Ghosh, Roughgarden & Sundararajan (2012); Canonne, Kamath & Steinke
+    (2020), Def. 3 and Algorithm 2; Gong & Meng (2020) (double geometric).
+
+    Examples
+    --------
+    >>> from invariantdp.mechanisms import discrete_laplace_mechanism
+    >>> r = discrete_laplace_mechanism([3, 7, 0], epsilon=0.5, rng=2)
+    >>> bool((r.value == r.value.round()).all()), r.simulation
+    (True, True)
+    """
+    xv = check_data(x)
+    _check_integer_valued(xv)
+    epsilon = check_epsilon(epsilon)
+    delta1 = _integer_sensitivity(sensitivity, 1, xv.size)
+    gen = random_source(rng, secure)
+    t = delta1 / epsilon
+    _check_integer_scale(t, "sensitivity / epsilon")
+    if secure:
+        exact = exact_norm(sensitivity, 1) / Fraction(epsilon)
+        noise = exact_draws(discrete_laplace_int, exact, xv.shape, gen)
+    else:
+        noise = draw_discrete_laplace(gen, t, xv.shape)
+    return make_release(
+        xv + noise,
+        "discrete_laplace",
+        NoiseLaw("discrete_laplace", {"scale": t}),
+        guarantee("epsilon-DP", {"epsilon": epsilon}),
+        data_shape=xv.shape,
+        metadata={"sensitivity": delta1, "norm": "l1"},
+        secure=secure,
+    )
+
+
+def discrete_gaussian_mechanism(
+    x, *, mu=None, rho=None, sensitivity=1, rng=None, secure=False
+) -> Release:
+    r"""Discrete Gaussian mechanism: ``x + N_Z(0, sigma^2)`` per coordinate.
+
+    ``sigma = sensitivity / mu`` (or ``sensitivity / sqrt(2 rho)``); the
+    release is :math:`\rho`-zCDP with :math:`\rho = \Delta_2^2/(2\sigma^2)`
+    (Canonne, Kamath & Steinke 2020, Theorem 4).  The noise is drawn by the
+    CKS rejection sampler (Algorithm 3).  ``sigma`` must be at most
+    ``2**46`` and ``|x| < 2**52``.  With ``secure=False`` (the default) the
+    noise comes from numpy: a simulation.
+
+    Parameters
+    ----------
+    x : array_like of integers
+    mu : float, optional
+        Sets ``sigma = sensitivity / mu`` (then ``rho = mu^2 / 2``).
+    rho : float, optional
+        zCDP parameter, instead of ``mu``.
+    sensitivity : float or array_like, optional
+        :math:`\ell_2` sensitivity (default 1) of the integer-valued query.
+    rng : None, int, SeedSequence or numpy.random.Generator
+        Source of randomness for simulations; must be None (or a
+        :class:`~invariantdp.secure.SecureGenerator`) with ``secure=True``.
+    secure : bool, optional
+        Draw the noise for a production release: exact
+        :math:`N_{\mathbb Z}(0, \sigma^2)` with the rational
+        :math:`\sigma^2 = \Delta_2^2/\mu^2` (or :math:`\Delta_2^2/(2\rho)`;
+        :math:`\Delta_2^2` summed exactly for a sensitivity space) by CKS
+        Algorithm 3 with uniform integers from :mod:`secrets` (see
+        :mod:`invariantdp.secure`).
+
+    Examples
+    --------
+    >>> from invariantdp.mechanisms import discrete_gaussian_mechanism
+    >>> r = discrete_gaussian_mechanism([3, 7, 0], rho=0.5, rng=2)
+    >>> r.guarantee.params
+    {'rho': 0.5}
+    """
+    xv = check_data(x)
+    _check_integer_valued(xv)
+    if (mu is None) == (rho is None):
+        raise InvariantDPError(f"give exactly one of `mu` or `rho`; got mu={mu}, rho={rho}.")
+    if mu is not None:
+        rho = check_positive("mu", mu) ** 2 / 2.0
+    else:
+        rho = check_positive("rho", rho)
+    delta2 = resolve_sensitivity(sensitivity, 2, dim=xv.size)
+    gen = random_source(rng, secure)
+    with np.errstate(over="ignore", divide="ignore"):
+        sigma = float(delta2 / np.sqrt(2.0 * rho))
+    _check_integer_scale(sigma, "sigma")
+    if secure:
+        d2 = exact_norm(sensitivity, 2)
+        s2 = d2 / (Fraction(mu) ** 2 if mu is not None else 2 * Fraction(rho))
+        noise = exact_draws(discrete_gaussian_int, s2, xv.shape, gen)
+    else:
+        noise = discrete_gaussian_law(sigma).rvs(size=xv.shape, random_state=gen)
+    return make_release(
+        xv + noise,
+        "discrete_gaussian",
+        NoiseLaw("discrete_gaussian", {"sigma": sigma}),
+        guarantee("zCDP", {"rho": rho}),
+        data_shape=xv.shape,
+        metadata={"sensitivity": delta2, "norm": "l2"},
+        secure=secure,
+    )
+
+
+#: data within this distance (in units of the sensitivity) of the lattice are on it
+_LATTICE_TOL = 2.0**-20
+#: lattice indices up to 2**51: then |x / sensitivity - k| < 1/4 even with the rounding
+#: of the division, so neighbours (|x - x'| <= sensitivity) get |k - k'| <= 1
+_MAX_LATTICE = 2.0**51
+
+
+def _lattice_index(xv: np.ndarray, step: float) -> np.ndarray:
+    """The lattice index ``k = round(x / step)`` (int64) of data on the lattice ``step * Z``.
+
+    Refuses data farther than ``2**-20 * step`` from the lattice, and
+    ``|k| >= 2**51``.
+    """
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        r = xv / step
+        k = np.rint(r)
+        ok = (np.abs(r - k) <= _LATTICE_TOL) & (np.abs(k) < _MAX_LATTICE)
+    if not ok.all():
+        i = int(np.flatnonzero(~ok.reshape(-1))[0])
+        v = float(xv.reshape(-1)[i])
+        raise InvariantDPError(
+            f"`x` must lie on the lattice sensitivity * k (integers |k| < 2**51, within "
+            f"2**-20 * sensitivity) for `secure=True` Tulap noise, whose exact release is "
+            f"sensitivity * ((k + G) + U); got x = {v!r} with sensitivity {step!r}. Round the "
+            "data to that lattice, or use `secure=False` for a simulation."
+        )
+    return k.astype(np.int64)
+
+
+def _tulap_value(k: np.ndarray, g: np.ndarray, u: np.ndarray, step: float) -> np.ndarray:
+    """The secure Tulap release ``step * fl((k + G) + U)``: a function of ``k + G`` and ``U``.
+
+    ``k + G`` is an exact integer (``|k| < 2**51``, ``|G| < 2**52``) and the
+    two roundings that follow depend on nothing else, so the double released
+    is a function of the exact Tulap release ``k + N`` (Mironov's attack
+    reads the data off roundings that involve ``x`` itself).
+    """
+    return step * ((k + g).astype(float) + u)
+
+
+def _check_tulap_scale(epsilon: float, shapes) -> None:
+    """Refuse Tulap noise that is not bounded well below ``2**52``.
+
+    The noise is below its truncation bound ``c`` (``delta > 0``), and below
+    ``2**52`` with probability ``1 - 1e-27`` when ``1 / epsilon <= 2**46``.
+    """
+    if 1.0 / epsilon <= MAX_NOISE_SCALE:
+        return
+    c = float(tulap_bounds(*shapes)[1])
+    if not c <= MAX_NOISE_SCALE:
+        raise InvariantDPError(
+            f"`epsilon` ({epsilon:.6g}) gives Tulap noise of scale 1/epsilon = {1 / epsilon:.6g} "
+            f"and support bound {c:.6g}: one of them must be <= 2**46 (~7.04e13) for the noise "
+            "to be drawn and added exactly; raise `epsilon` (or `delta`, which bounds the "
+            "support)."
+        )
+
+
+def tulap_mechanism(x, *, epsilon, delta=0.0, sensitivity=1.0, rng=None, secure=False) -> Release:
+    r"""Tulap mechanism: ``x + sensitivity * Tulap(0, exp(-epsilon), q)``.
+
+    Tulap is the canonical noise distribution of :math:`f_{\epsilon,\delta}`
+    (Awan & Slavkovic 2018; Cho & Awan, Def. 35): for a scalar statistic of
+    sensitivity ``sensitivity`` the release is :math:`f_{\epsilon,\delta}`-DP
+    exactly.  For an array each coordinate gets independent noise, which is
+    :math:`f_{\epsilon,\delta}`-DP when neighbouring data change one
+    coordinate by at most ``sensitivity``.  With ``secure=False`` (the
+    default) the noise is floating point from numpy: a simulation, whose
+    output bits can reveal ``x`` (Mironov 2012).
+
+    ``secure=True`` is exact end to end.  ``x`` must lie on the lattice
+    ``sensitivity * Z``: ``x / sensitivity`` within ``2**-20`` of an integer
+    ``k`` with ``|k| < 2**51`` (the release is centred on ``k * sensitivity``).
+    The release is
+    ``sensitivity * fl((k + G) + U)`` where ``(G, U)``, the integer part and
+    the ``2**-53``-cell of the uniform part of an exact Tulap draw, come from
+    :mod:`secrets` (CKS Algorithm 2 for ``G``); ``k + G`` is exact, and the
+    two roundings that follow are fixed functions of the exact Tulap
+    release ``k + N``, so nothing about ``x`` leaks beyond it.  The
+    truncation for ``delta > 0`` is decided on the noise alone and exactly
+    (interval arithmetic on ``b = exp(-epsilon)``, the uniform part refined
+    bit by bit), so the noise law is exactly ``Tulap(0, exp(-epsilon), q)``
+    for the real ``b`` and ``q`` of the doubles ``epsilon`` and ``delta``
+    (:func:`~invariantdp.distributions.tulap.draw_tulap_exact`).  Neighbours
+    ``|x - x'| <= sensitivity`` on the lattice have ``|k - k'| <= 1``.
+
+    Every sampler here has a bounded expected number of trials whatever
+    (epsilon, delta): when the truncated support is narrow (``q > 1/2``,
+    e.g. ``epsilon = 1e-6, delta = 0.5``) the draw is proposed uniformly on
+    it.  Noise of scale ``1/epsilon`` and support bound both above ``2**46``
+    is refused.
+
+    Parameters
+    ----------
+    x : array_like
+    epsilon : float
+    delta : float, optional
+    sensitivity : float, optional
+        Sensitivity of each coordinate (default 1).
+    rng : None, int, SeedSequence or numpy.random.Generator
+        Source of randomness for simulations; must be None (or a
+        :class:`~invariantdp.secure.SecureGenerator`) with ``secure=True``.
+    secure : bool, optional
+        Draw the noise exactly from :mod:`secrets` for a production release
+        (about 30 microseconds per cell; see :mod:`invariantdp.secure`).
+
+    Examples
+    --------
+    >>> from invariantdp.mechanisms import tulap_mechanism
+    >>> r = tulap_mechanism(12.0, epsilon=1.0, delta=0.01, rng=3)
+    >>> sorted(r.noise.params), r.simulation
+    (['b', 'q', 'scale'], True)
+    >>> s = tulap_mechanism([0.0, 4.0], epsilon=1.0, sensitivity=2.0, secure=True)
+    >>> s.simulation
+    False
+    """
+    xv = check_data(x)
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    if np.ndim(sensitivity) != 0:
+        raise InvariantDPError("`sensitivity` must be a number for the Tulap mechanism.")
+    scale = check_positive("sensitivity", sensitivity)
+    gen = random_source(rng, secure)
+    b, q = tulap_params(epsilon, delta)
+    shapes = tulap_privacy_shapes(epsilon, delta)
+    shapes = tuple(float(v) for v in shapes)
+    _check_tulap_scale(epsilon, shapes)
+    shape = xv.shape
+    if secure:
+        k = _lattice_index(xv, scale)
+        g, u = draw_tulap_exact(gen, epsilon, delta, xv.size)
+        value = _tulap_value(k, g.reshape(shape), u.reshape(shape), scale)
+    else:
+        value = xv + scale * draw_tulap(gen, *shapes, shape)
+    return make_release(
+        value,
+        "tulap",
+        NoiseLaw("tulap", {"b": b, "q": q, "scale": scale}),
+        guarantee("(epsilon, delta)-DP", {"epsilon": epsilon, "delta": delta}),
+        data_shape=shape,
+        metadata={"sensitivity": scale},
+        secure=secure,
+    )
