@@ -9,6 +9,8 @@ is fitted with ``contingency_table_model`` by
 * the same exact sampler without the separable fast path (every proposal
   evaluates the compiled model density) -- the baseline,
 * the continuous relaxation (counts on the invariant affine space, NUTS),
+  with PyMC's NUTS and, when installed, nutpie's compiled NUTS
+  (``fit(..., nuts_sampler="nutpie")``),
 
 and the same three on the table scaled by 20 (counts in the hundreds, where the
 relaxation is adequate).  Reported: minimum bulk ESS over the counts and
@@ -21,6 +23,7 @@ Run: ``.venv/bin/python benchmarks/bench_bayes.py [--draws 1000]``.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import time
 import warnings
 
@@ -31,6 +34,8 @@ from invariantdp import datasets
 from invariantdp.inference.bayes import contingency_table_model, fit
 from invariantdp.invariants import Invariants
 from invariantdp.mechanisms.congenial import conditional_release
+
+HAVE_NUTPIE = importlib.util.find_spec("nutpie") is not None
 
 
 def _release(scale: int):
@@ -45,7 +50,7 @@ def _release(scale: int):
     ).release
 
 
-def _run(release, *, latent, fast, draws, chains):
+def _run(release, *, latent, fast, draws, chains, sampler="pymc"):
     model = contingency_table_model(release, latent=latent)
     fit(
         contingency_table_model(release, latent=latent),
@@ -54,9 +59,12 @@ def _run(release, *, latent, fast, draws, chains):
         chains=1,
         rng=0,
         fast=fast,
+        nuts_sampler=sampler,
     )
     t = time.perf_counter()
-    idata = fit(model, draws=draws, tune=draws, chains=chains, rng=1, fast=fast)
+    idata = fit(
+        model, draws=draws, tune=draws, chains=chains, rng=1, fast=fast, nuts_sampler=sampler
+    )
     elapsed = time.perf_counter() - t
     ess = az.ess(idata, var_names=["counts", "cell_probs"])
     ess_min = min(float(ess[v].min()) for v in ess.data_vars)
@@ -79,13 +87,19 @@ def main(argv=None):
     for scale in (1, 20):
         release = _release(scale)
         runs = {}
-        for name, latent, fast in [
-            ("exact, full logp", "exact", False),
-            ("exact (lattice)", "exact", True),
-            ("relaxation (NUTS)", "relaxed", True),
+        for name, latent, fast, sampler in [
+            ("exact, full logp", "exact", False, "pymc"),
+            ("exact (lattice)", "exact", True, "pymc"),
+            ("relaxation (NUTS)", "relaxed", True, "pymc"),
+            *([("relaxation (nutpie)", "relaxed", True, "nutpie")] if HAVE_NUTPIE else []),
         ]:
             runs[name] = _run(
-                release, latent=latent, fast=fast, draws=args.draws, chains=args.chains
+                release,
+                latent=latent,
+                fast=fast,
+                draws=args.draws,
+                chains=args.chains,
+                sampler=sampler,
             )
         base = runs["exact, full logp"][0] / runs["exact, full logp"][1]
         exact_means = runs["exact (lattice)"][3]
