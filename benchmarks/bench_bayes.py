@@ -47,7 +47,7 @@ def _release(scale: int):
     inv = Invariants(C, shape=(2, 23)).of(x)
     return conditional_release(
         x, "double_geometric", inv, epsilon=0.5, rng=2020, warn=False
-    ).release
+    )
 
 
 def _run(release, *, latent, fast, draws, chains, sampler="pymc"):

@@ -64,7 +64,7 @@ mechanism                                     production release (``secure=True`
 ``extended_*``, ``conditional_release``       exact sampler refuses ``secure=True``
 ============================================  ==============================================
 
-Tulap (:func:`~invariantdp.mechanisms.tulap`).  With ``x`` on the lattice
+Tulap (:func:`~invariantdp.mechanisms.tulap_mechanism`).  With ``x`` on the lattice
 ``sensitivity * Z`` (``k = round(x / sensitivity)``, ``abs(k) < 2**51``, other
 data refused), the release is ``sensitivity * fl((k + G) + U)``: ``G`` is the exact discrete Laplace
 ``Lap_Z(1/epsilon)`` and ``U`` the centre of the ``2^-53``-wide cell of

@@ -17,6 +17,7 @@ pm = pytest.importorskip("pymc")
 
 from scipy import stats  # noqa: E402
 
+from invariantdp import mechanisms  # noqa: E402
 from invariantdp.inference.bayes import (  # noqa: E402
     binomial_model,
     contingency_table_model,
@@ -24,7 +25,7 @@ from invariantdp.inference.bayes import (  # noqa: E402
     poisson_regression_model,
 )
 from invariantdp.invariants import one_way_margins, totals  # noqa: E402
-from invariantdp.mechanisms import additive, subspace  # noqa: E402
+from invariantdp.mechanisms import subspace  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -63,7 +64,7 @@ def test_sbc_binomial_tulap():
     for child in gen.spawn(REPLICATES):
         theta = child.beta(a, b)
         x = child.binomial(n, theta)
-        r = additive.tulap(x, epsilon=0.5, rng=child)
+        r = mechanisms.tulap_mechanism(x, epsilon=0.5, rng=child)
         idata = fit(binomial_model(r, n, prior=(a, b)), draws=400, tune=200, chains=1, rng=child)
         draws = idata.posterior["theta"].values.reshape(-1)
         ranks.append([_rank(draws, theta, child)])

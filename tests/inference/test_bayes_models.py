@@ -17,6 +17,7 @@ az = pytest.importorskip("arviz")
 
 from scipy import special, stats  # noqa: E402
 
+from invariantdp import mechanisms  # noqa: E402
 from invariantdp.distributions.discrete import discrete_laplace  # noqa: E402
 from invariantdp.inference.bayes import (  # noqa: E402
     LatticeMoves,
@@ -30,7 +31,7 @@ from invariantdp.inference.bayes import (  # noqa: E402
     poisson_regression_model,
 )
 from invariantdp.invariants import Invariants, one_way_margins, totals  # noqa: E402
-from invariantdp.mechanisms import additive, subspace  # noqa: E402
+from invariantdp.mechanisms import subspace  # noqa: E402
 from invariantdp.release import Release  # noqa: E402
 
 
@@ -43,7 +44,7 @@ def _with_invariants(release, inv):
 
 def test_conjugate_gaussian_scalar():
     m0, tau, sigma = 2.0, 3.0, 1.5
-    r = additive.gaussian(np.array([4.0]), mu=1 / sigma, rng=7)
+    r = mechanisms.gaussian_mechanism(np.array([4.0]), mu=1 / sigma, rng=7)
     y = float(r.value[0])
     with pm.Model():
         x = pm.Normal("x", m0, tau, shape=1)
@@ -106,7 +107,7 @@ def test_exact_sampler_matches_enumeration():
     x = np.array([[3, 1, 2], [2, 4, 0]])
     C = np.array([[1.0] * 6, [1.0, 1.0, 1.0, 0, 0, 0]])
     inv = Invariants(C, shape=(2, 3)).of(x)
-    r = _with_invariants(additive.discrete_laplace(x, epsilon=0.7, rng=11), inv)
+    r = _with_invariants(mechanisms.discrete_laplace_mechanism(x, epsilon=0.7, rng=11), inv)
     model = contingency_table_model(r, prior=1.0)
     idata = fit(model, draws=1500, tune=300, chains=2, rng=5)
     alpha = np.ones(6)
@@ -134,7 +135,7 @@ def test_exact_sampler_matches_enumeration():
 
 
 def test_binomial_marginal_matches_quadrature():
-    r = additive.tulap(13, epsilon=1.0, rng=3)
+    r = mechanisms.tulap_mechanism(13, epsilon=1.0, rng=3)
     n = 30
     model = binomial_model(r, n=n, prior=(2.0, 3.0))
     idata = fit(model, draws=1000, tune=500, chains=2, rng=1)
@@ -395,9 +396,12 @@ def test_lattice_moves_and_fibre_point(rng):
 
 
 def test_bad_input():
-    r = additive.laplace(np.array([1.0, 2.0]), epsilon=1.0, rng=0)
+    r = mechanisms.laplace_mechanism(np.array([1.0, 2.0]), epsilon=1.0, rng=0)
     with pytest.raises(TypeError, match=r"`random_seed` \(\[1, 2\]\) is not an argument of fit"):
-        fit(binomial_model(additive.tulap(3, epsilon=1.0, rng=0), n=5), random_seed=[1, 2])
+        fit(
+            binomial_model(mechanisms.tulap_mechanism(3, epsilon=1.0, rng=0), n=5),
+            random_seed=[1, 2],
+        )
     with pytest.raises(ValueError, match=r"`total` must be given"):
         contingency_table_model(r)
     with pytest.raises(ValueError, match=r"`latent` \('gibbs'\) must be one of"):
@@ -407,7 +411,7 @@ def test_bad_input():
     with pytest.raises(TypeError, match="`release` must be a Release"):
         binomial_model(json.dumps({}), n=3)
     with pytest.raises(ValueError, match=r"`n` \(0\) must be >= 1"):
-        binomial_model(additive.tulap(3, epsilon=1.0, rng=0), n=0)
+        binomial_model(mechanisms.tulap_mechanism(3, epsilon=1.0, rng=0), n=0)
 
 
 def test_external_nuts_samplers_are_passed_through_or_refused_clearly():

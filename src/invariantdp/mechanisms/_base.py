@@ -27,6 +27,7 @@ import numpy as np
 
 from .._validation import check_delta, check_epsilon, check_finite_array, check_positive
 from ..exceptions import InvariantDPError
+from ..labels import labels_of
 from ..release import PrivacyGuarantee, Release
 
 __all__ = [
@@ -196,6 +197,7 @@ def make_release(
     secure=False,
     cls=Release,
     extra=None,
+    labels=None,
 ) -> Release:
     """The Release of a mechanism: the one constructor path of every mechanism.
 
@@ -206,13 +208,19 @@ def make_release(
     ``secure`` (:func:`randomness_note`); entries of ``metadata`` come last
     and win.  A mechanism that returns more than the release gives its
     subclass of :class:`~invariantdp.Release` as ``cls`` and the subclass's
-    own fields as ``extra``.
+    own fields as ``extra``.  ``labels`` is the data given to the mechanism
+    (a pandas object keeps its index and columns in the release,
+    :mod:`invariantdp.labels`) or its labels; labels that do not fit the
+    value's shape (a query of the data) are not kept.
     """
     matrix = None if query is None or isinstance(query, str) else query
     note = {"query": query} if isinstance(query, str) else {}
     metadata = {**note, **randomness_note(secure), **metadata}
     # the fields of Release in order; a subclass's own fields are keyword-only
-    fields_ = (value, mechanism, noise, guarantee, invariants, matrix, data_shape, metadata)
+    axes = labels if isinstance(labels, tuple | type(None)) else labels_of(labels)
+    if axes is not None and tuple(len(a.labels) for a in axes) != np.shape(value):
+        axes = None
+    fields_ = (value, mechanism, noise, guarantee, invariants, matrix, data_shape, metadata, axes)
     return cls(*fields_, **(extra or {}))
 
 

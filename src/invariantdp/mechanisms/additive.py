@@ -169,6 +169,7 @@ def laplace_mechanism(x, *, epsilon, sensitivity=1.0, rng=None, secure=False, gr
         data_shape=xv.shape,
         metadata={"sensitivity": delta1, "norm": "l1", **extra},
         secure=secure,
+        labels=x,
     )
 
 
@@ -272,6 +273,7 @@ def gaussian_mechanism(
         data_shape=xv.shape,
         metadata={"sensitivity": delta2, "norm": "l2", **extra},
         secure=secure,
+        labels=x,
     )
 
 

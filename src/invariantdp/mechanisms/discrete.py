@@ -136,6 +136,7 @@ def discrete_laplace_mechanism(x, *, epsilon, sensitivity=1, rng=None, secure=Fa
         data_shape=xv.shape,
         metadata={"sensitivity": delta1, "norm": "l1"},
         secure=secure,
+        labels=x,
     )
 
 
@@ -205,6 +206,7 @@ def discrete_gaussian_mechanism(
         data_shape=xv.shape,
         metadata={"sensitivity": delta2, "norm": "l2"},
         secure=secure,
+        labels=x,
     )
 
 
@@ -350,4 +352,5 @@ def tulap_mechanism(x, *, epsilon, delta=0.0, sensitivity=1.0, rng=None, secure=
         data_shape=shape,
         metadata={"sensitivity": scale},
         secure=secure,
+        labels=x,
     )

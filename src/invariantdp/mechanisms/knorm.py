@@ -165,6 +165,7 @@ def knorm(
             "method": method,
         },
         secure=secure,
+        labels=x,
     )
 
 
@@ -261,4 +262,5 @@ def lp_mechanism(x, p, sensitivity=1.0, epsilon=None, *, rng=None, secure=False)
             "norm": name,
             "p": p if np.isfinite(p) else "inf",
         },
+        labels=x,
     )

@@ -6,8 +6,8 @@ import numpy as np
 
 from .._validation import check_counts, check_delta, check_epsilon
 from ..invariants import one_way_margins
-from ..release import PrivacyGuarantee, Release
-from ._base import randomness_note
+from ..release import Release
+from ._base import guarantee, make_release
 from .discrete import tulap_mechanism
 
 __all__ = ["odds_ratio_release"]
@@ -65,13 +65,13 @@ def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None, secure=False) -> 
     noisy = tulap_mechanism(float(x[0, 0]), epsilon=epsilon, delta=delta, rng=rng, secure=secure)
     query = np.zeros((1, 4))
     query[0, 0] = 1.0
-    return Release(
-        value=np.array(float(noisy.value)),
-        mechanism="odds_ratio_release",
-        noise=noisy.noise,
-        guarantee=PrivacyGuarantee(
-            definition="(epsilon, delta)-DP",
-            params={"epsilon": epsilon, "delta": delta},
+    return make_release(
+        np.array(float(noisy.value)),
+        "odds_ratio_release",
+        noisy.noise,
+        guarantee(
+            "(epsilon, delta)-DP",
+            {"epsilon": epsilon, "delta": delta},
             adjacency="semi-adjacent: invariant-conforming tables at distance a(t) in the "
             "replace-one-record adjacency",
             semi_adjacent_parameter=3,
@@ -80,5 +80,6 @@ def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None, secure=False) -> 
         invariants=one_way_margins((2, 2)).of(x),
         query=query,
         data_shape=(2, 2),
-        metadata={"statistic": "x11", **randomness_note(secure)},
+        metadata={"statistic": "x11"},
+        secure=secure,
     )

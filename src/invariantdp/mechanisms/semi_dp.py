@@ -140,6 +140,7 @@ def semi_dp_gaussian(table, *, mu, rng=None, secure=False) -> Release:
         data_shape=x.shape,
         metadata={"sensitivity": 2.0, "norm": "l2", "a(t)": 3},
         secure=secure,
+        labels=table,
     )
 
 
@@ -233,4 +234,5 @@ def semi_dp_knorm(
         data_shape=x.shape,
         metadata={"sensitivity": 1.0, "norm": "K", "a(t)": 3, "method": method},
         secure=secure,
+        labels=table,
     )

@@ -120,7 +120,7 @@ def _laplace(inv, epsilon, sensitivity, transform=None):
     )
 
 
-def _release(name, xv, inv, noise, scale, privacy, metadata) -> Release:
+def _release(name, xv, inv, noise, scale, privacy, metadata, labels=None) -> Release:
     """The release ``x + noise`` of the subspace mechanism ``name`` (a simulation)."""
     return make_release(
         xv + noise.reshape(xv.shape),
@@ -130,6 +130,7 @@ def _release(name, xv, inv, noise, scale, privacy, metadata) -> Release:
         data_shape=xv.shape,
         metadata=metadata,
         invariants=inv,
+        labels=labels,
     )
 
 
@@ -190,7 +191,9 @@ def projected_gaussian(
     sigma, privacy, metadata = _gaussian(inv, mu, epsilon, delta, sensitivity)
     e = as_generator(rng).standard_normal(inv.n_cells)
     e *= sigma
-    return _release("projected_gaussian", xv, inv, invariants.project(e), sigma, privacy, metadata)
+    return _release(
+        "projected_gaussian", xv, inv, invariants.project(e), sigma, privacy, metadata, x
+    )
 
 
 def projected_laplace(
@@ -220,7 +223,7 @@ def projected_laplace(
     xv, inv = _prepare(x, invariants)
     b, privacy, metadata = _laplace(inv, epsilon, sensitivity)
     noise = invariants.project(as_generator(rng).laplace(0.0, b, size=inv.n_cells))
-    return _release("projected_laplace", xv, inv, noise, b, privacy, metadata)
+    return _release("projected_laplace", xv, inv, noise, b, privacy, metadata, x)
 
 
 def _null_transform(invariants):
@@ -269,7 +272,7 @@ def extended_gaussian(
     e = as_generator(rng).standard_normal(inv.n_cells - inv.rank)
     e *= sigma
     noise = invariants.null_space_apply(e)
-    return _release("extended_gaussian", xv, inv, noise, sigma, privacy, metadata)
+    return _release("extended_gaussian", xv, inv, noise, sigma, privacy, metadata, x)
 
 
 def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secure=False) -> Release:
@@ -301,7 +304,7 @@ def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secur
     )
     w = as_generator(rng).laplace(0.0, b, size=inv.n_cells - inv.rank)
     return _release(
-        "extended_laplace", xv, inv, invariants.null_space_apply(w), b, privacy, metadata
+        "extended_laplace", xv, inv, invariants.null_space_apply(w), b, privacy, metadata, x
     )
 
 

@@ -69,9 +69,9 @@ def release_noise(release) -> NoiseLikelihood:
 
     Examples
     --------
-    >>> from invariantdp.mechanisms import discrete_laplace
+    >>> from invariantdp.mechanisms import discrete_laplace_mechanism
     >>> from invariantdp.inference.bayes import release_noise
-    >>> spec = release_noise(discrete_laplace([3, 4], epsilon=1.0, rng=0))
+    >>> spec = release_noise(discrete_laplace_mechanism([3, 4], epsilon=1.0, rng=0))
     >>> spec.distribution, spec.integer, spec.structure
     ('DiscreteLaplace', True, 'independent')
     """
@@ -117,9 +117,9 @@ def mechanism_likelihood(name, release, confidential, *, flatten=False, **kwargs
     Examples
     --------
     >>> import numpy as np, pymc as pm
-    >>> from invariantdp.mechanisms.additive import tulap
+    >>> from invariantdp.mechanisms import tulap_mechanism
     >>> from invariantdp.inference.bayes import mechanism_likelihood
-    >>> r = tulap(7, epsilon=1.0, rng=0)
+    >>> r = tulap_mechanism(7, epsilon=1.0, rng=0)
     >>> with pm.Model():
     ...     x = pm.Flat("x")
     ...     y = mechanism_likelihood("y", r, x)

@@ -293,9 +293,9 @@ def binomial_model(release, n, prior=(1.0, 1.0), *, latent="marginal") -> pm.Mod
 
     Examples
     --------
-    >>> from invariantdp.mechanisms.additive import tulap
+    >>> from invariantdp.mechanisms import tulap_mechanism
     >>> from invariantdp.inference.bayes import binomial_model
-    >>> r = tulap(13, epsilon=1.0, rng=3)
+    >>> r = tulap_mechanism(13, epsilon=1.0, rng=3)
     >>> model = binomial_model(r, n=30)
     >>> [v.name for v in model.free_RVs]
     ['theta']

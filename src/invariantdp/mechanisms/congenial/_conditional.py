@@ -270,7 +270,7 @@ def conditional_release(
         "inequalities": ineq,
     }
     return _conditional_release(
-        value, mechanism, target, privacy, invariants, values, sensitivity, sampling
+        value, mechanism, target, privacy, invariants, values, sensitivity, sampling, x
     )
 
 
@@ -302,7 +302,7 @@ def _guarantee(target, privacy):
 
 
 def _conditional_release(
-    value, mechanism, target, privacy, invariants, values, sensitivity, sampling
+    value, mechanism, target, privacy, invariants, values, sensitivity, sampling, labels=None
 ):
     """The :class:`ConditionalRelease` of a draw; ``sampling`` holds its extra fields."""
     ineq = sampling["inequalities"]
@@ -329,4 +329,5 @@ def _conditional_release(
         secure=False,
         cls=ConditionalRelease,
         extra=sampling,
+        labels=labels,
     )

@@ -1,0 +1,272 @@
+"""The :class:`NoiseFamily` class and the registry (see :mod:`invariantdp.families`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from .._validation import (
+    InvariantDPError,
+    doc_error,
+    format_value,
+)
+from ..invariants import Invariants
+
+__all__ = [
+    "NoiseFamily",
+    "NoiseLikelihood",
+    "SchemaContext",
+    "noise_families",
+    "noise_family",
+    "register_noise_family",
+]
+
+
+@dataclass(frozen=True)
+class SchemaContext:
+    """What a family's schema may need to know about the document it is read from.
+
+    Attributes
+    ----------
+    value_size : int or None
+        Entries of the release's value (None when a noise law is read alone).
+    max_cells : int
+        Allocation bound: no array or shape may hold more entries.
+    invariants, invariants_doc : Invariants or None, dict or None
+        The release's invariants and their document; a noise law naming the
+        same ``C`` reuses them instead of building a second copy.
+    """
+
+    value_size: int | None = None
+    max_cells: int = 2**24
+    invariants: Invariants | None = None
+    invariants_doc: dict | None = None
+
+
+@dataclass(frozen=True)
+class NoiseLikelihood:
+    """How a PyMC model observes a release with a given noise law.
+
+    Attributes
+    ----------
+    distribution : str
+        Name of the PyMC distribution of one coordinate in
+        :mod:`invariantdp.inference.bayes` (:meth:`pymc_distribution` returns
+        the class).
+    params : dict
+        Its keyword arguments (the noise parameters, public constants).
+    integer : bool
+        The release is integer-valued (observed as integers).
+    structure : {"independent", "projected", "row_space"}
+        ``"independent"``: coordinates are independent given the confidential
+        value; ``"projected"``: the degenerate normal ``N(0, sigma^2 Pi_N)`` of
+        the projected (or conditioned) Gaussian mechanism, whose log density on
+        the fibre is the sum of the scalar Gaussian terms up to a constant;
+        ``"row_space"``: the projected Laplace mechanism, observed through the
+        scalar law after adding its row-space noise as a latent variable.
+    sd : float
+        Standard deviation of one noise coordinate (sets the first lattice
+        step of the exact sampler).
+    support : tuple of float or None
+        Bounds ``(lo, hi)`` of a noise coordinate when they are finite (the
+        truncated Tulap), else None.
+    """
+
+    distribution: str
+    params: Mapping
+    integer: bool = False
+    structure: str = "independent"
+    sd: float = 1.0
+    support: tuple[float, float] | None = None
+
+    def pymc_distribution(self):
+        """The PyMC distribution class (imports :mod:`invariantdp.inference.bayes`)."""
+        from ..inference.bayes import distributions
+
+        return getattr(distributions, self.distribution)
+
+
+@dataclass(frozen=True, eq=False)
+class NoiseFamily:
+    """One noise family: its law, JSON schema, support and likelihood.
+
+    Parameters
+    ----------
+    name : str
+        The family's name in a :class:`~invariantdp.release.NoiseLaw` and in JSON.
+    factory : callable or None
+        ``factory(params)``: the frozen distribution of the noise (None: the
+        family has no distribution object, e.g. ``permutation``).
+    schema : callable or None
+        ``schema(params, path, context)`` validates a document's params,
+        raising :class:`~invariantdp.exceptions.InvariantDPError` that names
+        ``path``; it may return a dict of cross-checks (``"dim"``: the value
+        has that many entries, ``"keeps_invariants"``, ``"invariants"``: the
+        noise's own ``C``).  None: the family cannot be read from JSON.
+    integer : bool
+        The noise (and so the release) is integer-valued.
+    keeps_invariants : bool
+        The released value satisfies the invariants exactly.
+    likelihood : callable, optional
+        ``likelihood(params, congenial)`` -> :class:`NoiseLikelihood`.
+    terms : callable, optional
+        ``terms(given, invariants)`` -> ``(params, guarantee)``: the params
+        from the terms an agency publishes the noise in (``variance``,
+        ``rho`` and ``sensitivity``, ...) and the guarantee they imply, as
+        ``(definition, params)`` or None (:meth:`published_params`).
+    """
+
+    name: str
+    factory: Callable[[Mapping], object] | None
+    schema: Callable | None = None
+    integer: bool = False
+    keeps_invariants: bool = False
+    likelihood_factory: Callable | None = field(default=None, repr=False)
+    terms: Callable | None = field(default=None, repr=False)
+
+    def __repr__(self) -> str:
+        return f"NoiseFamily({self.name!r})"
+
+    @property
+    def has_likelihood(self) -> bool:
+        return self.likelihood_factory is not None
+
+    def law(self, params: Mapping):
+        """The frozen scipy.stats-style distribution of the noise with ``params``."""
+        if self.factory is None:
+            raise InvariantDPError(
+                f"noise family {self.name!r} has no distribution object: its law is described "
+                "by its parameters only."
+            )
+        return self.factory(params)
+
+    def validate(self, params, path: str = "params", context: SchemaContext | None = None) -> dict:
+        """Validate the params of a document; return the cross-checks for the release."""
+        if self.schema is None:
+            raise doc_error(
+                path, self.name, "belongs to a family registered without a schema: not readable."
+            )
+        info = dict(self.schema(params, path, context or SchemaContext()) or {})
+        if self.integer:
+            info["integer"] = True
+        if self.keeps_invariants:
+            info["keeps_invariants"] = True
+        return info
+
+    def likelihood(self, params: Mapping, *, congenial: bool = False) -> NoiseLikelihood:
+        """How a PyMC model observes a release with this noise (:class:`NoiseLikelihood`).
+
+        ``congenial``: the release was conditioned on equality invariants
+        (Gong & Meng 2021, Section 2.3); its likelihood is that of the
+        unconstrained noise (the normaliser is constant on the fibre), and a
+        conditioned Gaussian is the projected one (Gao, Gong & Yu 2022,
+        Theorem 22).
+        """
+        if self.likelihood_factory is None:
+            known = (n for n, f in sorted(_FAMILIES.items()) if f.has_likelihood)
+            raise InvariantDPError(
+                f"noise family {self.name!r} of the release has no PyMC likelihood; known: "
+                f"{', '.join(known)}."
+            )
+        return self.likelihood_factory(params, congenial)
+
+    def published_params(self, given: dict, invariants=None) -> tuple[dict, tuple | None]:
+        """The family's params from the terms an agency publishes, and the implied guarantee.
+
+        ``given`` maps the terms of :mod:`invariantdp.published` (e.g.
+        ``{"rho": 0.5, "sensitivity": 1}``) or the family's own params; every
+        entry must be used.  Returns ``(params, guarantee)`` with
+        ``guarantee`` a ``(definition, params)`` pair or None when the terms
+        do not state one.  The params are validated by the family's schema.
+        """
+        given = dict(given)
+        if self.terms is not None and not (given.keys() & _OWN_ONLY):
+            params, guarantee = self.terms(given, invariants)
+        else:
+            params, guarantee = dict(given), None
+            given.clear()
+        if given:
+            raise InvariantDPError(
+                f"{sorted(given)} are not parameters of {self.name} noise as published; see "
+                "invariantdp.published."
+            )
+        self.validate(params, "noise params")
+        return params, guarantee
+
+
+_FAMILIES: dict[str, NoiseFamily] = {}
+#: params that only a family's own parameterisation uses (no conversion when given)
+_OWN_ONLY = frozenset({"b", "q", "grid", "norm", "dim", "invariants"})
+
+
+def register_noise_family(
+    name: str,
+    factory: Callable[[Mapping], object] | None,
+    *,
+    schema: Callable | None = None,
+    integer: bool = False,
+    keeps_invariants: bool = False,
+    likelihood: Callable | None = None,
+    terms: Callable | None = None,
+) -> NoiseFamily:
+    """Register a noise family so that releases using it can be read and analysed.
+
+    Parameters
+    ----------
+    name : str
+        The family's name (``NoiseLaw(name, params)``).
+    factory : callable or None
+        ``factory(params) -> frozen distribution``, used by
+        :meth:`NoiseLaw.distribution <invariantdp.release.NoiseLaw.distribution>`.
+    schema : callable, optional
+        ``schema(params, path, context)`` validates the params of a JSON
+        document, raising :class:`~invariantdp.exceptions.InvariantDPError`
+        that names ``path`` (the ``doc_*`` helpers of
+        :mod:`invariantdp._validation` do); ``context`` is a
+        :class:`SchemaContext`.  It may return a dict of cross-checks:
+        ``"dim"`` (the value must have that many entries),
+        ``"keeps_invariants": True``.  Without a schema a family cannot be
+        read from JSON.
+    integer, keeps_invariants : bool
+        Support flags (see :class:`NoiseFamily`).
+    likelihood : callable, optional
+        ``likelihood(params, congenial) -> NoiseLikelihood`` for the Bayes
+        models.
+    terms : callable, optional
+        ``terms(given, invariants) -> (params, guarantee)``: the params from
+        the terms an agency publishes (see :meth:`NoiseFamily.published_params`).
+
+    Returns
+    -------
+    NoiseFamily
+        The registered family (it replaces one of the same name).
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> from invariantdp.families import register_noise_family
+    >>> fam = register_noise_family("logistic_example", lambda p: stats.logistic(scale=p["s"]))
+    >>> float(fam.law({"s": 1.0}).cdf(0.0))
+    0.5
+    """
+    if not isinstance(name, str) or not name:
+        raise InvariantDPError(f"`name` ({format_value(name)}) must be a non-empty string.")
+    family = NoiseFamily(name, factory, schema, integer, keeps_invariants, likelihood, terms)
+    _FAMILIES[name] = family
+    return family
+
+
+def noise_family(name: str) -> NoiseFamily:
+    """The registered :class:`NoiseFamily` called ``name``; refused if there is none."""
+    try:
+        return _FAMILIES[name]
+    except (KeyError, TypeError):
+        raise InvariantDPError(
+            f"noise family {format_value(name)} has no registered distribution; known: "
+            f"{', '.join(sorted(_FAMILIES))}."
+        ) from None
+
+
+def noise_families() -> dict[str, NoiseFamily]:
+    """All registered families by name (a copy)."""
+    return dict(_FAMILIES)
