@@ -151,7 +151,7 @@ class Invariants:
             object.__setattr__(out, name, getattr(self, name))
         object.__setattr__(out, "names", names)
         object.__setattr__(out, "values", values)
-        object.__setattr__(out, "_cache", dict(self._cache))
+        object.__setattr__(out, "_cache", self._cache)  # shared: its entries depend on C only
         return out
 
     # --- basic properties ------------------------------------------------------
@@ -531,22 +531,23 @@ class Invariants:
         ``{"sparse": false, "data": rows}`` or
         ``{"sparse": true, "shape": [k, n], "row", "col", "data"}``.
         """
-        out = {
-            "values": None if self.values is None else self.values.tolist(),
-            "shape": list(self.shape),
-            "names": None if self.names is None else list(self.names),
-        }
-        if self.structure is not None:
-            # label arrays can hold millions of cells: their JSON form is cached frozen
-            sd = self._cached("structure_dict", lambda: freeze(structure_to_doc(self.structure)))
-            return {"matrix": {"structured": True}, "structure": thaw(sd), **out}
-        return {"matrix": matrix_to_doc(self.matrix), **out}
+        out = thaw(self.structure_dict())
+        out["values"] = None if self.values is None else self.values.tolist()
+        return out
 
     def structure_dict(self) -> dict:
-        """:meth:`to_dict` without the values: enough to rebuild ``C`` and its projection."""
-        d = self.to_dict()
-        d["values"] = None
-        return d
+        """:meth:`to_dict` without the values, read-only and cached (label lists of
+        millions of cells are built once): what a projected noise law names ``C`` by."""
+
+        def build():
+            out = {"values": None, "shape": list(self.shape)}
+            out["names"] = None if self.names is None else list(self.names)
+            if self.structure is not None:
+                doc = structure_to_doc(self.structure)
+                return freeze({"matrix": {"structured": True}, "structure": doc, **out})
+            return freeze({"matrix": matrix_to_doc(self.matrix), **out})
+
+        return self._cached("structure_dict", build)
 
     def to_json(self, **kwargs) -> str:
         """:meth:`to_dict` as strict JSON (RFC 8259)."""

@@ -24,6 +24,7 @@ from .._validation import (
     doc_path,
     doc_shape,
     doc_str,
+    frozen_scalars,
 )
 from ._consistency import check_consistent
 from ._structure import (
@@ -35,16 +36,21 @@ from ._structure import (
 )
 
 
+def _labels_doc(labels):
+    """A label array as a (nested) list; a flat numeric or string one is marked as scalars."""
+    a = np.asarray(labels)
+    if a.ndim == 1 and a.dtype.kind in "biufU":
+        return frozen_scalars(a.tolist())  # never scanned again when frozen
+    return a.tolist()
+
+
 def structure_to_doc(structure) -> dict:
     """The JSON-able form of a structure: its kind and its label arrays as nested lists."""
     if structure["kind"] == "one_way_margins":
         return {"kind": "one_way_margins"}
     if structure["kind"] == "totals":
-        return {"kind": "totals", "labels": np.asarray(structure["labels"]).tolist()}
-    return {
-        "kind": "nested_totals",
-        "levels": [np.asarray(lev).tolist() for lev in structure["levels"]],
-    }
+        return {"kind": "totals", "labels": _labels_doc(structure["labels"])}
+    return {"kind": "nested_totals", "levels": [_labels_doc(lev) for lev in structure["levels"]]}
 
 
 def matrix_to_doc(C) -> dict:
