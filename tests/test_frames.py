@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from invariantdp._frames import as_columns, check_columns, check_frame, group_codes
+from invariantdp._frames import as_columns, check_columns, check_frame, factorize, group_codes
 
 
 @st.composite
@@ -62,3 +62,20 @@ def test_as_columns():
     assert as_columns("a") == ["a"]
     assert as_columns(("a", "b")) == ["a", "b"]
     assert as_columns(3) == [3]
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.array([5, -3, 5, 0, -3, 7], dtype=np.int8),
+        np.array([2**63 + 5, 2**63 + 1, 2**63 + 5], dtype=np.uint64),  # hashed: beyond int64
+        np.array([10**12, 3, 10**12], dtype=np.int64),  # range too wide: hashed
+        np.random.default_rng(0).integers(-50, 50, size=10_000),
+    ],
+)
+def test_counting_and_hashing_give_the_same_codes(values):
+
+    codes, size = factorize(values)
+    want, uniques = pd.factorize(values, sort=True)
+    assert codes.tolist() == want.tolist() and size == len(uniques)
+    assert factorize(pd.Series(values))[0].tolist() == want.tolist()

@@ -12,7 +12,15 @@ import pandas as pd
 
 from .exceptions import InvariantDPError
 
-__all__ = ["as_columns", "check_columns", "check_frame", "factorize", "group_codes"]
+__all__ = [
+    "DENSE_SPACE",
+    "as_columns",
+    "check_columns",
+    "check_frame",
+    "dense_codes",
+    "factorize",
+    "group_codes",
+]
 
 
 def as_columns(value) -> list:
@@ -69,11 +77,54 @@ def check_columns(name: str, cols: list, data) -> list:
     return cols
 
 
+#: key spaces up to this size (or 4 keys per record) are coded by counting, not hashing
+DENSE_SPACE = 2**22
+
+
+def dense_codes(keys: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(codes, uniques, lookup)`` of integer keys in ``[0, space)`` by counting, O(n + space).
+
+    The codes follow the sorted order of the keys, like ``pd.factorize(keys,
+    sort=True)``; ``lookup[key]`` is the code of any key present.  Hashing
+    ten million keys takes a second; counting them, a tenth of that.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> codes, uniq, lookup = dense_codes(np.array([7, 2, 7, 5]), 8)
+    >>> codes.tolist(), uniq.tolist(), int(lookup[5])
+    ([2, 0, 2, 1], [2, 5, 7], 1)
+    """
+    present = np.zeros(space, dtype=bool)
+    present[keys] = True
+    lookup = np.cumsum(present, dtype=np.int64) - 1
+    return lookup[keys], np.flatnonzero(present), lookup
+
+
+def _small_int_range(values, n: int):
+    """``(array, low, size)`` for integer values spanning at most DENSE_SPACE, else None."""
+    dtype = getattr(values, "dtype", None)
+    if not isinstance(dtype, np.dtype) or dtype.kind not in "iu" or n == 0:
+        return None  # pandas nullable and object columns go through hashing
+    a = np.asarray(values)
+    low, high = int(a.min()), int(a.max())
+    if high - low + 1 > max(DENSE_SPACE, 4 * n) or high >= 2**63:  # int64 holds the keys
+        return None
+    return a, low, high - low + 1
+
+
 def factorize(values) -> tuple[np.ndarray, int]:
     """Codes ``0..G-1`` of ``values`` in sorted order (first appearance if unorderable).
 
-    Missing values are a category of their own.
+    Missing values are a category of their own.  Integer columns of a small
+    range are coded by counting (:func:`dense_codes`), anything else by
+    hashing (``pandas.factorize``); the codes are the same.
     """
+    small = _small_int_range(values, len(values))
+    if small is not None:
+        a, low, size = small
+        codes, uniques, _ = dense_codes(a.astype(np.int64) - low, size)
+        return codes, uniques.size
     try:
         codes, uniques = pd.factorize(values, sort=True, use_na_sentinel=False)
     except TypeError:  # unorderable mixed values: order of first appearance

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from .._frames import group_codes
+from .._frames import DENSE_SPACE, dense_codes, group_codes
 from .._validation import InvariantDPError
 from ..invariants import Invariants
 from ._permutation import python_scalar
@@ -94,9 +94,16 @@ def levels_of(df: pd.DataFrame, cols: list, codes: np.ndarray, size: int) -> lis
     return [[jsonable(v) for v in row] for row in rows]
 
 
-def _pair_codes(j, other, n_other):
-    codes, uniq = pd.factorize(j * np.int64(n_other) + other, sort=True)
-    return codes.astype(np.int64), np.asarray(uniq, dtype=np.int64)
+def _pair_codes(j, other, n_other, n_j):
+    """Codes of the pairs ``(j, other)`` in sorted order, their keys, and a key -> code map."""
+    key = j * np.int64(n_other) + other
+    space = int(n_j) * int(n_other)
+    if space <= max(DENSE_SPACE, 4 * key.size):
+        codes, uniq, lookup = dense_codes(key, space)
+        return codes, uniq, lookup.__getitem__
+    codes, uniq = pd.factorize(key, sort=True)
+    uniq = np.asarray(uniq, dtype=np.int64)
+    return codes.astype(np.int64), uniq, lambda k: np.searchsorted(uniq, k)
 
 
 def _layout(uniq_jk, uniq_jl, x: Coding):
@@ -145,8 +152,8 @@ def swap_table(x: Coding, z: Coding, *, wx=None, wz=None) -> SwapTable:
     permutation ``src`` of the swapping codes); ``wx`` and ``wz`` count
     records that stand for several identical ones (default one each).
     """
-    jk, uniq_jk = _pair_codes(x.j, x.k, x.n_swap)
-    jl, uniq_jl = _pair_codes(x.j, x.l, x.n_rest)
+    jk, uniq_jk, jk_code = _pair_codes(x.j, x.k, x.n_swap, x.n_match)
+    jl, uniq_jl, jl_code = _pair_codes(x.j, x.l, x.n_rest, x.n_match)
     j_of_jk, k_of_jk = np.divmod(uniq_jk, x.n_swap)
     j_of_jl, l_of_jl = np.divmod(uniq_jl, x.n_rest)
     jl_start, rep, block = _layout(uniq_jk, uniq_jl, x)
@@ -158,11 +165,15 @@ def swap_table(x: Coding, z: Coding, *, wx=None, wz=None) -> SwapTable:
         )
     wx = None if wx is None else wx.astype(float)
     wz = None if wz is None else wz.astype(float)
-    cell_x = block[jk] + (jl - jl_start[x.j])
+    within_x = jl - jl_start[x.j]
+    cell_x = block[jk] + within_x
     # the swapped records lie on the cells of x: swapping keeps n_jk and n_jl
-    jk_z = np.searchsorted(uniq_jk, z.j * np.int64(x.n_swap) + z.k)
-    jl_z = np.searchsorted(uniq_jl, z.j * np.int64(x.n_rest) + z.l)
-    cell_z = block[jk_z] + (jl_z - jl_start[z.j])
+    jk_z = jk_code(z.j * np.int64(x.n_swap) + z.k)
+    if z.j is x.j and z.l is x.l:  # only the swapping codes moved: (j, l) is unchanged
+        within_z = within_x
+    else:
+        within_z = jl_code(z.j * np.int64(x.n_rest) + z.l) - jl_start[z.j]
+    cell_z = block[jk_z] + within_z
     table_x = np.bincount(cell_x, weights=wx, minlength=n_cells)
     table_z = np.bincount(cell_z, weights=wz, minlength=n_cells).astype(np.int64)
 
