@@ -94,8 +94,11 @@ def tulap_cell_logcdf(frac, log_b, xp=np):
     -0.69314718056
     """
     b = np.exp(log_b)
+    t = frac + 0.5
     with np.errstate(divide="ignore"):  # b = 0: F(-1/2) = 0
-        return xp.log(b + (frac + 0.5) * -np.expm1(log_b)) - np.log1p(b)
+        # at the cell edge t = 0 the value is log b itself: PyTensor's canonicalisation
+        # re-associates b + (frac + 1/2) into (b + 1/2) + frac, which loses a b < 2**-53
+        return xp.where(t > 0, xp.log(b + t * -np.expm1(log_b)), log_b) - np.log1p(b)
 
 
 def _lower_cdf(x, log_b):
@@ -146,7 +149,7 @@ def truncate_logcdf(logf, q, qc, xp=np):
     0.25
     """
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        ratio = xp.where(q > 0, xp.exp(np.log(q) - _LOG_2 - logf), 0.0)
+        ratio = xp.where(np.asarray(q > 0), xp.exp(np.log(q) - _LOG_2 - logf), 0.0)
         return logf + xp.log1p(-xp.minimum(ratio, 1.0)) - np.log(qc)
 
 
@@ -158,7 +161,7 @@ def _lower_logcdf_q(x, log_b, q, qc, xp=np):
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         gap = 2.0 * _lower_gap(x, log_b, xp) / qc
         centred = xp.log1p(-xp.minimum(gap, 1.0)) - _LOG_2
-    return xp.minimum(xp.where(q <= 0.5, direct, centred), -_LOG_2)
+    return xp.minimum(xp.where(np.asarray(q <= 0.5), direct, centred), -_LOG_2)
 
 
 def tulap_cdf(x, log_b, q=0.0, qc=1.0):
