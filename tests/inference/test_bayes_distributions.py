@@ -198,6 +198,10 @@ def test_bad_input():
         TulapLikelihood.dist(0.0, b=1.5)
     with pytest.raises(ValueError, match=r"`scale` \(-1.0\) must be > 0"):
         LaplaceLikelihood.dist(0.0, scale=-1.0)
+    with pytest.raises(TypeError, match="LaplaceLikelihood needs the keyword argument `scale`"):
+        LaplaceLikelihood.dist(0.0)
+    with pytest.raises(TypeError, match="missing 1 required keyword-only argument: 'b'"):
+        TulapLikelihood.dist(0.0, q=0.1)
     with pytest.raises(TypeError, match="`invariants` must be an Invariants"):
         ProjectedGaussianLikelihood.dist(np.zeros(2), sigma=1.0, invariants=np.ones((1, 2)))
     with pytest.raises(TypeError, match="`release` must be a Release"):

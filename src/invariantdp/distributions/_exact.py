@@ -208,6 +208,11 @@ def sample_discrete_laplace_exact(scale, size=None, rng=None):
         Number of draws (``None`` for one integer).
     rng : None, int, SeedSequence, numpy.random.Generator or SecureGenerator
 
+    Returns
+    -------
+    int or numpy.ndarray of int64
+        One draw for ``size=None``, else ``size`` draws.
+
     References
     ----------
     Canonne, Kamath & Steinke (2020), Algorithms 1-2.
@@ -240,6 +245,15 @@ def sample_discrete_gaussian_exact(sigma2, size=None, rng=None):
     rng : None, int, SeedSequence, numpy.random.Generator or SecureGenerator
         With :class:`~invariantdp.secure.SecureGenerator` the draws come from
         :mod:`secrets` (for production releases).
+
+    Returns
+    -------
+    int or numpy.ndarray of int64
+        One draw for ``size=None``, else ``size`` draws.
+
+    References
+    ----------
+    Canonne, Kamath & Steinke (2020), Definition 1 and Algorithms 1-3.
 
     Examples
     --------

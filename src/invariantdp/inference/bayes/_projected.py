@@ -65,6 +65,8 @@ class ProjectedGaussianLikelihood(_Likelihood):
     -3.087877
     """
 
+    _noise_keywords = ("sigma", "invariants")
+
     @staticmethod
     def _params(*, sigma, invariants):
         sigma = check_positive("sigma", sigma)

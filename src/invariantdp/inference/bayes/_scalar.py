@@ -18,8 +18,6 @@ classes; :mod:`invariantdp.inference.bayes` warns when they are used.
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
@@ -67,13 +65,15 @@ class _Likelihood:
     """A factory of :class:`pymc.CustomDist`: the law of ``y`` given ``mu``.
 
     Calling the class inside a model creates a random variable (usually the
-    observed release); ``.dist(...)`` an unnamed distribution.  A subclass
-    gives ``_params``, whose keyword-only arguments are the noise parameters
-    (checked there, before any graph is built; the other keyword arguments
-    go to :class:`pymc.CustomDist`), and ``_custom``, which takes what
-    ``_params`` returns and gives the ``logp``/``logcdf``/``random``
+    observed release); ``.dist(...)`` an unnamed distribution.  The keyword
+    arguments named in ``_noise_keywords`` are the noise parameters, checked
+    by ``_params`` before any graph is built (by default: one positive
+    number); the others go to :class:`pymc.CustomDist`.  ``_custom`` takes
+    what ``_params`` returns and gives the ``logp``/``logcdf``/``random``
     functions.
     """
+
+    _noise_keywords: tuple[str, ...] = ("scale",)
 
     def __new__(cls, name, mu, **kwargs):
         return pm.CustomDist(name, mu, **cls._custom_kwargs(kwargs))
@@ -85,9 +85,15 @@ class _Likelihood:
 
     @classmethod
     def _custom_kwargs(cls, kwargs):
-        names = inspect.signature(cls._params).parameters
-        noise = {k: kwargs.pop(k) for k in list(kwargs) if k in names}
+        noise = {k: kwargs.pop(k) for k in cls._noise_keywords if k in kwargs}
         return {**cls._custom(*cls._params(**noise)), **kwargs}
+
+    @classmethod
+    def _params(cls, **noise):
+        (name,) = cls._noise_keywords
+        if name not in noise:
+            raise TypeError(f"{cls.__name__} needs the keyword argument `{name}`.")
+        return (check_positive(name, noise[name]),)
 
 
 # ---------------------------------------------------------------------------
@@ -137,6 +143,8 @@ class TulapLikelihood(_Likelihood):
     >>> bool(abs(pm.logp(d, 4.2).eval() - tulap.logpdf(4.2, 0.5, 0.1, loc=3.0)) < 1e-12)
     True
     """
+
+    _noise_keywords = ("b", "q", "scale")
 
     @staticmethod
     def _params(*, b, q=0.0, scale=1.0):
@@ -211,10 +219,6 @@ class LaplaceLikelihood(_Likelihood):
     """
 
     @staticmethod
-    def _params(*, scale):
-        return (check_positive("scale", scale),)
-
-    @staticmethod
     def _custom(scale):
         const = float(-np.log(2.0 * scale))
 
@@ -264,9 +268,7 @@ class GaussianLikelihood(_Likelihood):
     True
     """
 
-    @staticmethod
-    def _params(*, sigma):
-        return (check_positive("sigma", sigma),)
+    _noise_keywords = ("sigma",)
 
     @staticmethod
     def _custom(sigma):
@@ -331,10 +333,6 @@ class DiscreteLaplaceLikelihood(_Likelihood):
     """
 
     @staticmethod
-    def _params(*, scale):
-        return (check_positive("scale", scale),)
-
-    @staticmethod
     def _custom(t):
         const = float(np.log(np.tanh(0.5 / t)))
         log1p_p = float(np.log1p(np.exp(-1.0 / t)))
@@ -387,9 +385,7 @@ class DiscreteGaussianLikelihood(_Likelihood):
     True
     """
 
-    @staticmethod
-    def _params(*, sigma):
-        return (check_positive("sigma", sigma),)
+    _noise_keywords = ("sigma",)
 
     @staticmethod
     def _custom(sigma):
