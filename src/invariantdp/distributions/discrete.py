@@ -359,6 +359,11 @@ class LatticeLaw:
     grid : float
         The lattice spacing ``gamma > 0``.
 
+    References
+    ----------
+    Canonne, Kamath & Steinke (2020), "The discrete Gaussian for differential
+    privacy", Sec. 5 (scaling the integer laws to a finer grid).
+
     Examples
     --------
     >>> from invariantdp.distributions import discrete_laplace

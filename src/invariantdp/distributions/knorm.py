@@ -53,6 +53,11 @@ class KNormNoise:
     vertices : array_like, shape (m, d), optional
         For ``"polytope"``: the finite symmetric set whose hull is ``K``.
 
+    References
+    ----------
+    Hardt & Talwar (2010), "On the geometry of differential privacy"; Cho &
+    Awan, "Semi-DP and invariant statistics", Prop. 7 and Algorithms 2-3.
+
     Examples
     --------
     >>> from invariantdp.mechanisms import KNormNoise

@@ -298,6 +298,18 @@ class tulap_privacy_gen(tulap_gen):
        uniformly most powerful tests for binomial data", NeurIPS 31.
     .. [2] Awan, J. and Dong, J. (2022). "Log-concave and multivariate
        canonical noise distributions for differential privacy", NeurIPS 35.
+
+    Examples
+    --------
+    >>> from invariantdp.distributions import tulap, tulap_from_privacy
+    >>> from invariantdp.distributions.tulap import tulap_privacy
+    >>> x = -2.3
+    >>> b, q = 0.5, 0.2  # epsilon = log 2, q = 0.2: delta = q (1 - b) / (2 b (1 - q))
+    >>> delta = q * (1 - b) / (2 * b * (1 - q))
+    >>> bool(abs(tulap_privacy.cdf(x, 0.6931471805599453, delta) - tulap.cdf(x, b, q)) < 1e-12)
+    True
+    >>> float(tulap_privacy.cdf(0.25, 800.0, 0.0))  # epsilon > 745: uniform on [-1/2, 1/2]
+    0.75
     """
 
     def _shape_info(self):

@@ -88,7 +88,7 @@ class TestNoise:
 
     Tulap noise (the CND of f_{eps,delta}) is held as ``log_b``, ``q`` and
     ``qc = 1 - q``, the parametrisation of the closed forms in
-    :mod:`invariantdp.distributions.tulap`: ``log_b = -epsilon`` is exact for
+    :mod:`invariantdp.distributions.tulap_forms`: ``log_b = -epsilon`` is exact for
     every epsilon, where ``b`` underflows to 0 (epsilon > ~745) or rounds to 1
     (epsilon < ~1e-16), and ``qc`` keeps its precision when ``q`` rounds to
     1.  ``b`` and ``q`` are kept for display.  Other laws go through their
@@ -159,7 +159,7 @@ class TestNoise:
     def logcdf_lattice(self, h: np.ndarray, u: float, sign: float) -> np.ndarray:
         """``log F(sign * (h - u))`` for integers ``h`` (any order for non-Tulap)."""
         if not self.is_tulap or h.size == 0 or self.q > 0.5:
-            # q > 1/2 needs the centred form of the truncated cdf (see tulap.py)
+            # q > 1/2 needs the centred form of the truncated cdf (see tulap_forms.py)
             return self.logcdf(sign * (h - u))
         if h.size > 1 and np.any(np.diff(h) <= 0):
             return self.logcdf(sign * (h - u))
