@@ -35,6 +35,11 @@ MODULES = sorted(
         SRC / "inference" / "likelihood.py",
         SRC / "inference" / "models.py",
         SRC / "sensitivity.py",
+        # issue 11, distributions split and the PyMC likelihoods
+        *SRC.glob("distributions/*.py"),
+        SRC / "inference" / "_noise.py",
+        SRC / "inference" / "bayes" / "_scalar.py",
+        SRC / "inference" / "bayes" / "_projected.py",
     ]
 )
 

@@ -248,3 +248,15 @@ def test_logcdf_at_a_cell_edge_is_a_power_of_b_even_where_b_underflows():
     b = 0.3
     want = 3 * np.log(b) - np.log1p(b)  # F(-2.5) = b**2 * b / (1 + b)
     assert float(tulap.logcdf(-2.5, b, 0.0)) == pytest.approx(want, rel=1e-14)
+
+
+def test_the_closed_forms_do_not_import_pytensor():
+    # pytensor is an optional dependency (extra `bayes`): only the bayes code imports it
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, invariantdp.distributions.tulap_forms, invariantdp.inference; "
+        "assert 'pytensor' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
