@@ -104,7 +104,7 @@ class tulap_gen(stats.rv_continuous):
     ``0 < q <= 1/2``; for ``q > 1/2``, where that acceptance ``1 - q`` can be
     tiny, uniform draws on the support kept with probability ``b**|[z]|``
     (above 1/4).  Releases use the exact sampler of
-    :func:`~invariantdp.mechanisms.tulap` with ``secure=True``.
+    :func:`~invariantdp.mechanisms.tulap_mechanism` with ``secure=True``.
 
     %(after_notes)s
 
