@@ -35,6 +35,11 @@ MODULES = sorted(
         SRC / "inference" / "likelihood.py",
         SRC / "inference" / "models.py",
         SRC / "sensitivity.py",
+        # issue 11, distributions split and the PyMC likelihoods
+        *SRC.glob("distributions/*.py"),
+        SRC / "inference" / "_noise.py",
+        SRC / "inference" / "bayes" / "_scalar.py",
+        SRC / "inference" / "bayes" / "_projected.py",
     ]
 )
 
@@ -43,14 +48,11 @@ ALL_MODULES = sorted(SRC.rglob("*.py"))
 #: modules still over the limit, left for the rest of the redesign (issue 11):
 #: a ratchet, they may only shrink
 OVERSIZE = {
-    "distributions/discrete.py": 643,
-    "distributions/tulap.py": 871,
     "privacy/accounting.py": 783,
 }
 
-#: private sampler and Tulap internals still imported across subpackages; they
-#: go when the noise families get one home (issue 11)
-PRIVATE_IMPORTS_LEFT = {"inference/_noise.py"}
+#: private names still imported across subpackages (issue 11): none left
+PRIVATE_IMPORTS_LEFT: set[str] = set()
 
 
 def _layout_params(paths, left=()):

@@ -101,7 +101,7 @@ def test_invalid_shapes_give_nan_and_exact_sampler_raises():
 
 @pytest.mark.parametrize("num, den", [(0, 1), (1, 3), (1, 1), (7, 4), (25, 10)])
 def test_bernoulli_exp_has_probability_exp_minus_gamma(num, den):
-    from invariantdp.distributions.discrete import _bernoulli_exp
+    from invariantdp.distributions._exact import _bernoulli_exp
 
     gen = np.random.default_rng(num * 100 + den)
     n = 20_000

@@ -235,3 +235,28 @@ def check_law(epsilon, delta):
 @given(EPS_ANY, DELTA_ANY)
 def test_law_is_finite_and_monotone_for_any_epsilon(epsilon, delta):
     check_law(epsilon, delta)
+
+
+def test_logcdf_at_a_cell_edge_is_a_power_of_b_even_where_b_underflows():
+    # F(-j - 1/2) = b**(j+1) exactly; epsilon = 800: b = exp(-800) is 0 in double precision,
+    # but log b = -800 is kept, so the cell edge -28.5 (rounded half-even to -28) has
+    # log F = 29 log b, not log(0)
+    N = tulap_from_privacy(800.0)
+    assert float(N.logcdf(-28.5)) == pytest.approx(-29 * 800.0, rel=1e-15)
+    assert float(N.logcdf(-27.5)) == pytest.approx(-28 * 800.0, rel=1e-15)
+    # with b representable the edge is the same closed form, to rounding
+    b = 0.3
+    want = 3 * np.log(b) - np.log1p(b)  # F(-2.5) = b**2 * b / (1 + b)
+    assert float(tulap.logcdf(-2.5, b, 0.0)) == pytest.approx(want, rel=1e-14)
+
+
+def test_the_closed_forms_do_not_import_pytensor():
+    # pytensor is an optional dependency (extra `bayes`): only the bayes code imports it
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, invariantdp.distributions.tulap_forms, invariantdp.inference; "
+        "assert 'pytensor' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

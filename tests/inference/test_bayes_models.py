@@ -21,7 +21,7 @@ from invariantdp import mechanisms  # noqa: E402
 from invariantdp.distributions.discrete import discrete_laplace  # noqa: E402
 from invariantdp.inference.bayes import (  # noqa: E402
     LatticeMoves,
-    ProjectedGaussian,
+    ProjectedGaussianLikelihood,
     affine_counts,
     binomial_model,
     contingency_table_model,
@@ -70,7 +70,7 @@ def test_conjugate_projected_gaussian():
     with pm.Model():
         z = pm.Normal("z", Q.T @ (m - x0), tau)
         x = pm.Deterministic("x", affine_counts(inv, x0, z))
-        ProjectedGaussian("y", x, sigma=sigma, invariants=inv, observed=r.value)
+        ProjectedGaussianLikelihood("y", x, sigma=sigma, invariants=inv, observed=r.value)
         idata = pm.sample(1000, tune=500, chains=2, cores=1, random_seed=3, progressbar=False)
     prec = 1 / tau**2 + 1 / sigma**2
     z_post = (Q.T @ (m - x0) / tau**2 + Q.T @ (r.value - x0) / sigma**2) / prec

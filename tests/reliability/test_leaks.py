@@ -34,8 +34,9 @@ from invariantdp.mechanisms import (
 from invariantdp.mechanisms.discrete import _tulap_value
 from invariantdp.secure import SecureGenerator
 
-# the module (the package attribute ``tulap`` is the distribution object)
+# the modules (the package attribute ``tulap`` is the distribution object)
 tulap_module = importlib.import_module("invariantdp.distributions.tulap")
+exact_module = importlib.import_module("invariantdp.distributions._exact")
 
 # ---------------------------------------------------------------------------
 # secure Tulap: the output bits must not depend on x
@@ -312,7 +313,7 @@ class _AlwaysLast:
 
 
 def test_secure_tulap_rejection_is_capped(monkeypatch):
-    monkeypatch.setattr(tulap_module, "_MAX_ROUNDS", 5)
+    monkeypatch.setattr(exact_module, "_MAX_TRIALS", 5)
     # regime q > 1/2: the boundary cell is proposed, and the first cell is outside the support
     with pytest.raises(InvariantDPError, match="rejected 5 proposals in a row"):
         tulap_module.draw_tulap_exact(_AlwaysLast(), 1e-9, 0.1, 1)

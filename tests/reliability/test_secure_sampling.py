@@ -287,8 +287,8 @@ def test_exact_tulap_sampler_with_a_seeded_integer_source():
 def test_exact_truncation_boundary_matches_the_closed_form(epsilon, delta):
     import importlib
 
-    tm = importlib.import_module("invariantdp.distributions.tulap")
-    trunc = tm._ExactTruncation(epsilon, delta)
+    exact = importlib.import_module("invariantdp.distributions._exact")
+    trunc = exact._ExactTruncation(epsilon, delta)
     lo, hi = trunc.fc_bounds(0)
     assert 0 < lo < hi < 1 and hi - lo < 1e-30
     c = trunc.m_c + 0.5 - float(lo)  # the support bound of the truncated law

@@ -1,4 +1,13 @@
-"""Noise distributions in scipy.stats style: Tulap and canonical noise."""
+"""Noise distributions in scipy.stats style.
+
+The laws the mechanisms add and the tests assume: Tulap (:mod:`.tulap`, its
+closed forms in :mod:`.tulap_forms`), canonical noise of any symmetric
+tradeoff function (:mod:`.cnd`), the discrete Laplace and discrete Gaussian
+(:mod:`.discrete`), the K-norm law (:mod:`.knorm`) and the projected and
+extended noise of subspace DP (:mod:`.subspace`).  The exact samplers for
+releases are in :mod:`._exact`, re-exported by :mod:`.discrete` and
+:mod:`.tulap`.
+"""
 
 from .cnd import CanonicalNoise, canonical_noise
 from .discrete import (

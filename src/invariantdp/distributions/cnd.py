@@ -35,6 +35,25 @@ class CanonicalNoise(stats.rv_continuous):
     double precision at that distance; otherwise (a law as wide as the CND
     of ``eps_delta(1e-6)``) the cdf and quantile refuse with
     :class:`~invariantdp.exceptions.InvariantDPError` rather than truncate.
+
+    Parameters
+    ----------
+    f : TradeoffFunction or callable
+        A nontrivial symmetric tradeoff function.
+
+    References
+    ----------
+    Cho & Awan, "Semi-DP and invariant statistics", Lemma 36 (after Awan &
+    Dong 2022, "Log-concave and multivariate canonical noise distributions
+    for differential privacy", NeurIPS 35).
+
+    Examples
+    --------
+    >>> from invariantdp.distributions import canonical_noise, tulap_from_privacy
+    >>> from invariantdp.privacy import eps_delta
+    >>> N = canonical_noise(eps_delta(1.0, 0.0))
+    >>> bool(abs(N.cdf(-2.3) - tulap_from_privacy(1.0).cdf(-2.3)) < 1e-12)  # Tulap is the CND
+    True
     """
 
     def __init__(self, f, **kwargs):

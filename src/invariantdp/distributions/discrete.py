@@ -1,8 +1,8 @@
 """Discrete Laplace (double geometric) and discrete Gaussian distributions.
 
 Both are ``scipy.stats.rv_discrete`` distributions on the integers with
-closed-form (discrete Laplace) or carefully summed (discrete Gaussian) cdfs,
-and exact samplers:
+closed-form (discrete Laplace) or carefully summed (discrete Gaussian) cdfs
+and numpy samplers, for simulation:
 
 * discrete Laplace ``Lap_Z(t)``: ``P(X = k) = tanh(1/(2t)) exp(-|k|/t)``,
   sampled as the difference of two i.i.d. geometric counts;
@@ -15,10 +15,13 @@ and exact samplers:
   :func:`sample_discrete_gaussian_exact` runs CKS Algorithms 1-3 in exact
   integer arithmetic (no floating point at all).
 
-The numpy samplers are for simulation; the exact samplers with a
-:class:`~invariantdp.secure.SecureGenerator` are for production releases
-(see :mod:`invariantdp.secure`).  :class:`LatticeLaw` scales either law to a
-grid ``gamma Z``.
+The exact samplers (:func:`sample_discrete_laplace_exact`,
+:func:`sample_discrete_gaussian_exact` and the single draws
+``discrete_laplace_int``, ``discrete_gaussian_int`` the mechanisms use) are
+defined in :mod:`._exact` and re-exported here; with a
+:class:`~invariantdp.secure.SecureGenerator` they are for production
+releases (see :mod:`invariantdp.secure`).  :class:`LatticeLaw` scales
+either law to a grid ``gamma Z``.
 
 References
 ----------
@@ -31,14 +34,20 @@ References
 
 from __future__ import annotations
 
-import math
-from fractions import Fraction
-
 import numpy as np
 from scipy import special, stats
 
-from .._rng import as_generator
-from .._validation import InvariantDPError, check_positive, check_positive_int, format_value
+from .._validation import InvariantDPError
+
+# the exact samplers live in ._exact; the mechanisms import the integer draws from here
+from ._exact import (  # noqa: F401
+    _MAX_TRIALS,
+    _too_many_trials,
+    discrete_gaussian_int,
+    discrete_laplace_int,
+    sample_discrete_gaussian_exact,
+    sample_discrete_laplace_exact,
+)
 
 #: grids gamma of a LatticeLaw with gamma * 2**53 a normal double
 GRID_RANGE = (2.0**-960, 2.0**960)
@@ -91,7 +100,35 @@ def draw_discrete_laplace(rng, t, shape):
     return rng.geometric(q, size=shape) - rng.geometric(q, size=shape)
 
 
-class discrete_laplace_gen(stats.rv_discrete):
+class _integer_law_gen(stats.rv_discrete):
+    """What the two laws on the integers share: one scale shape, symmetry about 0.
+
+    Subclasses set ``_scale_name`` and define ``_logpmf`` and ``_cdf``; the
+    pmf, the support and the survival function ``P(X > x) = P(X <= -x - 1)``
+    follow.
+    """
+
+    _scale_name = "t"
+
+    def _shape_info(self):
+        if _ShapeInfo is None:  # pragma: no cover
+            return []
+        return [_ShapeInfo(self._scale_name, False, (0, np.inf), (False, False))]
+
+    def _argcheck(self, scale):
+        return (scale > 0) & np.isfinite(scale)
+
+    def _get_support(self, scale):
+        return -np.inf, np.inf
+
+    def _pmf(self, k, scale):
+        return np.exp(self._logpmf(k, scale))
+
+    def _sf(self, x, scale):
+        return self._cdf(-np.floor(x) - 1.0, scale)
+
+
+class discrete_laplace_gen(_integer_law_gen):
     r"""A discrete Laplace (double geometric) random variable on the integers.
 
     %(before_notes)s
@@ -118,22 +155,8 @@ class discrete_laplace_gen(stats.rv_discrete):
     %(example)s
     """
 
-    def _shape_info(self):
-        if _ShapeInfo is None:  # pragma: no cover
-            return []
-        return [_ShapeInfo("t", False, (0, np.inf), (False, False))]
-
-    def _argcheck(self, t):
-        return (t > 0) & np.isfinite(t)
-
-    def _get_support(self, t):
-        return -np.inf, np.inf
-
     def _logpmf(self, k, t):
         return np.log(np.tanh(0.5 / t)) - np.abs(k) / t
-
-    def _pmf(self, k, t):
-        return np.exp(self._logpmf(k, t))
 
     def _cdf(self, x, t):
         k = np.floor(x)
@@ -142,9 +165,6 @@ class discrete_laplace_gen(stats.rv_discrete):
             low = np.exp(-np.abs(k) * (1.0 / t) - np.log1p(np.exp(logp)))
             high = np.exp((np.maximum(k, -1.0) + 1.0) * logp - np.log1p(np.exp(logp)))
         return np.where(k < 0, low, 1.0 - high)
-
-    def _sf(self, x, t):
-        return self._cdf(-np.floor(x) - 1.0, t)
 
     def _ppf(self, u, t):
         logp = -1.0 / t
@@ -229,7 +249,7 @@ def _upper_tail(m, sigma):
     return integral + f / 2.0 - d1 / 12.0 + d3 / 720.0
 
 
-class discrete_gaussian_gen(stats.rv_discrete):
+class discrete_gaussian_gen(_integer_law_gen):
     r"""A discrete Gaussian random variable :math:`N_{\mathbb Z}(0, \sigma^2)`.
 
     %(before_notes)s
@@ -256,23 +276,11 @@ class discrete_gaussian_gen(stats.rv_discrete):
     %(example)s
     """
 
-    def _shape_info(self):
-        if _ShapeInfo is None:  # pragma: no cover
-            return []
-        return [_ShapeInfo("sigma", False, (0, np.inf), (False, False))]
-
-    def _argcheck(self, sigma):
-        return (sigma > 0) & np.isfinite(sigma)
-
-    def _get_support(self, sigma):
-        return -np.inf, np.inf
+    _scale_name = "sigma"
 
     def _logpmf(self, k, sigma):
         lz = np.vectorize(_log_normaliser, otypes=[float])(sigma)
         return -(k**2) / (2.0 * sigma**2) - lz
-
-    def _pmf(self, k, sigma):
-        return np.exp(self._logpmf(k, sigma))
 
     def _tail_prob(self, m, sigma):
         """P(X >= m) for integers m >= 0, elementwise over broadcast arrays."""
@@ -288,9 +296,6 @@ class discrete_gaussian_gen(stats.rv_discrete):
         neg = self._tail_prob(np.abs(np.minimum(k, -1.0)), sigma)  # P(X <= k), k < 0
         pos = 1.0 - self._tail_prob(np.maximum(k, -1.0) + 1.0, sigma)
         return np.where(k < 0, neg, pos)
-
-    def _sf(self, x, sigma):
-        return self._cdf(-np.floor(x) - 1.0, sigma)
 
     def _ppf(self, u, sigma):
         u, sigma = np.broadcast_arrays(np.asarray(u, float), np.asarray(sigma, float))
@@ -331,221 +336,6 @@ discrete_gaussian = discrete_gaussian_gen(name="discrete_gaussian", shapes="sigm
 
 
 # ---------------------------------------------------------------------------
-# exact samplers (CKS 2020, Algorithms 1-3) in integer arithmetic
-# ---------------------------------------------------------------------------
-
-#: a hard cap on the trials of every rejection loop: each loop here accepts
-#: with probability above 0.3, so hitting it means broken parameters, not bad luck
-_MAX_TRIALS = 10_000
-
-
-def _too_many_trials(what: str):
-    return InvariantDPError(
-        f"the exact {what} sampler rejected {_MAX_TRIALS} proposals in a row (probability "
-        "below 1e-1000 for supported parameters): its parameters are outside the supported "
-        "range."
-    )
-
-
-def _randbelow(n: int, gen) -> int:
-    """Uniform integer in ``[0, n)`` for an arbitrary positive Python int ``n``.
-
-    ``gen`` is a :class:`~invariantdp.secure.SecureGenerator` (its
-    ``randbelow``, from :mod:`secrets`) or, for reproducible tests of the
-    exact algorithms, a ``numpy.random.Generator``.
-    """
-    if not isinstance(gen, np.random.Generator):
-        return gen.randbelow(n)
-    if n < 2**62:
-        return int(gen.integers(0, n))
-    k = n.bit_length()
-    words = (k + 61) // 62
-    for _ in range(_MAX_TRIALS):  # accepts with probability > 1/2
-        x = 0
-        for _ in range(words):
-            x = (x << 62) | int(gen.integers(0, 2**62))
-        x >>= words * 62 - k
-        if x < n:
-            return x
-    raise _too_many_trials("uniform integer")
-
-
-def _bernoulli_exp_unit(num: int, den: int, gen) -> bool:
-    """``Bernoulli(exp(-num/den))`` for ``0 <= num <= den`` (CKS Algorithm 1, gamma <= 1).
-
-    Draws ``Bernoulli(gamma / k)`` for ``k = 1, 2, ...`` until the first
-    failure and returns whether it came at an odd ``k``:
-    ``P = sum_k (-1)^(k-1) gamma^(k-1)/(k-1)! ... = exp(-gamma)``.  The loop
-    ends after ``k`` steps with probability ``gamma^k / k!``.
-    """
-    k = 1
-    while _randbelow(den * k, gen) < num:
-        k += 1
-    return k % 2 == 1
-
-
-def _bernoulli_exp(num: int, den: int, gen) -> bool:
-    """``Bernoulli(exp(-num/den))`` for integers ``num >= 0``, ``den > 0`` (CKS Algorithm 1).
-
-    ``exp(-gamma) = exp(-1)^floor(gamma) exp(-(gamma - floor(gamma)))``: the
-    loop over the whole part stops at the first failure (expected length
-    below ``e / (e - 1)``), so large ``gamma`` costs nothing.
-    """
-    whole, rest = divmod(num, den)
-    for _ in range(whole):
-        if not _bernoulli_exp_unit(1, 1, gen):
-            return False
-    return _bernoulli_exp_unit(rest, den, gen)
-
-
-def discrete_laplace_int(t: int, s: int, gen) -> int:
-    """One draw of ``Lap_Z(t / s)`` for positive integers ``t, s`` (CKS Algorithm 2).
-
-    ``U`` uniform on ``{0, ..., t-1}`` kept with probability ``exp(-U/t)``
-    and ``V`` geometric with ``P(V >= v) = exp(-v)`` make ``U + t V``
-    geometric with ``P(X = x) ∝ exp(-x/t)``; ``Y = floor(X / s)`` is then
-    geometric with ratio ``exp(-s/t)``, and a random sign (rejecting ``-0``)
-    gives the two-sided law.  Each trial succeeds with probability above
-    ``(1 - 1/e) / 2``.
-    """
-    for _ in range(_MAX_TRIALS):
-        u = _randbelow(t, gen)
-        if not _bernoulli_exp(u, t, gen):
-            continue
-        v = 0
-        while _bernoulli_exp_unit(1, 1, gen):
-            v += 1
-        y = (u + t * v) // s
-        negative = _randbelow(2, gen) == 1
-        if negative and y == 0:
-            continue
-        return -y if negative else y
-    raise _too_many_trials("discrete Laplace")
-
-
-def discrete_gaussian_int(num: int, den: int, gen) -> int:
-    """One draw of ``N_Z(0, sigma^2)`` with ``sigma^2 = num / den`` (CKS Algorithm 3).
-
-    Proposal ``Y ~ Lap_Z(t)`` with ``t = floor(sigma) + 1``, accepted with
-    probability ``exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2))``; in integers,
-    ``gamma = (|Y| t den - num)^2 / (2 t^2 den num)``.  The acceptance rate
-    is above 0.4 for every ``sigma`` (CKS Sec. 5.3; about 0.76 for large ``sigma``).
-    """
-    t = math.isqrt(num // den) + 1  # floor(sqrt(x)) = floor(sqrt(floor(x)))
-    two_t2_den_num = 2 * t * t * den * num
-    for _ in range(_MAX_TRIALS):
-        y = discrete_laplace_int(t, 1, gen)
-        a = abs(y) * t * den - num
-        if _bernoulli_exp(a * a, two_t2_den_num, gen):
-            return y
-    raise _too_many_trials("discrete Gaussian")
-
-
-def _exact_source(rng):
-    from ..secure import SecureGenerator
-
-    return rng if isinstance(rng, SecureGenerator) else as_generator(rng)
-
-
-def _as_fraction(name: str, value) -> Fraction:
-    if isinstance(value, Fraction):
-        if value <= 0:
-            raise InvariantDPError(f"`{name}` ({value}) must be > 0.")
-        return value
-    if isinstance(value, int | np.integer) and not isinstance(value, bool):
-        if value <= 0:
-            raise InvariantDPError(f"`{name}` ({value}) must be > 0.")
-        return Fraction(int(value))
-    return Fraction(check_positive(name, value))
-
-
-def _check_exact_scale(name: str, value: Fraction, bits: int, given) -> None:
-    if value > 2**bits:
-        raise InvariantDPError(
-            f"`{name}` ({format_value(given)}) must be <= 2**{bits}: int64 draws of a larger "
-            f"scale would not be exact (|X| >= 2**62 with probability > 1e-27)."
-        )
-
-
-def _int64(values) -> np.ndarray:
-    return np.array(values, dtype=np.int64)
-
-
-def sample_discrete_laplace_exact(scale, size=None, rng=None):
-    r"""Exact draws from the discrete Laplace :math:`\mathrm{Lap}_{\mathbb Z}(t)`.
-
-    :math:`P(X = k) \propto e^{-|k|/t}`, sampled by Canonne, Kamath & Steinke
-    (2020), Algorithm 2 (with Algorithm 1 for Bernoulli(exp(-gamma))), in
-    exact integer arithmetic with uniform integers only: ``scale`` is taken
-    as the exact rational value of the float (or ``Fraction``) given.  With
-    ``rng=SecureGenerator()`` (:mod:`invariantdp.secure`) every integer comes
-    from :mod:`secrets`, which makes the draw fit for a production release;
-    with a seed or numpy generator the same algorithm is reproducible (for
-    testing it), not secure.
-
-    Parameters
-    ----------
-    scale : float, int or Fraction
-        :math:`0 < t \le 2^{56}`, e.g. ``Fraction(sensitivity) / Fraction(epsilon)``.
-    size : int, optional
-        Number of draws (``None`` for one integer).
-    rng : None, int, SeedSequence, numpy.random.Generator or SecureGenerator
-
-    References
-    ----------
-    Canonne, Kamath & Steinke (2020), Algorithms 1-2.
-
-    Examples
-    --------
-    >>> from invariantdp.distributions import sample_discrete_laplace_exact
-    >>> sample_discrete_laplace_exact(2.5, size=4, rng=0).dtype
-    dtype('int64')
-    """
-    t = _as_fraction("scale", scale)
-    _check_exact_scale("scale", t, 56, scale)
-    m = 1 if size is None else check_positive_int("size", size, minimum=0)
-    gen = _exact_source(rng)
-    num, den = t.numerator, t.denominator
-    out = _int64([discrete_laplace_int(num, den, gen) for _ in range(m)])
-    return int(out[0]) if size is None else out
-
-
-def sample_discrete_gaussian_exact(sigma2, size=None, rng=None):
-    r"""Exact draws from :math:`N_{\mathbb Z}(0, \sigma^2)` in integer arithmetic.
-
-    Implements Canonne, Kamath & Steinke (2020), Algorithms 1-3 with uniform
-    integers and exact integer arithmetic only: the output law is exactly
-    the discrete Gaussian with variance parameter ``sigma2`` (taken as the
-    exact rational value of the float or ``Fraction`` given).  About five
-    times slower per draw than the vectorised ``discrete_gaussian.rvs``,
-    which evaluates the same acceptance probability in double precision.
-
-    Parameters
-    ----------
-    sigma2 : float, int or Fraction
-        :math:`0 < \sigma^2 \le 2^{104}`.
-    size : int, optional
-        Number of draws (``None`` for one integer).
-    rng : None, int, SeedSequence, numpy.random.Generator or SecureGenerator
-        With :class:`~invariantdp.secure.SecureGenerator` the draws come from
-        :mod:`secrets` (for production releases).
-
-    Examples
-    --------
-    >>> from invariantdp.distributions import sample_discrete_gaussian_exact
-    >>> sample_discrete_gaussian_exact(4, size=5, rng=1).dtype
-    dtype('int64')
-    """
-    s2 = _as_fraction("sigma2", sigma2)
-    _check_exact_scale("sigma2", s2, 104, sigma2)
-    m = 1 if size is None else check_positive_int("size", size, minimum=0)
-    gen = _exact_source(rng)
-    num, den = s2.numerator, s2.denominator
-    out = _int64([discrete_gaussian_int(num, den, gen) for _ in range(m)])
-    return int(out[0]) if size is None else out
-
-
-# ---------------------------------------------------------------------------
 # integer laws scaled to a grid
 # ---------------------------------------------------------------------------
 
@@ -568,6 +358,11 @@ class LatticeLaw:
         The law of ``K`` on the integers.
     grid : float
         The lattice spacing ``gamma > 0``.
+
+    References
+    ----------
+    Canonne, Kamath & Steinke (2020), "The discrete Gaussian for differential
+    privacy", Sec. 5 (scaling the integer laws to a finer grid).
 
     Examples
     --------

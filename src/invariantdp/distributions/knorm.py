@@ -1,32 +1,28 @@
 r"""The K-norm noise law for any polytope norm, sampled exactly (no MCMC).
 
-The noise ``V`` has density :math:`c\,\exp(-\epsilon \|v\|_K / \Delta)` on
-``span(K)`` (Hardt & Talwar 2010; Cho & Awan, Prop. 7 and Algorithm 2).  With
-``s = dim span(K)`` it factors as ``V = R U`` with
+:class:`KNormNoise` is the law that :func:`invariantdp.mechanisms.knorm`
+adds and records in its release (:func:`knorm_from_params` rebuilds it from
+the JSON parameters): density :math:`c\,\exp(-\|v\|_K / \text{scale})` on
+``span(K)`` with ``scale = Delta / epsilon`` (Hardt & Talwar 2010; Cho &
+Awan, Prop. 7 and Algorithm 2), for the l1, l2, linf norms and the norm of
+a polytope ``K = Hull(vertices)`` such as the sensitivity space of a table
+with fixed margins (Cho & Awan, Prop. 32).
 
-* ``R ~ Gamma(s + 1, scale = Delta / epsilon)``, and
-* ``U`` uniform in ``K``.
+Draws use ``V = R U`` with ``R ~ Gamma(s + 1, scale)``, ``s = dim span(K)``,
+and ``U`` uniform in ``K``: a simplex of a triangulation of ``K`` picked
+with probability proportional to its volume, then a flat-Dirichlet
+combination of its vertices (``method="triangulation"``, ``O(s^2)`` per
+draw once the hull is built); the cube rejection sampler of Cho & Awan,
+Algorithm 3, is ``method="rejection"``.  The noise is floating point drawn
+from a numpy ``Generator``: a simulation law, which is why the mechanism
+refuses ``secure=True`` (see :mod:`invariantdp.mechanisms.knorm`).
 
-**Method.**  ``K = Hull(vertices)`` is computed once (Qhull in the
-coordinates of an orthonormal basis of the span, cached per vertex set).
-The cones from the centre over the triangulated facets are simplices that
-tile ``K``; a uniform point of ``K`` is a simplex picked with probability
-proportional to its volume ``|det|/s!`` followed by a flat-Dirichlet
-combination of its vertices.  Each draw costs ``O(s^2)`` arithmetic and a
-binary search, whatever the dimension, so tens of thousands of draws per
-second are routine for every ``r x c`` table with ``(r-1)(c-1) <= 9``
-(building the hull takes up to a few seconds, once).  Larger polytopes are
-refused at once (:mod:`invariantdp.sensitivity`, size limits): their facet
-enumeration would run for minutes to hours.  The cube rejection sampler of
-Cho & Awan, Algorithm 3, is available as ``method="rejection"`` for
-comparison; its acceptance rate ``vol(K) / vol(cube)`` collapses with the
-dimension.
-
-**Simulation only.**  The noise is floating point, drawn from a numpy
-``Generator``: attackable through its low-order bits (Mironov 2012) and
-reproducible from a seed.  ``secure=True`` is refused; for a release to
-publish, use ``discrete_laplace`` / ``discrete_gaussian(..., secure=True)``
-(integer counts) or ``odds_ratio_release(..., secure=True)`` (2 x 2 tables).
+References
+----------
+.. [1] Hardt, M. and Talwar, K. (2010). "On the geometry of differential
+   privacy", STOC.
+.. [2] Cho, J. and Awan, J. "Semi-DP and invariant statistics", Prop. 7,
+   Algorithms 2-3, Prop. 32.
 """
 
 from __future__ import annotations
@@ -56,6 +52,11 @@ class KNormNoise:
         ``Delta / epsilon``.
     vertices : array_like, shape (m, d), optional
         For ``"polytope"``: the finite symmetric set whose hull is ``K``.
+
+    References
+    ----------
+    Hardt & Talwar (2010), "On the geometry of differential privacy"; Cho &
+    Awan, "Semi-DP and invariant statistics", Prop. 7 and Algorithms 2-3.
 
     Examples
     --------

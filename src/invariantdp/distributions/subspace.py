@@ -30,6 +30,11 @@ class SubspaceNoise:
     invariants : Invariants
         The invariant structure (values are not used).
 
+    References
+    ----------
+    Gao, Gong & Yu (2022), "Subspace differential privacy", Cor. 14-15
+    (projected mechanisms) and 17-18 (extended mechanisms), Theorem 22.
+
     Examples
     --------
     >>> import numpy as np

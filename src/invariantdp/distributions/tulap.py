@@ -3,8 +3,15 @@
 ``Tulap(m, b, q)``: with ``G1, G2`` i.i.d. geometric on {0, 1, ...} with
 ``P(G = k) = (1 - b) b**k`` and ``U ~ Uniform(-1/2, 1/2)``,
 ``N = m + G1 - G2 + U`` is *untruncated* Tulap; for ``q > 0`` the law is
-truncated to its central ``1 - q`` mass.  The cdf and quantile function are in
-closed form, tails are computed in log space, and sampling is exact.
+truncated to its central ``1 - q`` mass.
+
+Here: the scipy distributions :data:`tulap` (shapes ``b, q``) and
+:data:`tulap_privacy` (shapes ``epsilon, delta``, built by
+:func:`tulap_from_privacy`), :func:`tulap_params`, and the numpy samplers
+for simulation (:func:`draw_tulap`).  Their closed forms (cdf, log-cdf in
+log space, density, quantile, support) are in :mod:`.tulap_forms`; the
+exact sampler for releases, :func:`draw_tulap_exact`, is in :mod:`._exact`
+and re-exported here with ``tulap_bounds`` and ``tulap_privacy_shapes``.
 
 References
 ----------
@@ -18,14 +25,24 @@ References
 from __future__ import annotations
 
 import math
-from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
-from fractions import Fraction
 
 import numpy as np
 from scipy import stats
 
 from .._validation import InvariantDPError, check_delta, check_epsilon, check_real
-from .discrete import _randbelow
+from ._exact import draw_tulap_exact  # noqa: F401  (re-exported: the mechanisms import it here)
+from .tulap_forms import (
+    _lower_ppf,
+    log_b_power,
+    tulap_bounds,
+    tulap_cdf,
+    tulap_logcdf,
+    tulap_logpdf,
+    tulap_pdf,
+    tulap_ppf,
+    tulap_privacy_shapes,
+    tulap_untruncated_var,
+)
 
 __all__ = [
     "tulap",
@@ -42,230 +59,14 @@ except ImportError:  # pragma: no cover
     _ShapeInfo = None
 
 
-# ---------------------------------------------------------------------------
-# Closed forms for the untruncated law with median 0.
-#
-# The core functions (suffix ``_L``) take ``log_b = log b`` in [-inf, 0) rather
-# than ``b``: for (epsilon, delta)-DP ``log_b = -epsilon`` is exact for every
-# epsilon, while ``b = exp(-epsilon)`` underflows to 0 above epsilon ~ 745 and
-# rounds to 1 below epsilon ~ 1e-16.  ``1 - b`` is ``-expm1(log_b)`` and
-# ``(1 - b) / (1 + b)`` is ``tanh(-log_b / 2)``, both accurate for tiny
-# epsilon.  ``log_b = -inf`` (b = 0) is the degenerate limit G1 = G2 = 0, the
-# uniform law on [-1/2, 1/2].  Truncation is given by ``q`` and ``qc = 1 - q``
-# separately, because for tiny epsilon ``q`` rounds to 1 while ``1 - q`` keeps
-# full precision.  The functions take arrays that already broadcast and raise
-# no warnings for in-range inputs.
-# ---------------------------------------------------------------------------
-
-
 def _log_of_b(b):
     """``log b``, ``-inf`` at ``b = 0`` (the uniform limit)."""
     with np.errstate(divide="ignore"):
         return np.log(b)
 
 
-def _jl(j, log_b):
-    """``j * log b`` for integers ``j >= 0``: ``b**0 = 1`` also at ``b = 0``."""
-    with np.errstate(invalid="ignore", over="ignore"):  # j log b < -1.8e308 is -inf: b**j = 0
-        return np.where(j == 0, 0.0, j * log_b)
-
-
-def _split(x):
-    """``x <= 0`` as ``j = -[x] >= 0`` and ``frac = x - [x]`` in [-1/2, 1/2]."""
-    k = np.round(x)
-    return -k, x - k
-
-
-def _lower_cdf_L(x, log_b):
-    """``F(x)`` for ``x <= 0``: ``b**j (b + (frac + 1/2)(1 - b)) / (1 + b)``."""
-    j, frac = _split(x)
-    b = np.exp(log_b)
-    return np.exp(_jl(j, log_b)) * (b + (frac + 0.5) * -np.expm1(log_b)) / (1.0 + b)
-
-
-def _lower_logcdf_L(x, log_b):
-    """``log F(x)`` for ``x <= 0`` (finite far into the tail)."""
-    j, frac = _split(x)
-    b = np.exp(log_b)
-    with np.errstate(divide="ignore"):
-        inner = np.log(b + (frac + 0.5) * -np.expm1(log_b))
-    return _jl(j, log_b) + inner - np.log1p(b)
-
-
-def _lower_gap_L(x, log_b):
-    """``1/2 - F(x)`` for ``x <= 0``, without cancellation near the median.
-
-    ``1/2 - F(x) = (1 - b**j) / 2 - frac * b**j (1 - b) / (1 + b)``; for
-    ``j >= 1`` the second term is at most half the first, so both forms keep
-    full relative precision (needed when ``q`` is close to 1).
-    """
-    j, frac = _split(x)
-    jl = _jl(j, log_b)
-    return 0.5 * -np.expm1(jl) - frac * np.exp(jl) * np.tanh(-0.5 * log_b)
-
-
-def _lower_cdf_q(x, log_b, q, qc):
-    """Truncated ``F_q(x)`` for ``x <= 0``, clipped to [0, 1/2].
-
-    ``(F - q/2) / (1 - q)`` loses nothing for ``q <= 1/2``; above, the
-    centred form ``1/2 - (1/2 - F) / (1 - q)`` does not divide a rounding
-    error of ``F`` by a small ``1 - q``.
-    """
-    with np.errstate(invalid="ignore", divide="ignore"):
-        direct = (_lower_cdf_L(x, log_b) - 0.5 * q) / qc
-        centred = 0.5 - _lower_gap_L(x, log_b) / qc
-    return np.clip(np.where(q <= 0.5, direct, centred), 0.0, 0.5)
-
-
-def _lower_logcdf_q(x, log_b, q, qc):
-    """``log F_q(x)`` for ``x <= 0``, at most ``log(1/2)``."""
-    lf = _lower_logcdf_L(x, log_b)
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        # log(F - q/2) = log F + log1p(-q / (2F)); q = 0 keeps the exact tail
-        # q/(2F) in log space: q/2 underflows for the smallest subnormal q, exp(-lf) overflows
-        ratio = np.where(q > 0, np.exp(np.log(q) - np.log(2.0) - lf), 0.0)
-        direct = lf + np.log1p(-np.minimum(ratio, 1.0)) - np.log(qc)
-        gap = 2.0 * _lower_gap_L(x, log_b) / qc
-        centred = np.log1p(-np.minimum(gap, 1.0)) - np.log(2.0)
-    return np.minimum(np.where(q <= 0.5, direct, centred), -np.log(2.0))
-
-
-def _cdf_L(x, log_b, q=0.0, qc=1.0):
-    """Truncated cdf; ``F(x) = 1 - F(-x)`` above the median."""
-    low = _lower_cdf_q(np.minimum(x, -x), log_b, q, qc)
-    return np.where(x <= 0, low, 1.0 - low)
-
-
-def _logcdf_L(x, log_b, q=0.0, qc=1.0):
-    low = _lower_logcdf_q(np.minimum(x, -x), log_b, q, qc)
-    with np.errstate(divide="ignore"):
-        high = np.log1p(-np.exp(low))
-    return np.where(x <= 0, low, high)
-
-
-def _lower_ppf_from_p(p, log_b):
-    """``x <= 0`` with ``F(x) = p`` for ``0 < p <= 1/2`` (accurate for small p)."""
-    b = np.exp(log_b)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        logv = np.log(p) + np.log1p(b)
-        # on [-j-1/2, -j+1/2] the cdf is b**j/(1+b) (b + t(1-b)), t in [0, 1]
-        j = np.maximum(np.floor(logv / log_b), 0.0)
-        # in the central cell j = 0 skip the log/exp round trip (exact at b = 0)
-        v = np.where(j == 0, p * (1.0 + b), np.exp(logv - _jl(j, log_b)))
-        t = (v - b) / -np.expm1(log_b)
-    return -j + np.clip(t, 0.0, 1.0) - 0.5
-
-
-def _lower_ppf_from_gap(d, log_b):
-    """``x <= 0`` with ``1/2 - F(x) = d`` for ``0 <= d < 1/2`` (accurate near 1/2)."""
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        # log(F(1+b)) with F = 1/2 - d, written with log1p for small d and 1 - b
-        logv = np.log1p(-2.0 * d) + np.log1p(0.5 * np.expm1(log_b))
-        j = np.maximum(np.floor(logv / log_b), 0.0)
-        jl = _jl(j, log_b)
-        # d = (1 - b**j)/2 - frac b**j tanh(-log_b/2) solved for frac
-        frac = (0.5 * np.expm1(jl) + d) / (np.exp(jl) * np.tanh(-0.5 * log_b))
-    return -j - np.clip(frac, -0.5, 0.5)
-
-
-def _lower_ppf(p, d, log_b):
-    """``x <= 0`` with ``F(x) = p = 1/2 - d``, from whichever form is exact.
-
-    ``p = 0`` gives the lower end of the support: ``-1/2`` for ``b = 0``,
-    ``-inf`` otherwise.
-    """
-    x = np.where(p <= 0.25, _lower_ppf_from_p(p, log_b), _lower_ppf_from_gap(d, log_b))
-    return np.where(p <= 0.0, np.where(np.isneginf(log_b), -0.5, -np.inf), x)
-
-
-def _ppf_L(u, log_b, q=0.0, qc=1.0):
-    """Quantile of the truncated law: ``F^{-1}(q/2 + u (1 - q))``."""
-    u = np.asarray(u, dtype=float)
-    lo = np.minimum(u, 1.0 - u)  # truncated lower-tail probability, <= 1/2
-    # untruncated lower-tail probability p and its gap to 1/2, both to full precision
-    p = 0.5 * q + lo * qc
-    d = qc * (0.5 - lo)
-    x = _lower_ppf(p, d, log_b)
-    return np.where(u <= 0.5, x, -x)
-
-
-def _pdf_L(x, log_b, qc=1.0):
-    """Density ``(1 - b)/(1 + b) b**|[x]| / (1 - q)`` inside the support."""
-    j = np.abs(np.round(x))
-    return np.exp(_jl(j, log_b)) * np.tanh(-0.5 * log_b) / qc
-
-
-def _logpdf_L(x, log_b, qc=1.0):
-    j = np.abs(np.round(x))
-    return _jl(j, log_b) + np.log(np.tanh(-0.5 * log_b)) - np.log(qc)
-
-
-def tulap_bounds(log_b, q, qc):
-    """Support: the untruncated ``q/2`` and ``1 - q/2`` quantiles (±1/2 at b = 0)."""
-    q = np.asarray(q, dtype=float)
-    upper = -_lower_ppf(0.5 * q, 0.5 * np.asarray(qc, dtype=float), log_b)
-    return -upper, upper
-
-
-def _untruncated_var_L(log_b):
-    """``2b/(1-b)**2 + 1/12`` (discrete Laplace plus uniform) as ``1/(2 sinh(L/2)**2) + 1/12``."""
-    with np.errstate(over="ignore", divide="ignore", under="ignore"):
-        return 0.5 / np.sinh(0.5 * log_b) ** 2 + 1.0 / 12.0
-
-
 #: below this epsilon, b = exp(-epsilon) rounds to 1 in double precision
 _EPS_MIN_B = 2.0**-54 * (1.0 + 2.0**-52)
-
-
-def tulap_privacy_shapes(epsilon, delta):
-    """``(log_b, q, 1 - q)`` of the CND of f_{epsilon,delta}, each to full precision.
-
-    ``q = 2 delta b / (1 - b + 2 delta b) = 2 delta / (expm1(epsilon) + 2 delta)``
-    (divide by ``b``), which tends to 1 as epsilon -> 0 for delta > 0 and
-    to 0 as epsilon -> inf, with no 0/0 at either end.
-    """
-    epsilon = np.asarray(epsilon, dtype=float)
-    delta = np.asarray(delta, dtype=float)
-    with np.errstate(over="ignore", invalid="ignore"):
-        m = np.expm1(epsilon)
-        q = 2.0 * delta / (m + 2.0 * delta)
-        qc = np.where(np.isinf(m), 1.0, m / (m + 2.0 * delta))
-    return -epsilon, q, qc
-
-
-# The b-parametrised forms (b in [0, 1)), kept for callers that hold (b, q).
-
-
-def _lower_cdf0(x, b):
-    """Untruncated cdf for ``x <= 0``: b**|k| / (1+b) * (b + (x-k+1/2)(1-b))."""
-    return _lower_cdf_L(x, _log_of_b(b))
-
-
-def _lower_logcdf0(x, b):
-    return _lower_logcdf_L(x, _log_of_b(b))
-
-
-def _cdf0(x, b):
-    return _cdf_L(x, _log_of_b(b))
-
-
-def _logcdf0(x, b):
-    return _logcdf_L(x, _log_of_b(b))
-
-
-def _ppf0(u, b):
-    """Closed-form quantile of the untruncated law (median 0)."""
-    return _ppf_L(u, _log_of_b(b))
-
-
-def _pdf0(x, b):
-    return _pdf_L(x, _log_of_b(b))
-
-
-def _bounds(b, q):
-    """Support of the truncated law: the untruncated q/2 and 1-q/2 quantiles."""
-    q = np.asarray(q, dtype=float)
-    return tulap_bounds(_log_of_b(b), q, 1.0 - q)
 
 
 class tulap_gen(stats.rv_continuous):
@@ -303,7 +104,7 @@ class tulap_gen(stats.rv_continuous):
     ``0 < q <= 1/2``; for ``q > 1/2``, where that acceptance ``1 - q`` can be
     tiny, uniform draws on the support kept with probability ``b**|[z]|``
     (above 1/4).  Releases use the exact sampler of
-    :func:`~invariantdp.mechanisms.tulap` with ``secure=True``.
+    :func:`~invariantdp.mechanisms.tulap_mechanism` with ``secure=True``.
 
     %(after_notes)s
 
@@ -338,27 +139,27 @@ class tulap_gen(stats.rv_continuous):
 
     def _pdf(self, x, *shapes):
         log_b, _, qc = self._shapes(*shapes)
-        return _pdf_L(x, log_b, qc)
+        return tulap_pdf(x, log_b, qc)
 
     def _logpdf(self, x, *shapes):
         log_b, _, qc = self._shapes(*shapes)
         with np.errstate(divide="ignore"):
-            return _logpdf_L(x, log_b, qc)
+            return tulap_logpdf(x, log_b, qc)
 
     def _cdf(self, x, *shapes):
-        return _cdf_L(x, *self._shapes(*shapes))
+        return tulap_cdf(x, *self._shapes(*shapes))
 
     def _sf(self, x, *shapes):
         return self._cdf(-x, *shapes)
 
     def _logcdf(self, x, *shapes):
-        return _logcdf_L(x, *self._shapes(*shapes))
+        return tulap_logcdf(x, *self._shapes(*shapes))
 
     def _logsf(self, x, *shapes):
         return self._logcdf(-x, *shapes)
 
     def _ppf(self, u, *shapes):
-        return _ppf_L(u, *self._shapes(*shapes))
+        return tulap_ppf(u, *self._shapes(*shapes))
 
     def _isf(self, u, *shapes):
         return -self._ppf(u, *shapes)
@@ -368,7 +169,7 @@ class tulap_gen(stats.rv_continuous):
         # with truncation scipy integrates the moments numerically.
         log_b, q, _ = self._shapes(*shapes)
         if np.all(q == 0):
-            return 0.0, _untruncated_var_L(log_b), 0.0, None
+            return 0.0, tulap_untruncated_var(log_b), 0.0, None
         return 0.0, None, 0.0, None
 
     def _rvs(self, b, q, size=None, random_state=None):
@@ -460,7 +261,7 @@ def draw_tulap(rng, log_b: float, q: float, qc: float, shape) -> np.ndarray:
         if not todo.size:
             return out
         z = c * (2.0 * rng.random(todo.size) - 1.0)
-        keep = rng.random(todo.size) < np.exp(_jl(np.abs(np.round(z)), log_b))
+        keep = rng.random(todo.size) < np.exp(log_b_power(np.abs(np.round(z)), log_b))
         flat[todo[keep]] = z[keep]
         todo = todo[~keep]
     raise _rejection_cap_error("uniform-proposal")
@@ -472,228 +273,6 @@ def _draw_tulap(rng, b: float, q: float, shape) -> np.ndarray:
 
 
 tulap = tulap_gen(name="tulap", shapes="b, q")
-
-
-# ---------------------------------------------------------------------------
-# Exact sampling for releases (secure=True): integers and exact arithmetic only
-# ---------------------------------------------------------------------------
-
-#: the uniform part is the centre of one of 2**53 cells of width 2**-53 tiling (-1/2, 1/2)
-_CELL_BITS = 53
-
-
-def _exp_neg_bounds(x: Fraction, digits: int) -> tuple[Fraction, Fraction]:
-    """Rational bounds ``lo <= exp(-x) <= hi`` for a rational ``x >= 0``.
-
-    The argument is rounded outwards to ``digits + 10`` significant digits
-    and the exponential evaluated by :mod:`decimal` at ``digits`` digits,
-    which is correctly rounded; the bounds allow 100 units in the last place
-    on top.
-    """
-    if x > 10_000:  # exp(-x) < 10**-4342: far below anything compared with it
-        return Fraction(0), Fraction(1, 10**4000)
-    num, den = Decimal(-x.numerator), Decimal(x.denominator)
-    # -x rounded down and up (operands of decimal operations are used exactly)
-    arg_lo = Context(prec=digits + 10, rounding=ROUND_FLOOR).divide(num, den)
-    arg_hi = Context(prec=digits + 10, rounding=ROUND_CEILING).divide(num, den)
-    ctx = Context(prec=digits, Emin=-(10**6), Emax=10**6)
-    slack = 1 + Fraction(1, 10 ** (digits - 3))
-    lo = Fraction(ctx.exp(arg_lo)) / slack
-    hi = Fraction(ctx.exp(arg_hi)) * slack
-    return lo, min(hi, Fraction(1))
-
-
-def _imul(a, b):
-    p = (a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1])
-    return min(p), max(p)
-
-
-def _idiv_pos(a, d):
-    """``a / d`` for an interval ``d`` of positive numbers."""
-    return _imul(a, (1 / d[1], 1 / d[0]))
-
-
-class _ExactTruncation:
-    r"""The truncation of ``Tulap(0, exp(-epsilon), q)`` decided in exact arithmetic.
-
-    With ``b = exp(-epsilon)`` the real number (``epsilon``, ``delta`` the
-    exact rationals of the doubles given), ``q = 2 delta b / (1 - b + 2 delta b)``
-    and the untruncated cdf at the outer edge of cell ``|[z]| = m`` equal to
-    ``b**(m+1) / (1 + b)``, the cell is entirely inside the central ``1 - q``
-    mass iff ``r(m) = b**m (1 - b + 2 delta b) - delta (1 + b) >= 0``.
-    ``r`` decreases in ``m`` and ``r(0) = (1 - delta)(1 - b) > 0``, so the
-    boundary cell is ``m_c = min{m : r(m) < 0} >= 1``.  In it, at distance
-    ``f`` in [0, 1) from its outer edge, a point is inside iff ``f >= f_c``
-    with ``f_c = (delta (1 + b) / (b**(m_c-1) (1 - b + 2 delta b)) - b) / (1 - b)``.
-
-    ``r(m)`` and ``f_c`` are evaluated in interval arithmetic on rational
-    bounds of ``b**m`` (:func:`_exp_neg_bounds`), at increasing precision
-    until decided.  Neither is ever exactly 0 at a dyadic ``f``: that would
-    make ``b``, a transcendental number (Lindemann), a root of a nonzero
-    polynomial with rational coefficients (constant term ``-delta``).
-    """
-
-    def __init__(self, epsilon: float, delta: float):
-        self.eps = Fraction(epsilon)
-        self.delta = Fraction(delta)
-        # float estimate: r(m) < 0 iff m > A / epsilon - 1 with A = log(2 / (q (1 + b)))
-        # = log1p(tanh(epsilon / 2) + expm1(epsilon) / (delta (1 + b))), so m_c ~ A / epsilon
-        with np.errstate(over="ignore"):
-            ratio = np.expm1(epsilon) / (delta * (1.0 + math.exp(-epsilon)))
-        est = math.log1p(math.tanh(epsilon / 2) + float(ratio)) / epsilon
-        self.digits0 = 40 + max(0, math.ceil(-math.log10(epsilon)))
-        self.m_c = self._find_boundary(int(est) if math.isfinite(est) and est < 2**60 else 1)
-        self._fc = {}
-
-    def _b_bounds(self, m: int, digits: int):
-        return _exp_neg_bounds(m * self.eps, digits)
-
-    def _c_bounds(self, b):
-        """``1 - b + 2 delta b = 1 - (1 - 2 delta) b`` over the interval ``b``."""
-        ends = (1 - b[0] * (1 - 2 * self.delta), 1 - b[1] * (1 - 2 * self.delta))
-        return min(ends), max(ends)
-
-    def _r_sign(self, m: int) -> int:
-        """Sign of ``r(m)``, at increasing precision until decided."""
-        d = self.delta
-        for level in range(8):
-            digits = self.digits0 << level
-            b = self._b_bounds(1, digits)
-            bm = self._b_bounds(m, digits)
-            prod = _imul(bm, self._c_bounds(b))
-            r = (prod[0] - d * (1 + b[1]), prod[1] - d * (1 + b[0]))
-            if r[0] > 0:
-                return 1
-            if r[1] < 0:
-                return -1
-        raise InvariantDPError(
-            "the Tulap truncation boundary could not be decided at 5000 digits; "
-            f"epsilon={float(self.eps)!r}, delta={float(self.delta)!r}."
-        )
-
-    def _find_boundary(self, guess: int) -> int:
-        m = max(1, guess)
-        for _ in range(1000):  # the float estimate is within a step or two
-            if self._r_sign(m) >= 0:
-                m += 1
-            elif m > 1 and self._r_sign(m - 1) < 0:
-                m -= 1
-            else:
-                return m
-        raise InvariantDPError(
-            f"the Tulap truncation boundary was not found near m = {guess}; "
-            f"epsilon={float(self.eps)!r}, delta={float(self.delta)!r}."
-        )
-
-    def fc_bounds(self, level: int) -> tuple[Fraction, Fraction]:
-        """Rational bounds on ``f_c`` at precision ``digits0 * 2**level``."""
-        if level not in self._fc:
-            if level >= 8:
-                raise InvariantDPError(
-                    "the Tulap truncation boundary could not be resolved at 5000 digits."
-                )
-            digits = self.digits0 << level
-            d = self.delta
-            b = self._b_bounds(1, digits)
-            bm1 = self._b_bounds(self.m_c - 1, digits)
-            w = _idiv_pos((d * (1 + b[0]), d * (1 + b[1])), _imul(bm1, self._c_bounds(b)))
-            self._fc[level] = _idiv_pos((w[0] - b[1], w[1] - b[0]), (1 - b[1], 1 - b[0]))
-        return self._fc[level]
-
-    def inside(self, cell: int, gen) -> bool:
-        """Whether ``f`` in ``[cell, cell + 1) / 2**53`` is ``>= f_c``, refined bit by bit."""
-        j, bits, level = cell, _CELL_BITS, 0
-        for _ in range(_MAX_ROUNDS):
-            lo, hi = self.fc_bounds(level)
-            scale = 1 << bits
-            if j * hi.denominator >= hi.numerator * scale:  # f >= j / 2**bits >= hi
-                return True
-            if (j + 1) * lo.denominator <= lo.numerator * scale:  # f < (j+1) / 2**bits <= lo
-                return False
-            if (hi - lo) * scale < 1:  # the cell is wider than the bounds: refine it
-                j, bits = 2 * j + _randbelow(2, gen), bits + 1
-            else:
-                level += 1
-        raise _rejection_cap_error("exact truncation")
-
-
-_TRUNCATIONS: dict[tuple[float, float], _ExactTruncation] = {}
-
-
-def _exact_truncation(epsilon: float, delta: float) -> _ExactTruncation:
-    """The (cached) exact truncation of ``(epsilon, delta)``: releases repeat their parameters."""
-    key = (float(epsilon), float(delta))
-    if key not in _TRUNCATIONS:
-        if len(_TRUNCATIONS) >= 64:
-            _TRUNCATIONS.clear()
-        _TRUNCATIONS[key] = _ExactTruncation(*key)
-    return _TRUNCATIONS[key]
-
-
-def draw_tulap_exact(gen, epsilon: float, delta: float, size: int):
-    """Exact ``Tulap(0, exp(-epsilon), q(epsilon, delta))`` draws as ``(G, U)``.
-
-    ``G`` is the integer part ``[N]`` (int64) and ``U`` the centre
-    ``(j + 1/2) 2**-53 - 1/2`` of the cell of ``(-1/2, 1/2)`` holding the
-    uniform part ``N - G``: ``(G, U)`` is a function of the exact Tulap
-    draw ``N`` (the cells tile the integers), drawn with uniform integers of
-    ``gen`` only (a :class:`~invariantdp.secure.SecureGenerator` for
-    releases).  Callers add ``G`` to the integer data first and ``U`` last.
-
-    * ``delta = 0``: ``G ~ Lap_Z(1/epsilon)`` exactly (CKS 2020,
-      Algorithm 2), ``j`` uniform on 53 bits.
-    * ``delta > 0``, ``1 - q >= 1/2``: the same, rejecting ``|G| > m_c``;
-      at ``|G| = m_c`` the uniform part is refined bit by bit until it is
-      provably inside or outside the support (:class:`_ExactTruncation`).
-    * ``1 - q < 1/2`` (e.g. tiny epsilon): ``G`` proposed uniformly on
-      ``{-m_c, ..., m_c}`` and kept with an exact Bernoulli(exp(-epsilon |G|))
-      (CKS Algorithm 1), then the same boundary check.  The joint law of
-      ``(G, N - G)`` given acceptance is proportional to
-      ``b**|G|`` on the support: the truncated Tulap.
-
-    Both loops accept with probability above 1/6 whatever (epsilon, delta)
-    (the second because ``b**(m_c - 1) >= q > 1/2``) and are capped at
-    ``_MAX_ROUNDS`` trials.  The truncation never depends
-    on the data: it is decided on ``(G, N - G)`` alone.
-
-    References
-    ----------
-    Awan & Slavkovic (2018), Def. 4.1; Canonne, Kamath & Steinke (2020),
-    Algorithms 1-2.
-    """
-    from .discrete import _bernoulli_exp, discrete_laplace_int
-
-    eps = Fraction(epsilon)
-    trunc = _exact_truncation(epsilon, delta) if delta > 0 else None
-    with np.errstate(over="ignore"):
-        em1 = float(np.expm1(epsilon))
-    uniform = delta > 0 and em1 < 2.0 * delta  # 1 - q = expm1(eps) / (expm1(eps) + 2 delta) < 1/2
-    half = 1 << (_CELL_BITS - 1)
-    g_out = np.empty(size, dtype=np.int64)
-    j_out = np.empty(size, dtype=np.int64)
-    for i in range(size):
-        for _ in range(_MAX_ROUNDS):
-            if uniform:
-                m = trunc.m_c
-                g = _randbelow(2 * m + 1, gen) - m
-                if not _bernoulli_exp(abs(g) * eps.numerator, eps.denominator, gen):
-                    continue
-            else:
-                g = discrete_laplace_int(eps.denominator, eps.numerator, gen)
-            j = _randbelow(1 << _CELL_BITS, gen)
-            if trunc is not None and abs(g) >= trunc.m_c:
-                if abs(g) > trunc.m_c:
-                    continue
-                # f: distance from the outer edge of the boundary cell, in cells
-                cell = j if g < 0 else (1 << _CELL_BITS) - 1 - j
-                if not trunc.inside(cell, gen):
-                    continue
-            g_out[i], j_out[i] = g, j
-            break
-        else:
-            raise _rejection_cap_error("exact")
-    u = ((j_out - half).astype(float) + 0.5) * 2.0**-_CELL_BITS
-    return g_out, u
 
 
 class tulap_privacy_gen(tulap_gen):
@@ -719,6 +298,18 @@ class tulap_privacy_gen(tulap_gen):
        uniformly most powerful tests for binomial data", NeurIPS 31.
     .. [2] Awan, J. and Dong, J. (2022). "Log-concave and multivariate
        canonical noise distributions for differential privacy", NeurIPS 35.
+
+    Examples
+    --------
+    >>> from invariantdp.distributions import tulap, tulap_from_privacy
+    >>> from invariantdp.distributions.tulap import tulap_privacy
+    >>> x = -2.3
+    >>> b, q = 0.5, 0.2  # epsilon = log 2, q = 0.2: delta = q (1 - b) / (2 b (1 - q))
+    >>> delta = q * (1 - b) / (2 * b * (1 - q))
+    >>> bool(abs(tulap_privacy.cdf(x, 0.6931471805599453, delta) - tulap.cdf(x, b, q)) < 1e-12)
+    True
+    >>> float(tulap_privacy.cdf(0.25, 800.0, 0.0))  # epsilon > 745: uniform on [-1/2, 1/2]
+    0.75
     """
 
     def _shape_info(self):

@@ -9,12 +9,13 @@ from scipy import optimize
 
 from .._validation import InvariantDPError, check_delta, check_epsilon, check_real
 from ..distributions import canonical_noise, tulap, tulap_params
-from ..distributions.tulap import (
-    _logcdf_L,
-    _ppf_L,
-    tulap_gen,
-    tulap_privacy,
-    tulap_privacy_gen,
+from ..distributions.tulap import tulap_gen, tulap_privacy, tulap_privacy_gen
+from ..distributions.tulap_forms import (
+    log_b_power,
+    truncate_logcdf,
+    tulap_cell_logcdf,
+    tulap_logcdf,
+    tulap_ppf,
     tulap_privacy_shapes,
 )
 from ..privacy.tradeoff import TradeoffFunction
@@ -87,7 +88,7 @@ class TestNoise:
 
     Tulap noise (the CND of f_{eps,delta}) is held as ``log_b``, ``q`` and
     ``qc = 1 - q``, the parametrisation of the closed forms in
-    :mod:`invariantdp.distributions.tulap`: ``log_b = -epsilon`` is exact for
+    :mod:`invariantdp.distributions.tulap_forms`: ``log_b = -epsilon`` is exact for
     every epsilon, where ``b`` underflows to 0 (epsilon > ~745) or rounds to 1
     (epsilon < ~1e-16), and ``qc`` keeps its precision when ``q`` rounds to
     1.  ``b`` and ``q`` are kept for display.  Other laws go through their
@@ -123,7 +124,7 @@ class TestNoise:
     def logcdf(self, x):
         x = np.asarray(x, dtype=float)
         if self.is_tulap:
-            return _logcdf_L(x, self.log_b, self.q, self.qc)
+            return tulap_logcdf(x, self.log_b, self.q, self.qc)
         return np.asarray(self.dist.logcdf(x), dtype=float)
 
     def _lattice_parts(self, h: np.ndarray, u: float, sign: float):
@@ -134,18 +135,15 @@ class TestNoise:
         and ``1 - exp(k log b + c')`` on the upper: no rounding per point.
         Returns ``(k, lower_slice, upper_slice, c_left, c_right)``.
         """
-        b = np.exp(self.log_b)
-        one_minus_b = -np.expm1(self.log_b)
         d0 = sign * (float(h[0]) - u)
         k0 = np.round(d0)
         frac = d0 - k0
         k = (h - h[0]).astype(float)
         k *= sign
         k += k0
-        log1p_b = np.log1p(b)
-        with np.errstate(divide="ignore"):  # b = 0: F(-1/2) = 0
-            c_left = np.log(b + (frac + 0.5) * one_minus_b) - log1p_b
-            c_right = np.log(b + (0.5 - frac) * one_minus_b) - log1p_b
+        # log F(frac) and log F(-frac) in the central cell: log(1 - F) of the upper half
+        c_left = tulap_cell_logcdf(frac, self.log_b)
+        c_right = tulap_cell_logcdf(-frac, self.log_b)
         # k is monotone in h, so the lower half (x <= 0) is a prefix or a suffix
         n_low = int(np.count_nonzero((k < 0) | ((k == 0) & (frac <= 0))))
         if sign > 0:
@@ -156,21 +154,12 @@ class TestNoise:
 
     def _k_log_b(self, k: np.ndarray) -> np.ndarray:
         """``|k| log b`` with ``b**0 = 1`` also at ``b = 0``."""
-        with np.errstate(invalid="ignore", over="ignore"):  # -inf below -1.8e308: b**k = 0
-            return np.where(k == 0, 0.0, np.abs(k) * self.log_b)
-
-    def _truncate_log(self, out: np.ndarray) -> np.ndarray:
-        """``log((F - q/2) / (1 - q))`` from ``log F``; exact for ``q <= 1/2``."""
-        q = self.q
-        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            ratio = np.exp(np.log(q) - np.log(2.0) - out)  # q/(2F), no 0 * inf
-            out = out + np.log1p(-np.minimum(ratio, 1.0)) - np.log(self.qc)
-        return np.minimum(out, 0.0)  # the truncated cdf is 1 above the support
+        return log_b_power(np.abs(k), self.log_b)
 
     def logcdf_lattice(self, h: np.ndarray, u: float, sign: float) -> np.ndarray:
         """``log F(sign * (h - u))`` for integers ``h`` (any order for non-Tulap)."""
         if not self.is_tulap or h.size == 0 or self.q > 0.5:
-            # q > 1/2 needs the centred form of the truncated cdf (see tulap.py)
+            # q > 1/2 needs the centred form of the truncated cdf (see tulap_forms.py)
             return self.logcdf(sign * (h - u))
         if h.size > 1 and np.any(np.diff(h) <= 0):
             return self.logcdf(sign * (h - u))
@@ -179,7 +168,11 @@ class TestNoise:
         out[low] = self._k_log_b(k[low]) + c_left
         with np.errstate(divide="ignore"):
             out[high] = np.log1p(-np.exp(np.minimum(self._k_log_b(k[high]) + c_right, 0.0)))
-        return self._truncate_log(out) if self.q > 0 else out
+        if self.q > 0:
+            # the direct form on both halves (q <= 1/2 here); the truncated cdf is 1 above
+            # the support
+            out = np.minimum(truncate_logcdf(out, self.q, self.qc), 0.0)
+        return out
 
     def cdf_lattice(self, h: np.ndarray, u: float, sign: float) -> np.ndarray:
         """``F(sign * (h - u))`` for increasing integers ``h`` (linear scale)."""
@@ -215,7 +208,7 @@ class TestNoise:
 
     def ppf(self, u):
         if self.is_tulap:
-            return _ppf_L(np.asarray(u, dtype=float), self.log_b, self.q, self.qc)
+            return tulap_ppf(np.asarray(u, dtype=float), self.log_b, self.q, self.qc)
         return np.asarray(self.dist.ppf(u), dtype=float)
 
 

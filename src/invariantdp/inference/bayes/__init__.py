@@ -3,34 +3,42 @@
 Import explicitly: ``from invariantdp.inference import bayes``.
 
 Modules: :mod:`.distributions` (mechanism likelihoods as PyMC
-distributions, defined in :mod:`._scalar` and :mod:`._projected`),
+distributions, the law of a release given the confidential value:
+``TulapLikelihood``, ``LaplaceLikelihood``, ``GaussianLikelihood``,
+``DiscreteLaplaceLikelihood``, ``DiscreteGaussianLikelihood`` defined in
+:mod:`._scalar`, ``ProjectedGaussianLikelihood`` in :mod:`._projected`),
 :mod:`.models` (model builders; their shared parts in :mod:`._latent`, and
 :func:`fit` in :mod:`._fit`) and :mod:`.sampler` (the lattice sampler of the
 latent counts).
+
+The likelihood classes were called ``Tulap``, ``Laplace``, ``Gaussian``,
+``DiscreteLaplace``, ``DiscreteGaussian`` and ``ProjectedGaussian`` before
+issue 11; those names still work here with a ``DeprecationWarning``.
 """
 
-from .distributions import (
-    DiscreteGaussian,
-    DiscreteLaplace,
-    Gaussian,
-    Laplace,
-    ProjectedGaussian,
-    Tulap,
-    mechanism_likelihood,
-    release_noise,
+import warnings
+
+from ._projected import ProjectedGaussianLikelihood
+from ._scalar import (
+    DiscreteGaussianLikelihood,
+    DiscreteLaplaceLikelihood,
+    GaussianLikelihood,
+    LaplaceLikelihood,
+    TulapLikelihood,
 )
+from .distributions import mechanism_likelihood, release_noise
 from .models import binomial_model, contingency_table_model, fit, poisson_regression_model
 from .sampler import LatticeMetropolis, LatticeMoves, affine_counts, fibre_point
 
 __all__ = [
-    "DiscreteGaussian",
-    "DiscreteLaplace",
-    "Gaussian",
-    "Laplace",
-    "ProjectedGaussian",
+    "DiscreteGaussianLikelihood",
+    "DiscreteLaplaceLikelihood",
+    "GaussianLikelihood",
+    "LaplaceLikelihood",
     "LatticeMetropolis",
     "LatticeMoves",
-    "Tulap",
+    "ProjectedGaussianLikelihood",
+    "TulapLikelihood",
     "affine_counts",
     "binomial_model",
     "contingency_table_model",
@@ -40,3 +48,28 @@ __all__ = [
     "poisson_regression_model",
     "release_noise",
 ]
+
+#: names before issue 11: the classes are the law of the release given the
+#: confidential value, not the noise law (``distributions.tulap``) or the
+#: mechanism (``mechanisms.tulap``)
+_RENAMED = {
+    "Tulap": "TulapLikelihood",
+    "Laplace": "LaplaceLikelihood",
+    "Gaussian": "GaussianLikelihood",
+    "DiscreteLaplace": "DiscreteLaplaceLikelihood",
+    "DiscreteGaussian": "DiscreteGaussianLikelihood",
+    "ProjectedGaussian": "ProjectedGaussianLikelihood",
+}
+
+
+def __getattr__(name):
+    if name in _RENAMED:
+        new = _RENAMED[name]
+        warnings.warn(
+            f"invariantdp.inference.bayes.{name} is deprecated and will be removed in the next "
+            f"release; use invariantdp.inference.bayes.{new}.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return globals()[new]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

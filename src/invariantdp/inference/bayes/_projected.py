@@ -1,6 +1,7 @@
 r"""Likelihood of the projected Gaussian mechanism as a PyMC distribution.
 
-The degenerate multivariate normal ``mu + Pi_N e`` on the affine space
+:class:`ProjectedGaussianLikelihood` (``ProjectedGaussian`` before issue 11,
+still bound here): the degenerate multivariate normal ``mu + Pi_N e`` on the affine space
 ``mu + ker C`` (Gao, Gong & Yu 2022, Cor. 14; by their Theorem 22 also the
 conditioned Gaussian mechanism), with its log density in null-space
 coordinates; and :func:`_row_basis`, the orthonormal basis of the row space
@@ -10,15 +11,16 @@ of ``C`` that the projected Laplace model of :mod:`.models` integrates over.
 from __future__ import annotations
 
 import numpy as np
-import pymc as pm
 import pytensor.tensor as pt
 
 from ..._validation import InvariantDPError, check_positive
 from ...invariants import Invariants
-from ._scalar import _LOG_2PI, _generator
+from ._scalar import _LOG_2PI, _generator, _Likelihood
+
+__all__ = ["ProjectedGaussianLikelihood"]
 
 
-class ProjectedGaussian:
+class ProjectedGaussianLikelihood(_Likelihood):
     r"""Projected Gaussian mechanism likelihood: ``y = mu + Pi_N e``, ``e ~ N(0, sigma^2 I_n)``.
 
     A degenerate multivariate normal on the affine space ``mu + N``,
@@ -37,12 +39,15 @@ class ProjectedGaussian:
     Parameters
     ----------
     name : str
+        Name of the variable in the model (not given to :meth:`dist`).
     mu : tensor_like, shape (n,)
         The latent confidential vector (flattened in C order).
     sigma : float
         Standard deviation of the unprojected noise.
     invariants : Invariants
         The invariants ``C`` (only the matrix is used).
+    **kwargs
+        Passed to :class:`pymc.CustomDist` (``observed=``, ``dims=``).
 
     References
     ----------
@@ -53,25 +58,24 @@ class ProjectedGaussian:
     --------
     >>> import numpy as np, pymc as pm
     >>> from invariantdp.invariants import totals
-    >>> from invariantdp.inference.bayes import ProjectedGaussian
+    >>> from invariantdp.inference.bayes import ProjectedGaussianLikelihood
     >>> inv = totals([0, 0, 1, 1])
-    >>> d = ProjectedGaussian.dist(np.zeros(4), sigma=1.0, invariants=inv)
+    >>> d = ProjectedGaussianLikelihood.dist(np.zeros(4), sigma=1.0, invariants=inv)
     >>> round(float(pm.logp(d, np.array([1.0, -1.0, 0.5, -0.5])).eval()), 6)
     -3.087877
     """
 
-    def __new__(cls, name, mu, *, sigma, invariants, **kwargs):
-        return pm.CustomDist(name, mu, **cls._custom(sigma, invariants), **kwargs)
-
-    @classmethod
-    def dist(cls, mu, *, sigma, invariants, **kwargs):
-        return pm.CustomDist.dist(mu, **cls._custom(sigma, invariants), **kwargs)
+    _noise_keywords = ("sigma", "invariants")
 
     @staticmethod
-    def _custom(sigma, invariants):
+    def _params(*, sigma, invariants):
         sigma = check_positive("sigma", sigma)
         if not isinstance(invariants, Invariants):
             raise TypeError(f"`invariants` must be an Invariants, got {type(invariants).__name__}.")
+        return sigma, invariants
+
+    @staticmethod
+    def _custom(sigma, invariants):
         n, d = invariants.n_cells, invariants.n_cells - invariants.rank
         if d == 0:
             raise InvariantDPError(
@@ -117,3 +121,7 @@ def _row_basis(QN: np.ndarray) -> np.ndarray:
         return np.zeros((0, n))
     u, _, _ = np.linalg.svd(np.eye(n) - QN @ QN.T)
     return np.ascontiguousarray(u[:, : n - d].T)
+
+
+# the name before issue 11, kept (without a warning) for the modules of this package
+ProjectedGaussian = ProjectedGaussianLikelihood

@@ -1,10 +1,19 @@
 r"""Likelihoods of the scalar additive mechanisms as PyMC distributions.
 
-Tulap, Laplace and Gaussian noise (real releases) and the double geometric
-and discrete Gaussian noise (integer releases), each a thin factory around
-:class:`pymc.CustomDist` with its log density, its log cdf where it has a
-closed form, and a sampler.  Their table and conventions are in
-:mod:`invariantdp.inference.bayes.distributions`, which exports them.
+Each class is the law of a *released value given the confidential one*,
+``y = mu + noise``: Tulap, Laplace and Gaussian noise (real releases) and the
+double geometric and discrete Gaussian noise (integer releases).  Each is a
+thin factory around :class:`pymc.CustomDist` with its log density, its log
+cdf where it has a closed form, and a sampler.  The Tulap log density and
+log cdf are the closed forms of :mod:`invariantdp.distributions.tulap_forms`
+built in PyTensor, the same functions the scipy law evaluates in numpy.
+Their table and conventions are in
+:mod:`invariantdp.inference.bayes.distributions`, which maps a release to
+them.
+
+The names before issue 11 (``Tulap``, ``Laplace``, ``Gaussian``,
+``DiscreteLaplace``, ``DiscreteGaussian``) stay bound here to the same
+classes; :mod:`invariantdp.inference.bayes` warns when they are used.
 """
 
 from __future__ import annotations
@@ -16,14 +25,24 @@ import pytensor.tensor as pt
 from ..._rng import as_generator
 from ..._validation import InvariantDPError, check_positive, check_real
 from ...distributions import tulap
+from ...distributions.discrete import discrete_gaussian, draw_discrete_laplace
+from ...distributions.tulap_forms import tulap_bounds, tulap_logcdf, tulap_logpdf
+
+__all__ = [
+    "DiscreteGaussianLikelihood",
+    "DiscreteLaplaceLikelihood",
+    "GaussianLikelihood",
+    "LaplaceLikelihood",
+    "TulapLikelihood",
+]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
 
 def _check_b_q(b, q):
     b = check_real("b", b)
-    if not 0.0 < b < 1.0:
-        raise InvariantDPError(f"`b` ({b}) must be in (0, 1).")
+    if not 0.0 <= b < 1.0:
+        raise InvariantDPError(f"`b` ({b}) must be in [0, 1).")
     q = check_real("q", q)
     if not 0.0 <= q < 1.0:
         raise InvariantDPError(f"`q` ({q}) must be in [0, 1).")
@@ -35,28 +54,65 @@ def _generator(rng):
     return as_generator(rng) if not isinstance(rng, np.random.Generator) else rng
 
 
+def _shifted(mu, size, noise, dtype=None):
+    """``mu + noise(shape)``: ``shape`` is ``mu``'s, or ``size`` when PyMC gives one."""
+    mu = np.asarray(mu, dtype=dtype)
+    shape = mu.shape if size is None else tuple(np.atleast_1d(size))
+    return mu + noise(shape)
+
+
+class _Likelihood:
+    """A factory of :class:`pymc.CustomDist`: the law of ``y`` given ``mu``.
+
+    Calling the class inside a model creates a random variable (usually the
+    observed release); ``.dist(...)`` an unnamed distribution.  The keyword
+    arguments named in ``_noise_keywords`` are the noise parameters, checked
+    by ``_params`` before any graph is built (by default: one positive
+    number); the others go to :class:`pymc.CustomDist`.  ``_custom`` takes
+    what ``_params`` returns and gives the ``logp``/``logcdf``/``random``
+    functions.
+    """
+
+    _noise_keywords: tuple[str, ...] = ("scale",)
+
+    def __new__(cls, name, mu, **kwargs):
+        return pm.CustomDist(name, mu, **cls._custom_kwargs(kwargs))
+
+    @classmethod
+    def dist(cls, mu, **kwargs):
+        """The unnamed distribution, for :func:`pymc.logp` and :func:`pymc.draw`."""
+        return pm.CustomDist.dist(mu, **cls._custom_kwargs(kwargs))
+
+    @classmethod
+    def _custom_kwargs(cls, kwargs):
+        noise = {k: kwargs.pop(k) for k in cls._noise_keywords if k in kwargs}
+        return {**cls._custom(*cls._params(**noise)), **kwargs}
+
+    @classmethod
+    def _params(cls, **noise):
+        (name,) = cls._noise_keywords
+        if name not in noise:
+            raise TypeError(f"{cls.__name__} needs the keyword argument `{name}`.")
+        return (check_positive(name, noise[name]),)
+
+
 # ---------------------------------------------------------------------------
 # Tulap
 # ---------------------------------------------------------------------------
 
 
-def _tulap_lower_logcdf0(x, b):
-    """log F0(x) for x <= 0 (untruncated, median 0); DESIGN.md closed form."""
-    k = pt.round(x, mode="half_to_even")
-    return -k * np.log(b) - np.log1p(b) + pt.log(b + (x - k + 0.5) * (1.0 - b))
-
-
-class Tulap:
+class TulapLikelihood(_Likelihood):
     r"""Tulap mechanism likelihood: ``y = mu + scale * N``, ``N ~ Tulap(0, b, q)``.
 
     Parameters
     ----------
     name : str
-        Name of the variable in the model.
+        Name of the variable in the model (not given to :meth:`dist`).
     mu : tensor_like
         Location (the latent confidential value, e.g. a count).
     b : float
-        ``exp(-epsilon)``, in (0, 1).
+        ``exp(-epsilon)``, in [0, 1); ``b = 0`` is the limit epsilon -> inf,
+        the uniform law on ``[-1/2, 1/2]``.
     q : float, optional
         Truncation mass ``2 delta b / (1 - b + 2 delta b)``, in [0, 1).
     scale : float, optional
@@ -67,8 +123,11 @@ class Tulap:
     Notes
     -----
     Density ``(1-b)/(1+b) b^{|[z]|} / ((1-q) scale)`` with ``z = (y - mu)/scale``
-    on the central ``1 - q`` interval of the untruncated law (``-inf`` outside);
-    logcdf from the closed form of Awan & Slavkovic (2018) given in DESIGN.md.
+    on the support of the law (``-inf`` outside), and the log cdf of Awan &
+    Slavkovic (2018), both evaluated in ``log b`` by
+    :func:`~invariantdp.distributions.tulap_forms.tulap_logpdf` and
+    :func:`~invariantdp.distributions.tulap_forms.tulap_logcdf` with
+    ``xp=pytensor.tensor``.
 
     References
     ----------
@@ -78,52 +137,43 @@ class Tulap:
     Examples
     --------
     >>> import pymc as pm
-    >>> from invariantdp.inference.bayes import Tulap
+    >>> from invariantdp.inference.bayes import TulapLikelihood
     >>> from invariantdp.distributions import tulap
-    >>> d = Tulap.dist(3.0, b=0.5, q=0.1)
+    >>> d = TulapLikelihood.dist(3.0, b=0.5, q=0.1)
     >>> bool(abs(pm.logp(d, 4.2).eval() - tulap.logpdf(4.2, 0.5, 0.1, loc=3.0)) < 1e-12)
     True
     """
 
-    def __new__(cls, name, mu, *, b, q=0.0, scale=1.0, **kwargs):
-        b, q, scale = cls._params(b, q, scale)
-        return pm.CustomDist(name, mu, **cls._custom(b, q, scale), **kwargs)
-
-    @classmethod
-    def dist(cls, mu, *, b, q=0.0, scale=1.0, **kwargs):
-        b, q, scale = cls._params(b, q, scale)
-        return pm.CustomDist.dist(mu, **cls._custom(b, q, scale), **kwargs)
+    _noise_keywords = ("b", "q", "scale")
 
     @staticmethod
-    def _params(b, q, scale):
+    def _params(*, b, q=0.0, scale=1.0):
         b, q = _check_b_q(b, q)
         return b, q, check_positive("scale", scale)
 
     @staticmethod
     def _custom(b, q, scale):
-        lo, hi = (float(v) for v in tulap.support(b, q))
-        const = float(np.log1p(-b) - np.log1p(b) - np.log1p(-q) - np.log(scale))
+        with np.errstate(divide="ignore"):  # b = 0: log b = -inf, the uniform limit
+            log_b = float(np.log(b))
+        qc = 1.0 - q
+        lo, hi = (float(v) for v in tulap_bounds(log_b, q, qc))
+        log_scale = float(np.log(scale))
 
         def logp(value, mu, **_):
             z = (value - mu) / scale
-            out = np.log(b) * pt.abs(pt.round(z, mode="half_to_even")) + const
-            if q > 0:
+            out = tulap_logpdf(z, log_b, qc, xp=pt) - log_scale
+            if np.isfinite(hi):  # truncated (q > 0) or uniform (b = 0): a bounded support
                 out = pt.switch((z >= lo) & (z <= hi), out, -np.inf)
             return out
 
         def logcdf(value, mu, **_):
-            z = (value - mu) / scale
-            low = _tulap_lower_logcdf0(-pt.abs(z), b)
-            logf = pt.switch(z <= 0, low, pt.log1p(-pt.exp(low)))
-            if q > 0:
-                ratio = pt.minimum((q / 2.0) * pt.exp(-logf), 1.0)
-                logf = pt.minimum(logf + pt.log1p(-ratio) - np.log1p(-q), 0.0)
-            return logf
+            return tulap_logcdf((value - mu) / scale, log_b, q, qc, xp=pt)
 
         def random(mu, rng=None, size=None):
-            mu = np.asarray(mu, dtype=float)
-            shape = mu.shape if size is None else tuple(np.atleast_1d(size))
-            return mu + scale * tulap.rvs(b, q, size=shape, random_state=_generator(rng))
+            gen = _generator(rng)
+            return _shifted(
+                mu, size, lambda s: scale * tulap.rvs(b, q, size=s, random_state=gen), float
+            )
 
         return {"logp": logp, "logcdf": logcdf, "random": random, "dtype": "floatX"}
 
@@ -133,7 +183,7 @@ class Tulap:
 # ---------------------------------------------------------------------------
 
 
-class Laplace:
+class LaplaceLikelihood(_Likelihood):
     r"""Laplace mechanism likelihood: ``y = mu + e``, ``e ~ Laplace(0, scale)``.
 
     ``scale = sensitivity / epsilon`` (Dwork et al. 2006; Gong & Meng,
@@ -142,24 +192,31 @@ class Laplace:
     (the normaliser of the conditional law does not depend on ``mu`` when
     ``mu`` satisfies the invariants; Gong & Meng, Section 2.3).
 
+    Parameters
+    ----------
+    name : str
+        Name of the variable in the model (not given to :meth:`dist`).
+    mu : tensor_like
+        The latent confidential value.
+    scale : float
+        ``sensitivity / epsilon``, > 0.
+    **kwargs
+        Passed to :class:`pymc.CustomDist`.
+
+    References
+    ----------
+    Dwork, McSherry, Nissim & Smith (2006); Gong & Meng, "Congenial
+    differential privacy under mandated disclosure", Definition 1.1.
+
     Examples
     --------
     >>> import pymc as pm
     >>> from scipy import stats
-    >>> from invariantdp.inference.bayes import Laplace
-    >>> v = pm.logp(Laplace.dist(1.0, scale=2.0), 0.3).eval()
+    >>> from invariantdp.inference.bayes import LaplaceLikelihood
+    >>> v = pm.logp(LaplaceLikelihood.dist(1.0, scale=2.0), 0.3).eval()
     >>> bool(abs(v - stats.laplace.logpdf(0.3, 1.0, 2.0)) < 1e-12)
     True
     """
-
-    def __new__(cls, name, mu, *, scale, **kwargs):
-        scale = check_positive("scale", scale)
-        return pm.CustomDist(name, mu, **cls._custom(scale), **kwargs)
-
-    @classmethod
-    def dist(cls, mu, *, scale, **kwargs):
-        scale = check_positive("scale", scale)
-        return pm.CustomDist.dist(mu, **cls._custom(scale), **kwargs)
 
     @staticmethod
     def _custom(scale):
@@ -173,37 +230,45 @@ class Laplace:
             return pt.switch(z < 0, np.log(0.5) + z, pt.log1p(-0.5 * pt.exp(-pt.maximum(z, 0.0))))
 
         def random(mu, rng=None, size=None):
-            mu = np.asarray(mu, dtype=float)
-            shape = mu.shape if size is None else tuple(np.atleast_1d(size))
-            return mu + _generator(rng).laplace(0.0, scale, size=shape)
+            gen = _generator(rng)
+            return _shifted(mu, size, lambda s: gen.laplace(0.0, scale, size=s), float)
 
         return {"logp": logp, "logcdf": logcdf, "random": random, "dtype": "floatX"}
 
 
-class Gaussian:
+class GaussianLikelihood(_Likelihood):
     r"""Gaussian mechanism likelihood: ``y = mu + e``, ``e ~ N(0, sigma^2)``.
 
     ``sigma = sensitivity / mu_GDP`` (Dong, Roth & Su 2022) or calibrated from
     ``(epsilon, delta)`` (Balle & Wang 2018); the release records ``sigma``.
 
+    Parameters
+    ----------
+    name : str
+        Name of the variable in the model (not given to :meth:`dist`).
+    mu : tensor_like
+        The latent confidential value.
+    sigma : float
+        Standard deviation of the noise, > 0.
+    **kwargs
+        Passed to :class:`pymc.CustomDist`.
+
+    References
+    ----------
+    Dong, Roth & Su (2022), "Gaussian differential privacy", Theorem 2.7;
+    Balle & Wang (2018), Theorem 8.
+
     Examples
     --------
     >>> import pymc as pm
     >>> from scipy import stats
-    >>> from invariantdp.inference.bayes import Gaussian
-    >>> v = pm.logp(Gaussian.dist(1.0, sigma=2.0), 0.3).eval()
+    >>> from invariantdp.inference.bayes import GaussianLikelihood
+    >>> v = pm.logp(GaussianLikelihood.dist(1.0, sigma=2.0), 0.3).eval()
     >>> bool(abs(v - stats.norm.logpdf(0.3, 1.0, 2.0)) < 1e-12)
     True
     """
 
-    def __new__(cls, name, mu, *, sigma, **kwargs):
-        sigma = check_positive("sigma", sigma)
-        return pm.CustomDist(name, mu, **cls._custom(sigma), **kwargs)
-
-    @classmethod
-    def dist(cls, mu, *, sigma, **kwargs):
-        sigma = check_positive("sigma", sigma)
-        return pm.CustomDist.dist(mu, **cls._custom(sigma), **kwargs)
+    _noise_keywords = ("sigma",)
 
     @staticmethod
     def _custom(sigma):
@@ -220,9 +285,8 @@ class Gaussian:
             return pt.switch(z < -1.0, tail, body)
 
         def random(mu, rng=None, size=None):
-            mu = np.asarray(mu, dtype=float)
-            shape = mu.shape if size is None else tuple(np.atleast_1d(size))
-            return mu + sigma * _generator(rng).standard_normal(shape)
+            gen = _generator(rng)
+            return _shifted(mu, size, lambda s: sigma * gen.standard_normal(s), float)
 
         return {"logp": logp, "logcdf": logcdf, "random": random, "dtype": "floatX"}
 
@@ -232,7 +296,7 @@ class Gaussian:
 # ---------------------------------------------------------------------------
 
 
-class DiscreteLaplace:
+class DiscreteLaplaceLikelihood(_Likelihood):
     r"""Double geometric mechanism likelihood: ``y = mu + k``, ``P(k) = tanh(1/2t) e^{-|k|/t}``.
 
     ``t = sensitivity / epsilon``; ``a = exp(-1/t)`` in Gong & Meng, Eq. (1.3).
@@ -242,24 +306,31 @@ class DiscreteLaplace:
     likelihood, up to a constant, of the congenial double geometric release
     conditioned on equality invariants (Gong & Meng, Section 3).
 
+    Parameters
+    ----------
+    name : str
+        Name of the variable in the model (not given to :meth:`dist`).
+    mu : tensor_like
+        The latent confidential count.
+    scale : float
+        ``t = sensitivity / epsilon``, > 0.
+    **kwargs
+        Passed to :class:`pymc.CustomDist`.
+
+    References
+    ----------
+    Gong & Meng, "Congenial differential privacy under mandated disclosure",
+    Eq. (1.3); Canonne, Kamath & Steinke (2020), ``Lap_Z(t)``.
+
     Examples
     --------
     >>> import pymc as pm
     >>> from invariantdp.distributions.discrete import discrete_laplace
-    >>> from invariantdp.inference.bayes import DiscreteLaplace
-    >>> v = pm.logp(DiscreteLaplace.dist(4, scale=2.0), 7).eval()
+    >>> from invariantdp.inference.bayes import DiscreteLaplaceLikelihood
+    >>> v = pm.logp(DiscreteLaplaceLikelihood.dist(4, scale=2.0), 7).eval()
     >>> bool(abs(v - discrete_laplace.logpmf(3, 2.0)) < 1e-12)
     True
     """
-
-    def __new__(cls, name, mu, *, scale, **kwargs):
-        scale = check_positive("scale", scale)
-        return pm.CustomDist(name, mu, **cls._custom(scale), **kwargs)
-
-    @classmethod
-    def dist(cls, mu, *, scale, **kwargs):
-        scale = check_positive("scale", scale)
-        return pm.CustomDist.dist(mu, **cls._custom(scale), **kwargs)
 
     @staticmethod
     def _custom(t):
@@ -276,53 +347,69 @@ class DiscreteLaplace:
             return pt.switch(k < 0, low, high)
 
         def random(mu, rng=None, size=None):
-            mu = np.asarray(mu)
-            shape = mu.shape if size is None else tuple(np.atleast_1d(size))
             gen = _generator(rng)
-            p = -np.expm1(-1.0 / t)
-            return mu + gen.geometric(p, size=shape) - gen.geometric(p, size=shape)
+            return _shifted(mu, size, lambda s: draw_discrete_laplace(gen, t, s))
 
         return {"logp": logp, "logcdf": logcdf, "random": random, "dtype": "int64"}
 
 
-class DiscreteGaussian:
+class DiscreteGaussianLikelihood(_Likelihood):
     r"""Discrete Gaussian mechanism likelihood: ``P(y = mu + k) ∝ exp(-k^2 / (2 sigma^2))``.
 
-    Canonne, Kamath & Steinke (2020), Definition 1; the normaliser is computed
-    once (it does not depend on ``mu``).  Integer ``mu``.
+    The normaliser is computed once (it does not depend on ``mu``).  Integer
+    ``mu``.
+
+    Parameters
+    ----------
+    name : str
+        Name of the variable in the model (not given to :meth:`dist`).
+    mu : tensor_like
+        The latent confidential count.
+    sigma : float
+        The scale parameter of ``N_Z(0, sigma^2)``, > 0.
+    **kwargs
+        Passed to :class:`pymc.CustomDist`.
+
+    References
+    ----------
+    Canonne, Kamath & Steinke (2020), "The discrete Gaussian for differential
+    privacy", Definition 1.
 
     Examples
     --------
     >>> import pymc as pm
     >>> from invariantdp.distributions.discrete import discrete_gaussian
-    >>> from invariantdp.inference.bayes import DiscreteGaussian
-    >>> v = pm.logp(DiscreteGaussian.dist(4, sigma=1.5), 6).eval()
+    >>> from invariantdp.inference.bayes import DiscreteGaussianLikelihood
+    >>> v = pm.logp(DiscreteGaussianLikelihood.dist(4, sigma=1.5), 6).eval()
     >>> bool(abs(v - discrete_gaussian.logpmf(2, 1.5)) < 1e-12)
     True
     """
 
-    def __new__(cls, name, mu, *, sigma, **kwargs):
-        sigma = check_positive("sigma", sigma)
-        return pm.CustomDist(name, mu, **cls._custom(sigma), **kwargs)
-
-    @classmethod
-    def dist(cls, mu, *, sigma, **kwargs):
-        sigma = check_positive("sigma", sigma)
-        return pm.CustomDist.dist(mu, **cls._custom(sigma), **kwargs)
+    _noise_keywords = ("sigma",)
 
     @staticmethod
     def _custom(sigma):
-        from ...distributions.discrete import discrete_gaussian
-
         log_z = -float(discrete_gaussian.logpmf(0, sigma))
 
         def logp(value, mu, **_):
             return -((value - mu) ** 2) / (2.0 * sigma**2) - log_z
 
         def random(mu, rng=None, size=None):
-            mu = np.asarray(mu)
-            shape = mu.shape if size is None else tuple(np.atleast_1d(size))
-            k = discrete_gaussian.rvs(sigma, size=shape, random_state=_generator(rng))
-            return mu + np.asarray(k, dtype=np.int64)
+            gen = _generator(rng)
+            return _shifted(
+                mu,
+                size,
+                lambda s: np.asarray(
+                    discrete_gaussian.rvs(sigma, size=s, random_state=gen), dtype=np.int64
+                ),
+            )
 
         return {"logp": logp, "random": random, "dtype": "int64"}
+
+
+# the names before issue 11, kept (without a warning) for the modules of this package
+Tulap = TulapLikelihood
+Laplace = LaplaceLikelihood
+Gaussian = GaussianLikelihood
+DiscreteLaplace = DiscreteLaplaceLikelihood
+DiscreteGaussian = DiscreteGaussianLikelihood

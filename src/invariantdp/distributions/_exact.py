@@ -1,0 +1,484 @@
+r"""Exact samplers for releases: uniform integers and exact arithmetic only.
+
+No floating point decides any draw here, so with a
+:class:`~invariantdp.secure.SecureGenerator` (integers from :mod:`secrets`)
+the output is fit for a production release; with a seed or a numpy
+``Generator`` the same algorithms are reproducible, for testing them.
+
+* :func:`sample_discrete_laplace_exact`, :func:`discrete_laplace_int`: the
+  discrete Laplace ``Lap_Z(t)`` by Canonne, Kamath & Steinke (2020),
+  Algorithm 2, with their Algorithm 1 for ``Bernoulli(exp(-gamma))``;
+* :func:`sample_discrete_gaussian_exact`, :func:`discrete_gaussian_int`: the
+  discrete Gaussian ``N_Z(0, sigma^2)`` by their Algorithm 3;
+* :func:`draw_tulap_exact`: ``Tulap(0, exp(-epsilon), q(epsilon, delta))``
+  as an integer part and one of ``2**53`` cells of the uniform part, with the
+  truncation decided in interval arithmetic (:class:`_ExactTruncation`).
+
+The public names are re-exported by :mod:`.discrete` and :mod:`.tulap`, the
+modules of the laws they sample.
+
+References
+----------
+.. [1] Canonne, C. L., Kamath, G. and Steinke, T. (2020). "The discrete
+   Gaussian for differential privacy", NeurIPS 33, Algorithms 1-3.
+.. [2] Awan, J. and Slavkovic, A. (2018). "Differentially private uniformly
+   most powerful tests for binomial data", NeurIPS 31, Definition 4.1.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
+from fractions import Fraction
+
+import numpy as np
+
+from .._rng import as_generator
+from .._validation import InvariantDPError, check_positive, check_positive_int, format_value
+
+__all__ = [
+    "discrete_gaussian_int",
+    "discrete_laplace_int",
+    "draw_tulap_exact",
+    "sample_discrete_gaussian_exact",
+    "sample_discrete_laplace_exact",
+]
+
+#: a hard cap on the trials of every rejection loop: each loop here accepts
+#: with probability above 1/6, so hitting it means broken parameters, not bad luck
+_MAX_TRIALS = 10_000
+
+
+def _too_many_trials(what: str):
+    return InvariantDPError(
+        f"the exact {what} sampler rejected {_MAX_TRIALS} proposals in a row (probability "
+        "below 1e-1000 for supported parameters): its parameters are outside the supported "
+        "range."
+    )
+
+
+def _randbelow(n: int, gen) -> int:
+    """Uniform integer in ``[0, n)`` for an arbitrary positive Python int ``n``.
+
+    ``gen`` is a :class:`~invariantdp.secure.SecureGenerator` (its
+    ``randbelow``, from :mod:`secrets`) or, for reproducible tests of the
+    exact algorithms, a ``numpy.random.Generator``.
+    """
+    if not isinstance(gen, np.random.Generator):
+        return gen.randbelow(n)
+    if n < 2**62:
+        return int(gen.integers(0, n))
+    k = n.bit_length()
+    words = (k + 61) // 62
+    for _ in range(_MAX_TRIALS):  # accepts with probability > 1/2
+        x = 0
+        for _ in range(words):
+            x = (x << 62) | int(gen.integers(0, 2**62))
+        x >>= words * 62 - k
+        if x < n:
+            return x
+    raise _too_many_trials("uniform integer")
+
+
+def _bernoulli_exp_unit(num: int, den: int, gen) -> bool:
+    """``Bernoulli(exp(-num/den))`` for ``0 <= num <= den`` (CKS Algorithm 1, gamma <= 1).
+
+    Draws ``Bernoulli(gamma / k)`` for ``k = 1, 2, ...`` until the first
+    failure and returns whether it came at an odd ``k``:
+    ``P = sum_k (-1)^(k-1) gamma^(k-1)/(k-1)! ... = exp(-gamma)``.  The loop
+    ends after ``k`` steps with probability ``gamma^k / k!``.
+    """
+    k = 1
+    while _randbelow(den * k, gen) < num:
+        k += 1
+    return k % 2 == 1
+
+
+def _bernoulli_exp(num: int, den: int, gen) -> bool:
+    """``Bernoulli(exp(-num/den))`` for integers ``num >= 0``, ``den > 0`` (CKS Algorithm 1).
+
+    ``exp(-gamma) = exp(-1)^floor(gamma) exp(-(gamma - floor(gamma)))``: the
+    loop over the whole part stops at the first failure (expected length
+    below ``e / (e - 1)``), so large ``gamma`` costs nothing.
+    """
+    whole, rest = divmod(num, den)
+    for _ in range(whole):
+        if not _bernoulli_exp_unit(1, 1, gen):
+            return False
+    return _bernoulli_exp_unit(rest, den, gen)
+
+
+def discrete_laplace_int(t: int, s: int, gen) -> int:
+    """One draw of ``Lap_Z(t / s)`` for positive integers ``t, s`` (CKS Algorithm 2).
+
+    ``U`` uniform on ``{0, ..., t-1}`` kept with probability ``exp(-U/t)``
+    and ``V`` geometric with ``P(V >= v) = exp(-v)`` make ``U + t V``
+    geometric with ``P(X = x) ∝ exp(-x/t)``; ``Y = floor(X / s)`` is then
+    geometric with ratio ``exp(-s/t)``, and a random sign (rejecting ``-0``)
+    gives the two-sided law.  Each trial succeeds with probability above
+    ``(1 - 1/e) / 2``.
+    """
+    for _ in range(_MAX_TRIALS):
+        u = _randbelow(t, gen)
+        if not _bernoulli_exp(u, t, gen):
+            continue
+        v = 0
+        while _bernoulli_exp_unit(1, 1, gen):
+            v += 1
+        y = (u + t * v) // s
+        negative = _randbelow(2, gen) == 1
+        if negative and y == 0:
+            continue
+        return -y if negative else y
+    raise _too_many_trials("discrete Laplace")
+
+
+def discrete_gaussian_int(num: int, den: int, gen) -> int:
+    """One draw of ``N_Z(0, sigma^2)`` with ``sigma^2 = num / den`` (CKS Algorithm 3).
+
+    Proposal ``Y ~ Lap_Z(t)`` with ``t = floor(sigma) + 1``, accepted with
+    probability ``exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2))``; in integers,
+    ``gamma = (|Y| t den - num)^2 / (2 t^2 den num)``.  The acceptance rate
+    is above 0.4 for every ``sigma`` (CKS Sec. 5.3; about 0.76 for large ``sigma``).
+    """
+    t = math.isqrt(num // den) + 1  # floor(sqrt(x)) = floor(sqrt(floor(x)))
+    two_t2_den_num = 2 * t * t * den * num
+    for _ in range(_MAX_TRIALS):
+        y = discrete_laplace_int(t, 1, gen)
+        a = abs(y) * t * den - num
+        if _bernoulli_exp(a * a, two_t2_den_num, gen):
+            return y
+    raise _too_many_trials("discrete Gaussian")
+
+
+def _exact_source(rng):
+    from ..secure import SecureGenerator
+
+    return rng if isinstance(rng, SecureGenerator) else as_generator(rng)
+
+
+def _as_fraction(name: str, value) -> Fraction:
+    if isinstance(value, Fraction):
+        if value <= 0:
+            raise InvariantDPError(f"`{name}` ({value}) must be > 0.")
+        return value
+    if isinstance(value, int | np.integer) and not isinstance(value, bool):
+        if value <= 0:
+            raise InvariantDPError(f"`{name}` ({value}) must be > 0.")
+        return Fraction(int(value))
+    return Fraction(check_positive(name, value))
+
+
+def _exact_draws(draw, name: str, value, bits: int, size, rng):
+    """``size`` draws ``draw(num, den, gen)`` for the exact rational ``value = num / den``.
+
+    All arguments are checked before any draw: ``0 < value <= 2**bits`` (so
+    that int64 draws stay exact) and ``size``.  ``size=None`` gives one int.
+    """
+    exact = _as_fraction(name, value)
+    if exact > 2**bits:
+        raise InvariantDPError(
+            f"`{name}` ({format_value(value)}) must be <= 2**{bits}: int64 draws of a larger "
+            f"scale would not be exact (|X| >= 2**62 with probability > 1e-27)."
+        )
+    m = 1 if size is None else check_positive_int("size", size, minimum=0)
+    gen = _exact_source(rng)
+    num, den = exact.numerator, exact.denominator
+    out = np.array([draw(num, den, gen) for _ in range(m)], dtype=np.int64)
+    return int(out[0]) if size is None else out
+
+
+def sample_discrete_laplace_exact(scale, size=None, rng=None):
+    r"""Exact draws from the discrete Laplace :math:`\mathrm{Lap}_{\mathbb Z}(t)`.
+
+    :math:`P(X = k) \propto e^{-|k|/t}`, sampled by Canonne, Kamath & Steinke
+    (2020), Algorithm 2 (with Algorithm 1 for Bernoulli(exp(-gamma))), in
+    exact integer arithmetic with uniform integers only: ``scale`` is taken
+    as the exact rational value of the float (or ``Fraction``) given.  With
+    ``rng=SecureGenerator()`` (:mod:`invariantdp.secure`) every integer comes
+    from :mod:`secrets`, which makes the draw fit for a production release;
+    with a seed or numpy generator the same algorithm is reproducible (for
+    testing it), not secure.
+
+    Parameters
+    ----------
+    scale : float, int or Fraction
+        :math:`0 < t \le 2^{56}`, e.g. ``Fraction(sensitivity) / Fraction(epsilon)``.
+    size : int, optional
+        Number of draws (``None`` for one integer).
+    rng : None, int, SeedSequence, numpy.random.Generator or SecureGenerator
+
+    Returns
+    -------
+    int or numpy.ndarray of int64
+        One draw for ``size=None``, else ``size`` draws.
+
+    References
+    ----------
+    Canonne, Kamath & Steinke (2020), Algorithms 1-2.
+
+    Examples
+    --------
+    >>> from invariantdp.distributions import sample_discrete_laplace_exact
+    >>> sample_discrete_laplace_exact(2.5, size=4, rng=0).dtype
+    dtype('int64')
+    """
+    return _exact_draws(discrete_laplace_int, "scale", scale, 56, size, rng)
+
+
+def sample_discrete_gaussian_exact(sigma2, size=None, rng=None):
+    r"""Exact draws from :math:`N_{\mathbb Z}(0, \sigma^2)` in integer arithmetic.
+
+    Implements Canonne, Kamath & Steinke (2020), Algorithms 1-3 with uniform
+    integers and exact integer arithmetic only: the output law is exactly
+    the discrete Gaussian with variance parameter ``sigma2`` (taken as the
+    exact rational value of the float or ``Fraction`` given).  About five
+    times slower per draw than the vectorised ``discrete_gaussian.rvs``,
+    which evaluates the same acceptance probability in double precision.
+
+    Parameters
+    ----------
+    sigma2 : float, int or Fraction
+        :math:`0 < \sigma^2 \le 2^{104}`.
+    size : int, optional
+        Number of draws (``None`` for one integer).
+    rng : None, int, SeedSequence, numpy.random.Generator or SecureGenerator
+        With :class:`~invariantdp.secure.SecureGenerator` the draws come from
+        :mod:`secrets` (for production releases).
+
+    Returns
+    -------
+    int or numpy.ndarray of int64
+        One draw for ``size=None``, else ``size`` draws.
+
+    References
+    ----------
+    Canonne, Kamath & Steinke (2020), Definition 1 and Algorithms 1-3.
+
+    Examples
+    --------
+    >>> from invariantdp.distributions import sample_discrete_gaussian_exact
+    >>> sample_discrete_gaussian_exact(4, size=5, rng=1).dtype
+    dtype('int64')
+    """
+    return _exact_draws(discrete_gaussian_int, "sigma2", sigma2, 104, size, rng)
+
+
+# ---------------------------------------------------------------------------
+# Tulap (Awan & Slavkovic 2018, Def. 4.1) for releases made with secure=True
+# ---------------------------------------------------------------------------
+
+#: the uniform part is the centre of one of 2**53 cells of width 2**-53 tiling (-1/2, 1/2)
+_CELL_BITS = 53
+
+
+def _exp_neg_bounds(x: Fraction, digits: int) -> tuple[Fraction, Fraction]:
+    """Rational bounds ``lo <= exp(-x) <= hi`` for a rational ``x >= 0``.
+
+    The argument is rounded outwards to ``digits + 10`` significant digits
+    and the exponential evaluated by :mod:`decimal` at ``digits`` digits,
+    which is correctly rounded; the bounds allow 100 units in the last place
+    on top.
+    """
+    if x > 10_000:  # exp(-x) < 10**-4342: far below anything compared with it
+        return Fraction(0), Fraction(1, 10**4000)
+    num, den = Decimal(-x.numerator), Decimal(x.denominator)
+    # -x rounded down and up (operands of decimal operations are used exactly)
+    arg_lo = Context(prec=digits + 10, rounding=ROUND_FLOOR).divide(num, den)
+    arg_hi = Context(prec=digits + 10, rounding=ROUND_CEILING).divide(num, den)
+    ctx = Context(prec=digits, Emin=-(10**6), Emax=10**6)
+    slack = 1 + Fraction(1, 10 ** (digits - 3))
+    lo = Fraction(ctx.exp(arg_lo)) / slack
+    hi = Fraction(ctx.exp(arg_hi)) * slack
+    return lo, min(hi, Fraction(1))
+
+
+def _imul(a, b):
+    p = (a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1])
+    return min(p), max(p)
+
+
+def _idiv_pos(a, d):
+    """``a / d`` for an interval ``d`` of positive numbers."""
+    return _imul(a, (1 / d[1], 1 / d[0]))
+
+
+class _ExactTruncation:
+    r"""The truncation of ``Tulap(0, exp(-epsilon), q)`` decided in exact arithmetic.
+
+    With ``b = exp(-epsilon)`` the real number (``epsilon``, ``delta`` the
+    exact rationals of the doubles given), ``q = 2 delta b / (1 - b + 2 delta b)``
+    and the untruncated cdf at the outer edge of cell ``|[z]| = m`` equal to
+    ``b**(m+1) / (1 + b)``, the cell is entirely inside the central ``1 - q``
+    mass iff ``r(m) = b**m (1 - b + 2 delta b) - delta (1 + b) >= 0``.
+    ``r`` decreases in ``m`` and ``r(0) = (1 - delta)(1 - b) > 0``, so the
+    boundary cell is ``m_c = min{m : r(m) < 0} >= 1``.  In it, at distance
+    ``f`` in [0, 1) from its outer edge, a point is inside iff ``f >= f_c``
+    with ``f_c = (delta (1 + b) / (b**(m_c-1) (1 - b + 2 delta b)) - b) / (1 - b)``.
+
+    ``r(m)`` and ``f_c`` are evaluated in interval arithmetic on rational
+    bounds of ``b**m`` (:func:`_exp_neg_bounds`), at increasing precision
+    until decided.  Neither is ever exactly 0 at a dyadic ``f``: that would
+    make ``b``, a transcendental number (Lindemann), a root of a nonzero
+    polynomial with rational coefficients (constant term ``-delta``).
+    """
+
+    def __init__(self, epsilon: float, delta: float):
+        self.eps = Fraction(epsilon)
+        self.delta = Fraction(delta)
+        # float estimate: r(m) < 0 iff m > A / epsilon - 1 with A = log(2 / (q (1 + b)))
+        # = log1p(tanh(epsilon / 2) + expm1(epsilon) / (delta (1 + b))), so m_c ~ A / epsilon
+        with np.errstate(over="ignore"):
+            ratio = np.expm1(epsilon) / (delta * (1.0 + math.exp(-epsilon)))
+        est = math.log1p(math.tanh(epsilon / 2) + float(ratio)) / epsilon
+        self.digits0 = 40 + max(0, math.ceil(-math.log10(epsilon)))
+        self.m_c = self._find_boundary(int(est) if math.isfinite(est) and est < 2**60 else 1)
+        self._fc = {}
+
+    def _b_bounds(self, m: int, digits: int):
+        return _exp_neg_bounds(m * self.eps, digits)
+
+    def _c_bounds(self, b):
+        """``1 - b + 2 delta b = 1 - (1 - 2 delta) b`` over the interval ``b``."""
+        ends = (1 - b[0] * (1 - 2 * self.delta), 1 - b[1] * (1 - 2 * self.delta))
+        return min(ends), max(ends)
+
+    def _r_sign(self, m: int) -> int:
+        """Sign of ``r(m)``, at increasing precision until decided."""
+        d = self.delta
+        for level in range(8):
+            digits = self.digits0 << level
+            b = self._b_bounds(1, digits)
+            bm = self._b_bounds(m, digits)
+            prod = _imul(bm, self._c_bounds(b))
+            r = (prod[0] - d * (1 + b[1]), prod[1] - d * (1 + b[0]))
+            if r[0] > 0:
+                return 1
+            if r[1] < 0:
+                return -1
+        raise InvariantDPError(
+            "the Tulap truncation boundary could not be decided at 5000 digits; "
+            f"epsilon={float(self.eps)!r}, delta={float(self.delta)!r}."
+        )
+
+    def _find_boundary(self, guess: int) -> int:
+        m = max(1, guess)
+        for _ in range(1000):  # the float estimate is within a step or two
+            if self._r_sign(m) >= 0:
+                m += 1
+            elif m > 1 and self._r_sign(m - 1) < 0:
+                m -= 1
+            else:
+                return m
+        raise InvariantDPError(
+            f"the Tulap truncation boundary was not found near m = {guess}; "
+            f"epsilon={float(self.eps)!r}, delta={float(self.delta)!r}."
+        )
+
+    def fc_bounds(self, level: int) -> tuple[Fraction, Fraction]:
+        """Rational bounds on ``f_c`` at precision ``digits0 * 2**level``."""
+        if level not in self._fc:
+            if level >= 8:
+                raise InvariantDPError(
+                    "the Tulap truncation boundary could not be resolved at 5000 digits."
+                )
+            digits = self.digits0 << level
+            d = self.delta
+            b = self._b_bounds(1, digits)
+            bm1 = self._b_bounds(self.m_c - 1, digits)
+            w = _idiv_pos((d * (1 + b[0]), d * (1 + b[1])), _imul(bm1, self._c_bounds(b)))
+            self._fc[level] = _idiv_pos((w[0] - b[1], w[1] - b[0]), (1 - b[1], 1 - b[0]))
+        return self._fc[level]
+
+    def inside(self, cell: int, gen) -> bool:
+        """Whether ``f`` in ``[cell, cell + 1) / 2**53`` is ``>= f_c``, refined bit by bit."""
+        j, bits, level = cell, _CELL_BITS, 0
+        for _ in range(_MAX_TRIALS):
+            lo, hi = self.fc_bounds(level)
+            scale = 1 << bits
+            if j * hi.denominator >= hi.numerator * scale:  # f >= j / 2**bits >= hi
+                return True
+            if (j + 1) * lo.denominator <= lo.numerator * scale:  # f < (j+1) / 2**bits <= lo
+                return False
+            if (hi - lo) * scale < 1:  # the cell is wider than the bounds: refine it
+                j, bits = 2 * j + _randbelow(2, gen), bits + 1
+            else:
+                level += 1
+        raise _too_many_trials("Tulap truncation")
+
+
+_TRUNCATIONS: dict[tuple[float, float], _ExactTruncation] = {}
+
+
+def _exact_truncation(epsilon: float, delta: float) -> _ExactTruncation:
+    """The (cached) exact truncation of ``(epsilon, delta)``: releases repeat their parameters."""
+    key = (float(epsilon), float(delta))
+    if key not in _TRUNCATIONS:
+        if len(_TRUNCATIONS) >= 64:
+            _TRUNCATIONS.clear()
+        _TRUNCATIONS[key] = _ExactTruncation(*key)
+    return _TRUNCATIONS[key]
+
+
+def draw_tulap_exact(gen, epsilon: float, delta: float, size: int):
+    """Exact ``Tulap(0, exp(-epsilon), q(epsilon, delta))`` draws as ``(G, U)``.
+
+    ``G`` is the integer part ``[N]`` (int64) and ``U`` the centre
+    ``(j + 1/2) 2**-53 - 1/2`` of the cell of ``(-1/2, 1/2)`` holding the
+    uniform part ``N - G``: ``(G, U)`` is a function of the exact Tulap
+    draw ``N`` (the cells tile the integers), drawn with uniform integers of
+    ``gen`` only (a :class:`~invariantdp.secure.SecureGenerator` for
+    releases).  Callers add ``G`` to the integer data first and ``U`` last.
+
+    * ``delta = 0``: ``G ~ Lap_Z(1/epsilon)`` exactly (CKS 2020,
+      Algorithm 2), ``j`` uniform on 53 bits.
+    * ``delta > 0``, ``1 - q >= 1/2``: the same, rejecting ``|G| > m_c``;
+      at ``|G| = m_c`` the uniform part is refined bit by bit until it is
+      provably inside or outside the support (:class:`_ExactTruncation`).
+    * ``1 - q < 1/2`` (e.g. tiny epsilon): ``G`` proposed uniformly on
+      ``{-m_c, ..., m_c}`` and kept with an exact Bernoulli(exp(-epsilon |G|))
+      (CKS Algorithm 1), then the same boundary check.  The joint law of
+      ``(G, N - G)`` given acceptance is proportional to
+      ``b**|G|`` on the support: the truncated Tulap.
+
+    Both loops accept with probability above 1/6 whatever (epsilon, delta)
+    (the second because ``b**(m_c - 1) >= q > 1/2``) and are capped at
+    ``_MAX_TRIALS`` trials.  The truncation never depends
+    on the data: it is decided on ``(G, N - G)`` alone.
+
+    References
+    ----------
+    Awan & Slavkovic (2018), Def. 4.1; Canonne, Kamath & Steinke (2020),
+    Algorithms 1-2.
+    """
+    eps = Fraction(epsilon)
+    trunc = _exact_truncation(epsilon, delta) if delta > 0 else None
+    with np.errstate(over="ignore"):
+        em1 = float(np.expm1(epsilon))
+    uniform = delta > 0 and em1 < 2.0 * delta  # 1 - q = expm1(eps) / (expm1(eps) + 2 delta) < 1/2
+    half = 1 << (_CELL_BITS - 1)
+    g_out = np.empty(size, dtype=np.int64)
+    j_out = np.empty(size, dtype=np.int64)
+    for i in range(size):
+        for _ in range(_MAX_TRIALS):
+            if uniform:
+                m = trunc.m_c
+                g = _randbelow(2 * m + 1, gen) - m
+                if not _bernoulli_exp(abs(g) * eps.numerator, eps.denominator, gen):
+                    continue
+            else:
+                g = discrete_laplace_int(eps.denominator, eps.numerator, gen)
+            j = _randbelow(1 << _CELL_BITS, gen)
+            if trunc is not None and abs(g) >= trunc.m_c:
+                if abs(g) > trunc.m_c:
+                    continue
+                # f: distance from the outer edge of the boundary cell, in cells
+                cell = j if g < 0 else (1 << _CELL_BITS) - 1 - j
+                if not trunc.inside(cell, gen):
+                    continue
+            g_out[i], j_out[i] = g, j
+            break
+        else:
+            raise _too_many_trials("Tulap")
+    u = ((j_out - half).astype(float) + 0.5) * 2.0**-_CELL_BITS
+    return g_out, u
