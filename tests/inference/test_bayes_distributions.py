@@ -175,11 +175,11 @@ def test_from_release(rng):
         assert spec.structure == ("projected" if kind == "projected_gaussian" else "independent")
         assert spec.integer == kind.startswith("discrete")
         assert spec.pymc_distribution() is {
-            "tulap": Tulap,
-            "laplace": Laplace,
-            "discrete_laplace": DiscreteLaplace,
-            "discrete_gaussian": DiscreteGaussian,
-        }.get(kind, Gaussian)
+            "tulap": TulapLikelihood,
+            "laplace": LaplaceLikelihood,
+            "discrete_laplace": DiscreteLaplaceLikelihood,
+            "discrete_gaussian": DiscreteGaussianLikelihood,
+        }.get(kind, GaussianLikelihood)
         with pm.Model() as m:
             s = pm.Flat("s", shape=4, initval=x.astype(float))
             mechanism_likelihood("y", r, s)

@@ -131,10 +131,12 @@ def _tulap_likelihood(p, congenial):
         support = tuple(float(v) * scale for v in tulap.support(b, q))
     # the untruncated Tulap's standard deviation (Awan & Slavkovic 2018, Def. 4.1)
     sd = scale * math.sqrt(2.0 * b / (1.0 - b) ** 2 + 1.0 / 12.0)
-    return NoiseLikelihood("Tulap", {"b": b, "q": q, "scale": scale}, sd=sd, support=support)
+    return NoiseLikelihood(
+        "TulapLikelihood", {"b": b, "q": q, "scale": scale}, sd=sd, support=support
+    )
 
 
-def _laplace_likelihood(structure="independent", integer=False, dist="Laplace"):
+def _laplace_likelihood(structure="independent", integer=False, dist="LaplaceLikelihood"):
     def likelihood(p, congenial):
         s = p["scale"]
         return NoiseLikelihood(dist, {"scale": s}, integer, structure, sd=math.sqrt(2.0) * s)
@@ -145,7 +147,7 @@ def _laplace_likelihood(structure="independent", integer=False, dist="Laplace"):
 def _gaussian_likelihood(p, congenial):
     # conditioned on equalities, a Gaussian release is the projected one (GGY Theorem 22)
     return NoiseLikelihood(
-        "Gaussian",
+        "GaussianLikelihood",
         {"sigma": p["scale"]},
         structure="projected" if congenial else "independent",
         sd=p["scale"],
@@ -153,11 +155,15 @@ def _gaussian_likelihood(p, congenial):
 
 
 def _projected_gaussian_likelihood(p, congenial):
-    return NoiseLikelihood("Gaussian", {"sigma": p["scale"]}, structure="projected", sd=p["scale"])
+    return NoiseLikelihood(
+        "GaussianLikelihood", {"sigma": p["scale"]}, structure="projected", sd=p["scale"]
+    )
 
 
 def _discrete_gaussian_likelihood(p, congenial):
-    return NoiseLikelihood("DiscreteGaussian", {"sigma": p["sigma"]}, integer=True, sd=p["sigma"])
+    return NoiseLikelihood(
+        "DiscreteGaussianLikelihood", {"sigma": p["sigma"]}, integer=True, sd=p["sigma"]
+    )
 
 
 def _extended_laplace_likelihood(p, congenial):
@@ -282,7 +288,7 @@ DISCRETE_LAPLACE = register_noise_family(
     lambda p: discrete_laplace(p["scale"]),
     schema=_params_schema({"scale": doc_positive}),
     integer=True,
-    likelihood=_laplace_likelihood(integer=True, dist="DiscreteLaplace"),
+    likelihood=_laplace_likelihood(integer=True, dist="DiscreteLaplaceLikelihood"),
     terms=_laplace_terms,
 )
 #: discrete Gaussian noise, ``P(k) ∝ exp(-k^2 / (2 sigma^2))`` (CKS 2020, Def. 1)

@@ -51,7 +51,7 @@ __all__ = [
 
 #: names before issue 11: the classes are the law of the release given the
 #: confidential value, not the noise law (``distributions.tulap``) or the
-#: mechanism (``mechanisms.tulap``)
+#: mechanism (``mechanisms.tulap_mechanism``)
 _RENAMED = {
     "Tulap": "TulapLikelihood",
     "Laplace": "LaplaceLikelihood",

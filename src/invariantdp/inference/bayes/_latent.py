@@ -21,7 +21,7 @@ from ...invariants import Invariants
 from ...labels import cell_names
 from ...release import Release
 from ._projected import _row_basis
-from ._scalar import Laplace
+from ._scalar import LaplaceLikelihood
 from .distributions import mechanism_likelihood
 from .sampler import LatticeMoves, affine_counts, fibre_point
 
@@ -101,7 +101,7 @@ def _observe(release, counts, spec, n, dims):
         def unary(S):
             return -pt.abs(yt - (S - shift[None, :])) / b
 
-        obs = Laplace(
+        obs = LaplaceLikelihood(
             "release",
             counts - pt.dot(pt.as_tensor(QR.T), w),
             scale=b,

@@ -8,18 +8,18 @@ parameters are public constants of the release (the mechanism is public:
 Gong & Meng, Section 1.4, "statistical intelligibility"), so they are Python
 floats, not random variables; only the location ``mu`` may be a tensor.
 
-========================  ===========================================  =========
-class                     density of the release ``y`` given ``mu``    logcdf
-========================  ===========================================  =========
-:class:`Tulap`            Tulap(mu, b, q) with ``scale``               yes
-:class:`Laplace`          Laplace(mu, scale)                           yes
-:class:`DiscreteLaplace`  double geometric, ``P(k) ∝ exp(-|k-mu|/t)``  yes
-:class:`DiscreteGaussian` ``P(k) ∝ exp(-(k-mu)^2 / (2 sigma^2))``      no
-:class:`Gaussian`         Normal(mu, sigma)                            yes
-:class:`ProjectedGaussian`  ``mu + Pi_N e``, ``e ~ N(0, sigma^2 I)``   no
-========================  ===========================================  =========
+==================================  ===========================================  ======
+class                               density of the release ``y`` given ``mu``    logcdf
+==================================  ===========================================  ======
+:class:`TulapLikelihood`            Tulap(mu, b, q) with ``scale``               yes
+:class:`LaplaceLikelihood`          Laplace(mu, scale)                           yes
+:class:`DiscreteLaplaceLikelihood`  double geometric, ``P(k) ∝ exp(-|k-mu|/t)``  yes
+:class:`DiscreteGaussianLikelihood` ``P(k) ∝ exp(-(k-mu)^2 / (2 sigma^2))``      no
+:class:`GaussianLikelihood`         Normal(mu, sigma)                            yes
+:class:`ProjectedGaussianLikelihood` ``mu + Pi_N e``, ``e ~ N(0, sigma^2 I)``    no
+==================================  ===========================================  ======
 
-:class:`ProjectedGaussian` is the degenerate multivariate normal of the
+:class:`ProjectedGaussianLikelihood` is the degenerate multivariate normal of the
 projected (equivalently, by Gao, Gong & Yu, Theorem 22, the conditioned)
 Gaussian mechanism: its log density is taken with respect to Lebesgue measure
 on the affine space ``mu + ker C`` and evaluated in null-space coordinates,
@@ -28,7 +28,7 @@ space.
 
 :func:`mechanism_likelihood` builds the right one from a
 :class:`~invariantdp.Release`.  The scalar classes are defined in
-:mod:`._scalar`, :class:`ProjectedGaussian` in :mod:`._projected`; this
+:mod:`._scalar`, :class:`ProjectedGaussianLikelihood` in :mod:`._projected`; this
 module maps a release's noise law to them.
 """
 
@@ -40,16 +40,22 @@ import numpy as np
 
 from ..._validation import InvariantDPError
 from ...families import NoiseLikelihood
-from ._projected import ProjectedGaussian
-from ._scalar import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, Tulap
+from ._projected import ProjectedGaussianLikelihood
+from ._scalar import (
+    DiscreteGaussianLikelihood,
+    DiscreteLaplaceLikelihood,
+    GaussianLikelihood,
+    LaplaceLikelihood,
+    TulapLikelihood,
+)
 
 __all__ = [
-    "DiscreteGaussian",
-    "DiscreteLaplace",
-    "Gaussian",
-    "Laplace",
-    "ProjectedGaussian",
-    "Tulap",
+    "DiscreteGaussianLikelihood",
+    "DiscreteLaplaceLikelihood",
+    "GaussianLikelihood",
+    "LaplaceLikelihood",
+    "ProjectedGaussianLikelihood",
+    "TulapLikelihood",
     "mechanism_likelihood",
     "release_noise",
 ]
@@ -73,7 +79,7 @@ def release_noise(release) -> NoiseLikelihood:
     >>> from invariantdp.inference.bayes import release_noise
     >>> spec = release_noise(discrete_laplace_mechanism([3, 4], epsilon=1.0, rng=0))
     >>> spec.distribution, spec.integer, spec.structure
-    ('DiscreteLaplace', True, 'independent')
+    ('DiscreteLaplaceLikelihood', True, 'independent')
     """
     from ...release import Release
 
@@ -141,7 +147,7 @@ def mechanism_likelihood(name, release, confidential, *, flatten=False, **kwargs
         inv = release.invariants
         if inv is None:
             raise InvariantDPError("a projected Gaussian release must carry its `invariants`.")
-        return ProjectedGaussian(
+        return ProjectedGaussianLikelihood(
             name, confidential, invariants=inv, observed=obs, **spec.params, **kwargs
         )
     if spec.structure != "independent":
