@@ -46,13 +46,16 @@ class SubspaceNoise:
     """
 
     def __init__(self, base: str, construction: str, scale: float, invariants: Invariants):
-        if base not in ("gaussian", "laplace"):
+        if base not in _BASES:
             raise InvariantDPError(f"`base` ({base!r}) must be 'gaussian' or 'laplace'.")
         if construction not in ("projected", "extended"):
             raise InvariantDPError(
                 f"`construction` ({construction!r}) must be 'projected' or 'extended'."
             )
         self.base = base
+        # the coordinate law, and whether it is rotation invariant (its density on N is the
+        # same in data coordinates: the Gaussian)
+        self._law, self._spherical, self._standard = _BASES[base]
         self.construction = construction
         self.scale = float(scale)
         self.invariants = invariants
@@ -62,10 +65,7 @@ class SubspaceNoise:
     def _draw(self, gen, m):
         inv = self.invariants
         k = self.dim if self.construction == "projected" else self.intrinsic_dim
-        if self.base == "gaussian":
-            e = gen.standard_normal((m, k) if m > 1 else k)
-        else:
-            e = gen.laplace(0.0, 1.0, size=(m, k) if m > 1 else k)
+        e = self._standard(gen, (m, k) if m > 1 else k)
         e *= self.scale
         if self.construction == "projected":
             return inv.project(e).reshape(m, -1)
@@ -85,17 +85,17 @@ class SubspaceNoise:
     def var(self) -> np.ndarray:
         """Per-cell variance ``c * diag(Pi_N)`` (``c`` = sigma^2 or 2 b^2), in O(n)."""
         inv = self.invariants
-        c = self.scale**2 if self.base == "gaussian" else 2.0 * self.scale**2
+        c = self.scale**2 * self._law.var()
         return (c * inv.projector_diagonal()).reshape(inv.shape)
 
     def cov(self) -> np.ndarray:
         """Dense covariance ``c * Pi_N`` (``n <= 5000``), the same for both constructions."""
-        c = self.scale**2 if self.base == "gaussian" else 2.0 * self.scale**2
+        c = self.scale**2 * self._law.var()
         return c * self.invariants.projector()
 
     def expected_squared_error(self) -> float:
         """``E ||noise||^2 = c (n - n_c)`` (Gao, Gong & Yu, Cor. 14 and 15)."""
-        c = self.scale**2 if self.base == "gaussian" else 2.0 * self.scale**2
+        c = self.scale**2 * self._law.var()
         return c * self.intrinsic_dim
 
     def logpdf(self, v) -> np.ndarray:
@@ -106,7 +106,7 @@ class SubspaceNoise:
         off ``N`` get ``-inf``.  The projected Laplace law has no closed-form
         density and raises.
         """
-        if self.base == "laplace" and self.construction == "projected":
+        if not self._spherical and self.construction == "projected":
             raise InvariantDPError(
                 "the projected Laplace noise Pi_N e has no closed-form density; "
                 "simulate it with rvs()."
@@ -116,7 +116,7 @@ class SubspaceNoise:
         V = inv.as_rows(v, name="v")
         off = np.linalg.norm(V - inv.project(V), axis=1)
         ok = off <= 1e-9 * np.maximum(1.0, np.linalg.norm(V, axis=1))
-        if self.base == "gaussian":
+        if self._spherical:
             s = self.intrinsic_dim
             out = -0.5 * s * np.log(2 * np.pi * self.scale**2) - np.sum(V**2, axis=1) / (
                 2 * self.scale**2
@@ -124,7 +124,7 @@ class SubspaceNoise:
         else:
             W = inv.null_space_coordinates(V)
             W = W.reshape(V.shape[0], -1)
-            out = np.sum(stats.laplace.logpdf(W, scale=self.scale), axis=1)
+            out = np.sum(self._law.logpdf(W, scale=self.scale), axis=1)
         out = np.where(ok, out, -np.inf)
         single = v.shape == inv.shape or v.shape == (inv.n_cells,)
         return out[0] if single else out
@@ -134,6 +134,14 @@ class SubspaceNoise:
             f"SubspaceNoise({self.construction} {self.base}, scale={self.scale:g}, "
             f"n={self.dim}, rank={self.dim - self.intrinsic_dim})"
         )
+
+
+#: the coordinate laws of the subspace mechanisms: the scipy law, whether it is rotation
+#: invariant, and its standard draw from a numpy Generator (no extra pass over the noise)
+_BASES = {
+    "gaussian": (stats.norm, True, lambda gen, size: gen.standard_normal(size)),
+    "laplace": (stats.laplace, False, lambda gen, size: gen.laplace(0.0, 1.0, size)),
+}
 
 
 def subspace_factory(base, construction):
