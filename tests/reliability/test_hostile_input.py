@@ -188,7 +188,7 @@ CASES = {
             "margins": ("counts", (4,)),
             "epsilon": "pos",
             "delta": "delta",
-            "odds_ratio": "pos",
+            "null_odds_ratio": "pos",
         },
     ),
     "umpu_odds_ratio_power": (
@@ -203,8 +203,8 @@ CASES = {
     ),
     "ump_binomial_test": (
         ump_binomial_test,
-        {"statistic": 3.0, "n": 10, "p0": 0.5, "epsilon": 1.0},
-        {"statistic": "real", "n": "int", "p0": "unit", "epsilon": "pos", "delta": "delta"},
+        {"statistic": 3.0, "n": 10, "null_p": 0.5, "epsilon": 1.0},
+        {"statistic": "real", "n": "int", "null_p": "unit", "epsilon": "pos", "delta": "delta"},
     ),
     "eps_delta": (P.eps_delta, {"epsilon": 1.0}, {"epsilon": "pos", "delta": "delta"}),
     "gdp": (P.gaussian, {"mu": 1.0}, {"mu": "pos"}),
