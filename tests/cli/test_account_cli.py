@@ -26,9 +26,15 @@ def test_eps_delta_both_directions(capsys):
 
 
 def test_zcdp_group(capsys):
-    out = run_json(capsys, "zcdp", "--rho", "2.56", "--delta", "1e-10", "--group", "2")
+    argv = ["zcdp", "--rho", "2.56", "--delta", "1e-10", "--group", "2"]
+    out = run_json(capsys, *argv, "--method", "bun-steinke")  # the Census figure
     assert out["group_rho"] == pytest.approx(10.24)
     assert round(out["epsilon"], 5) == 40.95057
+    assert out["method"] == "bun-steinke"
+    tight = run_json(capsys, *argv)  # the default: CKS (2020), Cor. 13
+    assert tight["method"] == "cks"
+    assert tight["epsilon"] == acc.zcdp_to_eps_delta(10.24, 1e-10, method="cks")
+    assert tight["epsilon"] < out["epsilon"]
 
 
 def test_census_text_and_json(capsys):

@@ -32,7 +32,7 @@ from invariantdp.audit import (
 from invariantdp.exceptions import InvariantDPError
 from invariantdp.mechanisms import discrete_laplace, gaussian, laplace, odds_ratio_release, tulap
 from invariantdp.privacy import eps_delta
-from invariantdp.privacy import gaussian as gdp
+from invariantdp.privacy import gaussian_tradeoff as gdp
 from invariantdp.privacy.accounting import eps_delta_to_gdp
 
 from ._broken import (

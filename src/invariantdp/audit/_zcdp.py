@@ -78,9 +78,9 @@ def zcdp_tradeoff(rho, *, n_grid=400) -> TradeoffFunction:
     Examples
     --------
     >>> from invariantdp.audit import zcdp_tradeoff
-    >>> from invariantdp.privacy import gaussian
+    >>> from invariantdp.privacy import gaussian_tradeoff
     >>> f = zcdp_tradeoff(0.5)  # the Gaussian mechanism with mu = 1 is 0.5-zCDP
-    >>> bool(f(0.9) <= gaussian(1.0)(0.9))
+    >>> bool(f(0.9) <= gaussian_tradeoff(1.0)(0.9))
     True
     """
     rho = check_positive("rho", rho)
