@@ -49,20 +49,20 @@ __all__ = [
 
 @dataclass(frozen=True)
 class CensusSemiDPAnalysis:
-    """Result of :func:`census_semi_dp_analysis`.
+    r"""Result of :func:`census_semi_dp_analysis`.
 
     Attributes
     ----------
     rho : float
-        Advertised zCDP parameter, :math:`(D, A_1, \\rho)`-zCDP.
+        Advertised zCDP parameter, :math:`(D, A_1, \rho)`-zCDP.
     a : int
         Semi-adjacent parameter a(t) of the invariant.
     delta : float
-        ``delta`` of the :math:`(\\epsilon, \\delta)` conversion.
+        ``delta`` of the :math:`(\epsilon, \delta)` conversion.
     semi_dp_rho : float
-        :math:`a^2 \\rho`, the :math:`(D_t, A_a, \\cdot)`-zCDP parameter (Lemma 39).
+        :math:`a^2 \rho`, the :math:`(D_t, A_a, \cdot)`-zCDP parameter (Lemma 39).
     epsilon : float
-        Advertised :math:`\\epsilon = \\rho + 2\\sqrt{\\rho \\log(1/\\delta)}` (Lemma 40).
+        Advertised :math:`\epsilon = \rho + 2\sqrt{\rho \log(1/\delta)}` (Lemma 40).
     semi_dp_epsilon : float
         The same conversion applied to ``semi_dp_rho``.
     """
