@@ -83,3 +83,9 @@ def test_non_integer_group_is_rejected_by_the_parser(capsys):
 def test_bare_account_prints_help(capsys):
     assert main(["account"]) == 2
     assert "CONVERSION" in capsys.readouterr().out
+
+
+def test_cli_tests_turn_invariantdps_deprecation_warnings_into_errors(request):
+    """The guard of tests/cli/conftest.py is on: the CLI calls no deprecated name."""
+    marks = [m.args for m in request.node.iter_markers("filterwarnings")]
+    assert ("error::DeprecationWarning:invariantdp",) in marks
