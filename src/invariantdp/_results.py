@@ -16,6 +16,7 @@ __all__ = [
     "cached_interval",
     "estimate_text",
     "format_table",
+    "hypothesis_test_rows",
 ]
 
 
@@ -155,6 +156,22 @@ def estimate_text(result):
         return result.estimate
     except InvariantDPError:
         return "not resolvable at this epsilon"
+
+
+def hypothesis_test_rows(result, confidence_level: float, estimate_label: str) -> list:
+    """The rows a test result's summary ends with: alternative, p-value, estimate, interval.
+
+    ``result`` has ``alternative``, ``pvalue``, ``estimate`` and
+    ``confidence_interval(confidence_level)``; an infinite end of the
+    interval prints as ``inf``.
+    """
+    ci = result.confidence_interval(confidence_level)
+    return [
+        ("alternative", result.alternative),
+        ("p-value", result.pvalue),
+        (estimate_label, estimate_text(result)),
+        (f"{confidence_level:.0%} confidence interval", f"({ci.low:.6g}, {ci.high:.6g})"),
+    ]
 
 
 def cached_interval(method):

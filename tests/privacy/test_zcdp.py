@@ -57,3 +57,15 @@ def test_method_is_checked():
 def test_census_figures_keep_the_bun_steinke_conversion():
     res = census_semi_dp_analysis(rho=2.56, a=2, delta=1e-10)
     assert (round(res.epsilon, 5), round(res.semi_dp_epsilon, 5)) == (17.91528, 40.95057)
+
+
+def test_zcdp_tradeoff_lives_in_privacy_and_is_the_cks_envelope():
+    from invariantdp import audit
+    from invariantdp.privacy import eps_delta, zcdp_tradeoff
+
+    assert audit.zcdp_tradeoff is zcdp_tradeoff  # importable from the audit as before
+    f = zcdp_tradeoff(0.5)
+    alpha = np.linspace(0.0, 1.0, 41)
+    for delta in (1e-6, 1e-3, 0.1):  # above every f_{eps(delta), delta} it implies
+        g = eps_delta(zcdp_to_eps_delta(0.5, delta), delta)
+        assert np.all(f(alpha) >= g(alpha) - 1e-3)

@@ -20,8 +20,8 @@ from .._results import (
     ConfidenceInterval,
     Summary,
     cached_interval,
-    estimate_text,
     format_table,
+    hypothesis_test_rows,
 )
 from .._validation import (
     InvariantDPError,
@@ -158,19 +158,12 @@ class BinomialTestResult:
         return _solve_p(z, n, nz, "greater", 0.5)
 
     def summary(self, confidence_level=0.95) -> Summary:
-        ci = self.confidence_interval(confidence_level)
         rows = [
             ("released statistic Z", self.statistic),
             ("trials n", self.n),
             ("null proportion p0", self.null_p),
             ("noise", self.noise),
-            ("alternative", self.alternative),
-            ("p-value", self.pvalue),
-            ("estimate (median-unbiased)", estimate_text(self)),
-            (
-                f"{confidence_level:.0%} confidence interval",
-                f"({ci.low:.6g}, {ci.high:.6g})",
-            ),
+            *hypothesis_test_rows(self, confidence_level, "estimate (median-unbiased)"),
         ]
         return format_table(self.method, rows)
 

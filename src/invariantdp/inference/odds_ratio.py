@@ -19,8 +19,8 @@ from .._results import (
     ConfidenceInterval,
     Summary,
     cached_interval,
-    estimate_text,
     format_table,
+    hypothesis_test_rows,
 )
 from .._validation import (
     InvariantDPError,
@@ -255,7 +255,6 @@ class OddsRatioTestResult:
         return ConfidenceInterval(float(np.exp(low)), float(np.exp(high)))
 
     def summary(self, confidence_level=0.95) -> Summary:
-        ci = self.confidence_interval(confidence_level)
         t1, t2, c1, c2 = self.margins
         rows = [
             ("released statistic U", self.statistic),
@@ -269,24 +268,13 @@ class OddsRatioTestResult:
                     f"epsilon={self.epsilon:g}, delta={self.delta:g}, semi-DP a(t)=3",
                 )
             )
-        rows += [
-            ("null odds ratio", self.null_odds_ratio),
-            ("alternative", self.alternative),
-            ("p-value", self.pvalue),
-            ("odds-ratio estimate (median-unbiased)", estimate_text(self)),
-            (
-                f"{confidence_level:.0%} confidence interval",
-                f"({_num(ci.low)}, {_num(ci.high)})",
-            ),
-        ]
+        rows.append(("null odds ratio", self.null_odds_ratio))
+        estimate = "odds-ratio estimate (median-unbiased)"
+        rows += hypothesis_test_rows(self, confidence_level, estimate)
         return format_table(self.method, rows)
 
     def __str__(self) -> str:
         return str(self.summary())
-
-
-def _num(x: float) -> str:
-    return "inf" if x == np.inf else f"{x:.6g}"
 
 
 # ---------------------------------------------------------------------------

@@ -63,6 +63,7 @@ from .zcdp import (
     zcdp_composition,
     zcdp_group_privacy,
     zcdp_to_eps_delta,
+    zcdp_tradeoff,
 )
 
 __all__ = [
@@ -90,6 +91,7 @@ __all__ = [
     "zcdp_composition",
     "zcdp_group_privacy",
     "zcdp_to_eps_delta",
+    "zcdp_tradeoff",
     "CensusSemiDPAnalysis",
     "TopDownAccounting",
     "census_semi_dp_analysis",

@@ -1,4 +1,4 @@
-r"""Zero-concentrated differential privacy: conversion to (epsilon, delta)-DP, groups, composition.
+r"""Zero-concentrated DP: conversion to (epsilon, delta)-DP, groups, composition, tradeoff.
 
 :math:`\rho`-zCDP (Bun & Steinke 2016) is the accounting of the 2020 Census
 TopDown algorithm.  It implies :math:`(\epsilon, \delta)`-DP by two
@@ -10,6 +10,10 @@ conversions, chosen with ``method=`` in :func:`zcdp_to_eps_delta`:
   :math:`\epsilon = \rho + 2\sqrt{\rho\log(1/\delta)}`, the simpler bound the
   Census figures of Cho & Awan (Sec. 6.1) and of the swapping paper
   (Table 6.2) are computed with.
+
+:func:`zcdp_tradeoff` is the tradeoff function implied by :math:`\rho`-zCDP
+(the envelope of the CKS conversions), the claim an audit of a zCDP mechanism
+checks.
 
 References
 ----------
@@ -27,6 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+import numpy as np
 from scipy import optimize
 
 from .._validation import (
@@ -38,6 +43,7 @@ from .._validation import (
     format_value,
 )
 from ._checks import exact_product, finite, fsum, positive, positive_list
+from .tradeoff import TradeoffFunction
 
 __all__ = [
     "ZCDP_CONVERSIONS",
@@ -46,6 +52,7 @@ __all__ = [
     "zcdp_composition",
     "zcdp_group_privacy",
     "zcdp_to_eps_delta",
+    "zcdp_tradeoff",
 ]
 
 #: the conversions of :func:`zcdp_to_eps_delta`, the default first
@@ -234,3 +241,82 @@ def pure_dp_to_zcdp(epsilon) -> float:
     """
     epsilon = check_epsilon(epsilon)
     return positive("rho", (0.5 * epsilon) * epsilon, f"epsilon**2 / 2 for `epsilon` ({epsilon:g})")
+
+
+# ---------------------------------------------------------------------------
+# the tradeoff function implied by zCDP
+# ---------------------------------------------------------------------------
+
+
+class _ZCDP(TradeoffFunction):
+    def __init__(self, rho: float, n_grid: int):
+        self.rho = rho
+        self.name = f"implied by rho-zCDP: rho={rho:g}"
+        # (epsilon, delta(epsilon)) pairs of the CKS conversion on a grid of epsilon
+        eps = np.concatenate([[0.0], np.geomspace(1e-3, rho + 40.0 * np.sqrt(rho) + 40.0, n_grid)])
+        alpha = np.geomspace(1.0 + 1e-6, 1e6, 4000)[None, :]
+        log_delta = (
+            (alpha - 1.0) * (alpha * rho - eps[:, None])
+            + (alpha - 1.0) * np.log1p(-1.0 / alpha)
+            - np.log(alpha)
+        )
+        delta = np.minimum(np.exp(np.min(log_delta, axis=1)), 1.0)
+        keep = delta < 1.0
+        self.eps, self.delta = eps[keep], delta[keep]
+
+    def __call__(self, alpha):
+        a = np.asarray(alpha, dtype=float)
+        flat = a.reshape(-1, 1)
+        e, d = self.eps[None, :], self.delta[None, :]
+        with np.errstate(over="ignore"):
+            hi = 1.0 - d - np.exp(e) * (1.0 - flat)
+        lo = np.exp(-e) * (flat - d)
+        out = np.max(np.maximum(np.maximum(hi, lo), 0.0), axis=1).reshape(a.shape)
+        return out[()] if out.ndim == 0 else out
+
+    def __repr__(self) -> str:
+        return f"zcdp_tradeoff(rho={self.rho!r})"
+
+
+def zcdp_tradeoff(rho, *, n_grid=400) -> TradeoffFunction:
+    r"""The tradeoff function implied by :math:`\rho`-zCDP.
+
+    :math:`\rho`-zCDP implies :math:`(\epsilon, \delta(\epsilon))`-DP for every
+    :math:`\epsilon \ge 0` with (Canonne, Kamath & Steinke 2020, Cor. 13)
+
+    .. math:: \delta(\epsilon) = \inf_{\alpha > 1}
+              \frac{e^{(\alpha-1)(\alpha\rho-\epsilon)}}{\alpha}
+              \Big(1 - \frac1\alpha\Big)^{\alpha-1},
+
+    so the mechanism is ``f``-DP for the upper envelope
+    :math:`f = \max_\epsilon f_{\epsilon,\delta(\epsilon)}` (taken on a grid
+    of ``n_grid`` values of epsilon, which only weakens the claim).  This is
+    the claim to audit a zCDP mechanism such as the discrete Gaussian, whose
+    exact tradeoff curve is *not* :math:`G_{\Delta/\sigma}`.
+
+    Parameters
+    ----------
+    rho : float
+        ``rho > 0``.
+    n_grid : int
+        Number of epsilon values in the envelope (at least 10).
+
+    Returns
+    -------
+    TradeoffFunction
+
+    References
+    ----------
+    Canonne, C. L., Kamath, G. and Steinke, T. (2020). "The discrete Gaussian
+    for differential privacy", NeurIPS 33, Cor. 13.
+
+    Examples
+    --------
+    >>> from invariantdp.privacy import gaussian_tradeoff, zcdp_tradeoff
+    >>> f = zcdp_tradeoff(0.5)  # the Gaussian mechanism with mu = 1 is 0.5-zCDP
+    >>> bool(f(0.9) <= gaussian_tradeoff(1.0)(0.9))
+    True
+    """
+    rho = check_positive("rho", rho)
+    n_grid = check_positive_int("n_grid", n_grid, minimum=10)
+    return _ZCDP(rho, n_grid)
