@@ -23,42 +23,9 @@ the privacy loss (a ``rho`` that underflows to 0).
 
 from __future__ import annotations
 
-from .approximate_dp import (
-    approximate_dp_composition,
-    approximate_dp_group_privacy,
-    pure_dp_composition,
-    pure_dp_group_privacy,
-)
-from .gdp import (
-    eps_delta_to_gdp,
-    gdp_composition,
-    gdp_group_privacy,
-    gdp_log_delta,
-    gdp_to_eps_delta,
-    gdp_to_epsilon,
-)
-from .zcdp import (
-    gdp_to_zcdp,
-    pure_dp_to_zcdp,
-    zcdp_composition,
-    zcdp_group_privacy,
-    zcdp_to_eps_delta,
-)
+from . import approximate_dp, gdp, zcdp
+from .approximate_dp import *  # noqa: F403 - a namespace gathering the three modules
+from .gdp import *  # noqa: F403
+from .zcdp import *  # noqa: F403
 
-__all__ = [
-    "approximate_dp_composition",
-    "approximate_dp_group_privacy",
-    "eps_delta_to_gdp",
-    "gdp_composition",
-    "gdp_group_privacy",
-    "gdp_log_delta",
-    "gdp_to_eps_delta",
-    "gdp_to_epsilon",
-    "gdp_to_zcdp",
-    "pure_dp_composition",
-    "pure_dp_group_privacy",
-    "pure_dp_to_zcdp",
-    "zcdp_composition",
-    "zcdp_group_privacy",
-    "zcdp_to_eps_delta",
-]
+__all__ = sorted({*approximate_dp.__all__, *gdp.__all__, *zcdp.__all__})
