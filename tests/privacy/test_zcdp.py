@@ -69,3 +69,34 @@ def test_zcdp_tradeoff_lives_in_privacy_and_is_the_cks_envelope():
     for delta in (1e-6, 1e-3, 0.1):  # above every f_{eps(delta), delta} it implies
         g = eps_delta(zcdp_to_eps_delta(0.5, delta), delta)
         assert np.all(f(alpha) >= g(alpha) - 1e-3)
+
+
+def _cks_log_delta_by_minimisation(rho, epsilon):
+    def log_delta(log_t):
+        a = 1.0 + math.exp(log_t)
+        return (a - 1.0) * (a * rho - epsilon) + (a - 1.0) * math.log1p(-1.0 / a) - math.log(a)
+
+    opts = {"xatol": 1e-12}
+    return optimize.minimize_scalar(log_delta, bounds=(-30, 30), method="bounded", options=opts).fun
+
+
+@pytest.mark.parametrize("rho", [1e-3, 0.125, 0.5, 2.56, 30.0])
+@pytest.mark.parametrize("epsilon", [1e-3, 0.5, 3.0, 20.0])
+def test_zcdp_log_delta_is_cks_and_inverts_zcdp_to_eps_delta(rho, epsilon):
+    from invariantdp.privacy import zcdp_log_delta
+
+    got = zcdp_log_delta(rho, epsilon)
+    assert got == pytest.approx(_cks_log_delta_by_minimisation(rho, epsilon), rel=1e-9)
+    if math.log(1e-300) < got < math.log(0.5):  # near delta = 1 the inverse is ill-conditioned
+        assert zcdp_to_eps_delta(rho, math.exp(got)) == pytest.approx(epsilon, rel=1e-10)
+
+
+def test_zcdp_log_delta_below_the_doubles_is_an_error():
+    from invariantdp.privacy import zcdp_log_delta
+
+    assert zcdp_log_delta(1e-300, 1e-300) == pytest.approx(-345.54119, rel=1e-7)
+    assert zcdp_log_delta(1.0, 100.0) == pytest.approx(-2455.1621, rel=1e-7)  # delta underflows
+    with pytest.raises(InvariantDPError, match="below the most negative double"):
+        zcdp_log_delta(1e-10, 1e300)
+    with pytest.raises(InvariantDPError, match=r"`epsilon` \(0.0\) must be > 0"):
+        zcdp_log_delta(1.0, 0.0)

@@ -62,6 +62,7 @@ from .zcdp import (
     pure_dp_to_zcdp,
     zcdp_composition,
     zcdp_group_privacy,
+    zcdp_log_delta,
     zcdp_to_eps_delta,
     zcdp_tradeoff,
 )
@@ -90,6 +91,7 @@ __all__ = [
     "pure_dp_to_zcdp",
     "zcdp_composition",
     "zcdp_group_privacy",
+    "zcdp_log_delta",
     "zcdp_to_eps_delta",
     "zcdp_tradeoff",
     "CensusSemiDPAnalysis",

@@ -42,7 +42,7 @@ from .._validation import (
     check_positive_int,
     format_value,
 )
-from ._checks import exact_product, finite, fsum, positive, positive_list
+from ._checks import FLOAT_MAX, exact_product, finite, fsum, positive, positive_list
 from .tradeoff import TradeoffFunction
 
 __all__ = [
@@ -51,6 +51,7 @@ __all__ = [
     "pure_dp_to_zcdp",
     "zcdp_composition",
     "zcdp_group_privacy",
+    "zcdp_log_delta",
     "zcdp_to_eps_delta",
     "zcdp_tradeoff",
 ]
@@ -69,34 +70,121 @@ def _check_method(method) -> str:
     return method
 
 
-def _cks_epsilon(rho: float, log_inv_delta: float) -> float:
-    r"""The least epsilon of CKS (2020) Cor. 13 for ``rho`` and ``L = log(1/delta) > 0``.
+# CKS (2020) Cor. 13: rho-zCDP implies (epsilon, delta)-DP with
+#   log delta = min over alpha > 1 of (alpha-1)(alpha rho - epsilon) + (alpha-1) log(1-1/alpha)
+#               - log(alpha).
+# With alpha = 1 + t the minimum lies at the one root of
+# (1 + 2t) rho - epsilon + log(t / (1 + t)) = 0, and there the bound reads
+#   epsilon(t) = (1 + 2t) rho - log(1 + 1/t),     log(1/delta)(t) = rho t^2 + log(1 + t),
+# both increasing in t: one curve, parametrised by t, gives either conversion by a
+# root in s = log t (no overflow or underflow of rho t^2 for any positive double rho).
 
-    Over Renyi orders :math:`\alpha = 1 + t > 1` the bound is
-    :math:`\epsilon(\alpha) = \alpha\rho + \log(1 - 1/\alpha) + (L - \log\alpha)/(\alpha - 1)`,
-    whose derivative :math:`\rho - (L - \log\alpha)/(\alpha-1)^2` vanishes at the
-    one root of :math:`\rho t^2 + \log(1 + t) = L` (increasing in ``t``).  There
-    :math:`\epsilon = (1 + 2t)\rho + \log(t / (1 + t))`.  The root is sought in
-    ``log t``, so that ``rho t^2`` neither overflows nor underflows for any
-    positive double ``rho``.
+
+_LOG_FLOAT_MAX = math.log(FLOAT_MAX)
+
+
+def _exp(x: float) -> float:
+    """``e^x``, ``inf`` beyond the largest double (``math.exp`` raises there)."""
+    return math.exp(x) if x <= _LOG_FLOAT_MAX else math.inf
+
+
+def _cks_epsilon_at(log_rho: float, s: float) -> float:
+    """``epsilon(t) - rho`` at ``t = e^s``: ``2 rho t - log(1 + 1/t)``."""
+    return _exp(math.log(2.0) + log_rho + s) - math.log1p(_exp(-s))
+
+
+def _cks_log_inv_delta_at(log_rho: float, s: float) -> float:
+    """``log(1/delta)(t)`` at ``t = e^s``: ``rho t^2 + log(1 + t)``."""
+    return _exp(log_rho + 2.0 * s) + math.log1p(_exp(s))
+
+
+def _root_in_s(g) -> float:
+    """The root of an increasing ``g`` on the real line.
+
+    The bracket grows by doubling steps from 0; where ``g`` overflows to
+    ``inf`` at its upper end, bisection brings that end back to a finite
+    value before ``brentq`` (whose interpolation needs finite values).
     """
-    log_rho, L = math.log(rho), log_inv_delta
+    lo, hi, step = 0.0, 0.0, 1.0
+    while g(lo) > 0.0:
+        hi, lo, step = lo, lo - step, 2.0 * step
+    step = 1.0
+    while g(hi) < 0.0:
+        lo, hi, step = hi, hi + step, 2.0 * step
+    while not math.isfinite(g(hi)):
+        mid = 0.5 * (lo + hi)
+        if g(mid) < 0.0:
+            lo = mid
+        else:
+            hi = mid
+    if g(hi) == 0.0:
+        return hi
+    return optimize.brentq(g, lo, hi, xtol=1e-300, rtol=4 * 2.0**-52, maxiter=500)
 
-    def g(s: float) -> float:  # rho t^2 + log(1 + t) - L at t = e^s, increasing in s
-        return math.exp(min(log_rho + 2.0 * s, 709.0)) + math.log1p(math.exp(s)) - L
 
-    def log_expm1(x: float) -> float:  # log(e^x - 1) without overflow for x > 709
-        return x + math.log(-math.expm1(-x))
-
-    # where a term alone reaches L, g >= 0; where each is <= L/2, g < 0 (a margin of
-    # 1 in s, i.e. a factor e in t, absorbs the rounding of either end)
-    hi = min(0.5 * (math.log(L) - log_rho), log_expm1(L)) + 1.0
-    lo = min(0.5 * (math.log(0.5 * L) - log_rho), log_expm1(0.5 * L)) - 1.0
-    s = optimize.brentq(g, lo, hi, xtol=1e-300, rtol=4 * 2.0**-52, maxiter=500)
-    t = math.exp(s)
-    eps = rho + 2.0 * t * rho + (s - math.log1p(t))
+def _cks_epsilon(rho: float, log_inv_delta: float) -> float:
+    """The least epsilon of CKS Cor. 13 at ``log(1/delta) > 0`` (0.0 where it is negative)."""
+    log_rho = math.log(rho)
+    s = _root_in_s(lambda s: _cks_log_inv_delta_at(log_rho, s) - log_inv_delta)
     # an epsilon below 0 certifies (0, delta)-DP: delta(epsilon) decreases in epsilon
-    return max(eps, 0.0)
+    return max(rho + _cks_epsilon_at(log_rho, s), 0.0)
+
+
+def _cks_log_delta(rho: float, epsilon: float) -> float:
+    """``log delta`` of CKS Cor. 13 at ``epsilon >= 0`` (no checks)."""
+    log_rho = math.log(rho)
+    s = _root_in_s(lambda s: _cks_epsilon_at(log_rho, s) - (epsilon - rho))
+    return -_cks_log_inv_delta_at(log_rho, s)
+
+
+def zcdp_log_delta(rho, epsilon) -> float:
+    r"""Natural log of the :math:`\delta` of the (epsilon, delta)-DP that :math:`\rho`-zCDP implies.
+
+    The tight conversion of Canonne, Kamath & Steinke (2020, Cor. 13),
+
+    .. math:: \delta = \inf_{\alpha > 1} \frac{e^{(\alpha-1)(\alpha\rho-\epsilon)}}{\alpha}
+              \Big(1 - \frac1\alpha\Big)^{\alpha-1},
+
+    evaluated at its minimising order :math:`\alpha = 1 + t`, where it equals
+    :math:`\log\delta = -\rho t^2 - \log(1 + t)` (no cancellation: relative
+    accuracy also where :math:`\delta` underflows).  The inverse of
+    :func:`zcdp_to_eps_delta` with ``method="cks"``.
+
+    Parameters
+    ----------
+    rho : float
+        ``rho > 0``.
+    epsilon : float
+        ``epsilon > 0``.
+
+    Returns
+    -------
+    float
+        :math:`\log\delta < 0`.
+
+    References
+    ----------
+    Canonne, Kamath & Steinke (2020), Corollary 13.
+
+    Examples
+    --------
+    >>> from invariantdp.privacy import zcdp_log_delta, zcdp_to_eps_delta
+    >>> log_delta = zcdp_log_delta(rho=0.5, epsilon=3.0)
+    >>> round(log_delta, 6)
+    -5.270083
+    >>> bool(abs(zcdp_to_eps_delta(0.5, math.exp(log_delta)) - 3.0) < 1e-12)
+    True
+    """
+    rho = check_positive("rho", rho)
+    epsilon = check_epsilon(epsilon)
+    out = _cks_log_delta(rho, epsilon)
+    if out == -math.inf:
+        raise InvariantDPError(
+            f"log delta for `rho` ({rho:g}) and `epsilon` ({epsilon:g}) is below the most "
+            "negative double (about -epsilon^2 / (4 rho)): it cannot be returned; delta itself "
+            "is 0.0 in double precision."
+        )
+    return out
 
 
 def zcdp_to_eps_delta(rho, delta, *, method="cks") -> float:
@@ -254,13 +342,7 @@ class _ZCDP(TradeoffFunction):
         self.name = f"implied by rho-zCDP: rho={rho:g}"
         # (epsilon, delta(epsilon)) pairs of the CKS conversion on a grid of epsilon
         eps = np.concatenate([[0.0], np.geomspace(1e-3, rho + 40.0 * np.sqrt(rho) + 40.0, n_grid)])
-        alpha = np.geomspace(1.0 + 1e-6, 1e6, 4000)[None, :]
-        log_delta = (
-            (alpha - 1.0) * (alpha * rho - eps[:, None])
-            + (alpha - 1.0) * np.log1p(-1.0 / alpha)
-            - np.log(alpha)
-        )
-        delta = np.minimum(np.exp(np.min(log_delta, axis=1)), 1.0)
+        delta = np.exp([_cks_log_delta(rho, float(e)) for e in eps])
         keep = delta < 1.0
         self.eps, self.delta = eps[keep], delta[keep]
 
