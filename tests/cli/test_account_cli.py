@@ -80,6 +80,13 @@ def test_non_integer_group_is_rejected_by_the_parser(capsys):
     assert "invalid int value" in capsys.readouterr().err
 
 
+def test_unknown_zcdp_conversion_is_rejected_by_the_parser(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["account", "zcdp", "--rho", "1", "--delta", "0.1", "--method", "tight"])
+    assert exc.value.code == 2
+    assert "invalid choice: 'tight'" in capsys.readouterr().err
+
+
 def test_bare_account_prints_help(capsys):
     assert main(["account"]) == 2
     assert "CONVERSION" in capsys.readouterr().out

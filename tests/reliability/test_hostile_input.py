@@ -228,6 +228,11 @@ CASES = {
         {"rho": 1.0, "delta": 1e-5},
         {"rho": "pos", "delta": "unit"},
     ),
+    "zcdp_log_delta": (
+        P.zcdp_log_delta,
+        {"rho": 1.0, "epsilon": 1.0},
+        {"rho": "pos", "epsilon": "pos"},
+    ),
     "zcdp_group_privacy": (P.zcdp_group_privacy, {"rho": 1.0, "k": 2}, {"rho": "pos", "k": "int"}),
     "gdp_group_privacy": (P.gdp_group_privacy, {"mu": 1.0, "k": 2}, {"mu": "pos", "k": "int"}),
     "pure_dp_group_privacy": (
