@@ -21,7 +21,7 @@ from invariantdp.audit import (
 )
 from invariantdp.distributions import tulap
 from invariantdp.mechanisms import odds_ratio_release
-from invariantdp.privacy import eps_delta, gaussian
+from invariantdp.privacy import eps_delta, gaussian_tradeoff
 
 X = np.array([[12, 5], [4, 9]])
 # a worst vector of the 2 x 2 sensitivity space: same margins, x11 moves by 1
@@ -57,9 +57,9 @@ def test_gaussian_claim_exact_and_broken(rng):
     n = 40_000
     s0 = rng.normal(0.0, 1.0, n)
     s1 = rng.normal(1.0, 1.0, n)
-    assert audit_samples(s0, s1, gaussian(1.0)).passed
+    assert audit_samples(s0, s1, gaussian_tradeoff(1.0)).passed
     # the same samples violate a stronger claim (mu = 0.8)
-    assert not audit_samples(s0, s1, gaussian(0.8)).passed
+    assert not audit_samples(s0, s1, gaussian_tradeoff(0.8)).passed
 
 
 def test_violation_is_near_zero_for_a_tight_claim(rng):
@@ -130,7 +130,7 @@ def test_delta_claimed_of_a_gdp_claim_is_balle_wang():
     mu = 0.5
     expected = norm.cdf(-1 / mu + mu / 2) - math.e * norm.cdf(-1 / mu - mu / 2)
     s = np.linspace(-1.0, 1.0, 50)
-    res = audit_samples(s, s + 0.01, gaussian(mu), epsilon=1.0)
+    res = audit_samples(s, s + 0.01, gaussian_tradeoff(mu), epsilon=1.0)
     assert res.delta_claimed == pytest.approx(expected, rel=1e-3)
 
 
@@ -270,7 +270,7 @@ def test_bad_statistics(statistics, match):
 
 
 def test_sample_size_grows_with_power_and_tests():
-    claim, true = gaussian(0.5), gaussian(0.7)
+    claim, true = gaussian_tradeoff(0.5), gaussian_tradeoff(0.7)
     base = audit_sample_size(claim, true, n_tests=1600)
     assert base.power >= 0.9
     assert audit_sample_size(claim, true, n_tests=1600, power=0.99).n > base.n
@@ -284,11 +284,11 @@ def test_sample_size_grows_with_power_and_tests():
 
 def test_sample_size_bad_input():
     with pytest.raises(ValueError, match="nowhere below `claimed`"):
-        audit_sample_size(gaussian(1.0), gaussian(0.5))
+        audit_sample_size(gaussian_tradeoff(1.0), gaussian_tradeoff(0.5))
     with pytest.raises(ValueError, match=r"`max_n` \(1000\) releases do not reach `power`"):
-        audit_sample_size(gaussian(0.5), gaussian(0.51), max_n=1000)
+        audit_sample_size(gaussian_tradeoff(0.5), gaussian_tradeoff(0.51), max_n=1000)
     with pytest.raises(ValueError, match=r"`power` \(1.0\) must be in \(0, 1\)"):
-        audit_sample_size(gaussian(0.5), gaussian(0.7), power=1.0)
+        audit_sample_size(gaussian_tradeoff(0.5), gaussian_tradeoff(0.7), power=1.0)
 
 
 # ---------------------------------------------------------------------------
@@ -336,5 +336,7 @@ def test_audit_is_a_package_of_short_modules_with_the_same_public_names():
     }
     for name in audit_module.__all__:
         obj = getattr(audit_module, name)
-        if hasattr(obj, "__module__"):  # defined in a submodule, re-exported unchanged
+        if name == "zcdp_tradeoff":  # a tradeoff function: its home is invariantdp.privacy
+            assert obj.__module__ == "invariantdp.privacy.zcdp"
+        elif hasattr(obj, "__module__"):  # defined in a submodule, re-exported unchanged
             assert obj.__module__.startswith("invariantdp.audit._"), name

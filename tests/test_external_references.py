@@ -83,3 +83,28 @@ def test_our_interval_inverts_the_test_where_opendps_does_not():
     # ...while at OpenDP's bounds it is not: the two intervals are different objects
     for theta in B["interval_two_sided"]:
         assert abs(_pvalue(theta, "two-sided") - B["alpha"]) > 1e-3
+
+
+Z = REF["zcdp_to_approx_dp"]
+
+
+def test_zcdp_to_eps_delta_cks_matches_opendp():
+    """OpenDP's make_zCDP_to_approxDP is the CKS (2020) Cor. 13 conversion."""
+    from invariantdp.privacy import zcdp_log_delta, zcdp_to_eps_delta
+
+    for method in ({}, {"method": "cks"}):  # the default is CKS
+        ours = [zcdp_to_eps_delta(Z["rho"], d, **method) for d in Z["delta"]]
+        np.testing.assert_allclose(ours, Z["epsilon"], rtol=1e-14)
+    # and back: the delta of OpenDP's epsilon
+    back = [zcdp_log_delta(Z["rho"], e) for e in Z["epsilon"]]
+    np.testing.assert_allclose(back, np.log(Z["delta"]), rtol=1e-13)
+
+
+def test_zcdp_to_eps_delta_bun_steinke_is_the_looser_closed_form():
+    from invariantdp.privacy import zcdp_to_eps_delta
+
+    rho = Z["rho"]
+    ours = [zcdp_to_eps_delta(rho, d, method="bun-steinke") for d in Z["delta"]]
+    closed = [rho + 2 * np.sqrt(rho * np.log(1 / d)) for d in Z["delta"]]
+    np.testing.assert_allclose(ours, closed, rtol=1e-15)
+    assert all(b > e for b, e in zip(ours, Z["epsilon"], strict=True))

@@ -48,7 +48,6 @@ ALL_MODULES = sorted(SRC.rglob("*.py"))
 #: modules still over the limit, left for the rest of the redesign (issue 11):
 #: a ratchet, they may only shrink
 OVERSIZE = {
-    "privacy/accounting.py": 783,
 }
 
 #: private names still imported across subpackages (issue 11): none left

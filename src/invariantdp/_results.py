@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 import html
 from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["ConfidenceInterval", "Summary", "estimate_text", "format_table"]
+from ._validation import check_confidence_level
+
+__all__ = [
+    "ConfidenceInterval",
+    "Summary",
+    "cached_interval",
+    "estimate_text",
+    "format_table",
+    "hypothesis_test_rows",
+]
 
 
 class ConfidenceInterval(NamedTuple):
@@ -146,3 +156,52 @@ def estimate_text(result):
         return result.estimate
     except InvariantDPError:
         return "not resolvable at this epsilon"
+
+
+def hypothesis_test_rows(result, confidence_level: float, estimate_label: str) -> list:
+    """The rows a test result's summary ends with: alternative, p-value, estimate, interval.
+
+    ``result`` has ``alternative``, ``pvalue``, ``estimate`` and
+    ``confidence_interval(confidence_level)``; an infinite end of the
+    interval prints as ``inf``.
+    """
+    ci = result.confidence_interval(confidence_level)
+    return [
+        ("alternative", result.alternative),
+        ("p-value", result.pvalue),
+        (estimate_label, estimate_text(result)),
+        (f"{confidence_level:.0%} confidence interval", f"({ci.low:.6g}, {ci.high:.6g})"),
+    ]
+
+
+def cached_interval(method):
+    """Decorator: a result's ``confidence_interval(confidence_level)`` computed once per level.
+
+    Results are frozen, so an interval cannot change; inverting a test costs
+    many p-value evaluations, and ``summary()`` asks for the same interval
+    again.  The level is checked before the cache is consulted, and the cache
+    lives in the instance ``__dict__`` (as :func:`functools.cached_property`
+    does), which frozen dataclasses allow.
+
+    Examples
+    --------
+    >>> class Result:
+    ...     calls = 0
+    ...     @cached_interval
+    ...     def confidence_interval(self, confidence_level=0.95):
+    ...         Result.calls += 1
+    ...         return ConfidenceInterval(0.0, confidence_level)
+    >>> r = Result()
+    >>> r.confidence_interval() == r.confidence_interval(0.95), Result.calls
+    (True, 1)
+    """
+
+    @functools.wraps(method)
+    def wrapper(self, confidence_level=0.95):
+        level = check_confidence_level(confidence_level)
+        cache = self.__dict__.setdefault("_confidence_intervals", {})
+        if level not in cache:
+            cache[level] = method(self, level)
+        return cache[level]
+
+    return wrapper

@@ -26,9 +26,15 @@ def test_eps_delta_both_directions(capsys):
 
 
 def test_zcdp_group(capsys):
-    out = run_json(capsys, "zcdp", "--rho", "2.56", "--delta", "1e-10", "--group", "2")
+    argv = ["zcdp", "--rho", "2.56", "--delta", "1e-10", "--group", "2"]
+    out = run_json(capsys, *argv, "--method", "bun-steinke")  # the Census figure
     assert out["group_rho"] == pytest.approx(10.24)
     assert round(out["epsilon"], 5) == 40.95057
+    assert out["method"] == "bun-steinke"
+    tight = run_json(capsys, *argv)  # the default: CKS (2020), Cor. 13
+    assert tight["method"] == "cks"
+    assert tight["epsilon"] == acc.zcdp_to_eps_delta(10.24, 1e-10, method="cks")
+    assert tight["epsilon"] < out["epsilon"]
 
 
 def test_census_text_and_json(capsys):
@@ -74,6 +80,19 @@ def test_non_integer_group_is_rejected_by_the_parser(capsys):
     assert "invalid int value" in capsys.readouterr().err
 
 
+def test_unknown_zcdp_conversion_is_rejected_by_the_parser(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["account", "zcdp", "--rho", "1", "--delta", "0.1", "--method", "tight"])
+    assert exc.value.code == 2
+    assert "invalid choice: 'tight'" in capsys.readouterr().err
+
+
 def test_bare_account_prints_help(capsys):
     assert main(["account"]) == 2
     assert "CONVERSION" in capsys.readouterr().out
+
+
+def test_cli_tests_turn_invariantdps_deprecation_warnings_into_errors(request):
+    """The guard of tests/cli/conftest.py is on: the CLI calls no deprecated name."""
+    marks = [m.args for m in request.node.iter_markers("filterwarnings")]
+    assert ("error::DeprecationWarning:invariantdp",) in marks

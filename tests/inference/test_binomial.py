@@ -7,6 +7,8 @@ from scipy import stats
 
 import invariantdp as idp
 from invariantdp.distributions import tulap, tulap_from_privacy
+from invariantdp.mechanisms import laplace
+from invariantdp.mechanisms import tulap as tulap_mechanism
 
 REF = Path(__file__).resolve().parents[1] / "data" / "binomialDP_reference.csv"
 
@@ -96,7 +98,7 @@ def test_large_n():
     "args,kwargs,match",
     [
         ((3, 0, 0.5), {}, r"`n` \(0\) must be >= 1"),
-        ((3, 10, 1.5), {}, r"`p0` \(1.5\) must be in \(0, 1\)"),
+        ((3, 10, 1.5), {}, r"`null_p` \(1.5\) must be in \(0, 1\)"),
         ((3, 10.5, 0.5), {}, "`n` must be an integer"),
         ((3, 10, 0.5), dict(epsilon=-2), r"`epsilon` \(-2.0\) must be > 0"),
         ((3, 10, 0.5), dict(alternative="up"), r"`alternative` \('up'\) must be one of"),
@@ -164,3 +166,62 @@ def test_pvalue_never_above_one_for_large_n(alternative):
     for z in (-2.0, 0.0, 15569749.0):
         p = ump_binomial_test(z, 15569747, 0.75, epsilon=1.0, alternative=alternative).pvalue
         assert 0.0 <= p <= 1.0
+
+
+# --- conventions (issue 11): the null is `null_p`, a Release is accepted, results cache --------
+
+
+def test_release_of_a_count_is_accepted():
+    release = tulap_mechanism(7, epsilon=0.8, delta=1e-6, rng=3)
+    res = idp.ump_binomial_test(release, 20, 0.3)
+    same = idp.ump_binomial_test(float(release.value), 20, 0.3, epsilon=0.8, delta=1e-6)
+    assert res.pvalue == same.pvalue
+    assert (res.epsilon, res.delta, res.noise) == (0.8, 1e-6, same.noise)
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(epsilon=0.8), "Release carries its own noise law"),
+        (dict(delta=1e-6), "Release carries its own noise law"),
+        (dict(noise=tulap(0.5, 0.0)), "Release carries its own noise law"),
+    ],
+)
+def test_release_refuses_a_second_noise_law(kwargs, match):
+    release = tulap_mechanism(7, epsilon=0.8, delta=1e-6, rng=3)
+    with pytest.raises(ValueError, match=match):
+        idp.ump_binomial_test(release, 20, 0.3, **kwargs)
+
+
+def test_release_must_be_one_tulap_count():
+    with pytest.raises(ValueError, match="needs Tulap .* the Release has 'laplace'"):
+        idp.ump_binomial_test(laplace(7.0, epsilon=1.0, rng=1), 20, 0.3)
+    with pytest.raises(ValueError, match=r"must hold one count .* shape \(2,\)"):
+        idp.ump_binomial_test(tulap_mechanism([3, 4], epsilon=1.0, rng=1), 20, 0.3)
+
+
+def test_p0_is_a_deprecated_alias_of_null_p():
+    new = idp.ump_binomial_test(3, 10, null_p=0.4, epsilon=1.0)
+    with pytest.warns(DeprecationWarning, match="`p0` .* use `null_p`"):
+        old = idp.ump_binomial_test(3, 10, p0=0.4, epsilon=1.0)
+    assert old == new
+    with pytest.warns(DeprecationWarning, match="`p0` of BinomialTestResult"):
+        assert new.p0 == new.null_p == 0.4
+    with pytest.raises(TypeError, match="both `p0`"):
+        idp.ump_binomial_test(3, 10, p0=0.4, null_p=0.4, epsilon=1.0)
+
+
+def test_estimate_and_interval_are_computed_once():
+    res = idp.ump_binomial_test(3, 10, 0.5, epsilon=1.0, alternative="two-sided")
+    assert res.estimate is res.estimate
+    assert res.confidence_interval() is res.confidence_interval(0.95)
+    assert res.confidence_interval(0.9) is not res.confidence_interval(0.95)
+    with pytest.raises(ValueError, match="confidence_level"):
+        res.confidence_interval(1.5)
+
+
+def test_str_is_the_summary_text():
+    res = idp.ump_binomial_test(3, 10, 0.5, epsilon=1.0)
+    assert isinstance(str(res), str)
+    assert str(res) == str(res.summary())
+    assert "null proportion p0" in res.summary()

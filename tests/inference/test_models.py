@@ -63,6 +63,19 @@ def test_fit_results_and_errors(rng):
         PrivatizedPoisson(rel.value, X, laplace(s, epsilon=1.0, rng=1))
 
 
+def test_poisson_takes_the_counts_from_the_release(rng):
+    X = np.column_stack([np.ones(30), rng.normal(size=30)])
+    s = rng.poisson(np.exp(3.5 + 0.3 * X[:, 1])).astype(float)
+    rel = projected_gaussian(s, totals(np.repeat([0, 1, 2], 10)), mu=0.2, rng=rng)
+    old = PrivatizedPoisson(rel.value, X, rel).fit(disp=0).params
+    np.testing.assert_array_equal(PrivatizedPoisson(rel, X).fit(disp=0).params, old)
+    np.testing.assert_array_equal(PrivatizedPoisson(None, X, rel).fit(disp=0).params, old)
+    with pytest.raises(ValueError, match="`y` is a Release: give the release once"):
+        PrivatizedPoisson(rel, X, rel)
+    with pytest.raises(ValueError, match="`release` is required unless `y` is the Release"):
+        PrivatizedPoisson(rel.value, X)
+
+
 def test_loglinear_independence_test_level_and_power():
     rng = np.random.default_rng(5)
     p_null = []

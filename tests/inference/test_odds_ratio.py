@@ -73,7 +73,7 @@ def test_pvalues_uniform_under_null(rng):
 def test_pvalue_matches_brute_force(margins, rng):
     for u in rng.uniform(-3, max(margins) + 3, size=5):
         for w in (0.3, 1.0, 4.0):
-            got = idp.umpu_odds_ratio_test(u, margins, epsilon=0.9, odds_ratio=w).pvalue
+            got = idp.umpu_odds_ratio_test(u, margins, epsilon=0.9, null_odds_ratio=w).pvalue
             assert got == pytest.approx(_pvalue_brute_force(u, margins, 0.9, w=w), rel=1e-10)
 
 
@@ -130,13 +130,13 @@ def test_estimate_and_confidence_interval():
     margins = (20, 20, 20, 20)
     res = idp.umpu_odds_ratio_test(14.3, margins, epsilon=1.0, alternative="two-sided")
     est = res.estimate
-    half = idp.umpu_odds_ratio_test(14.3, margins, epsilon=1.0, odds_ratio=est)
+    half = idp.umpu_odds_ratio_test(14.3, margins, epsilon=1.0, null_odds_ratio=est)
     assert half.pvalue == pytest.approx(0.5, abs=1e-9)
     low, high = res.confidence_interval(0.9)
     assert low < est < high
-    at_low = idp.umpu_odds_ratio_test(14.3, margins, epsilon=1.0, odds_ratio=low)
+    at_low = idp.umpu_odds_ratio_test(14.3, margins, epsilon=1.0, null_odds_ratio=low)
     at_high = idp.umpu_odds_ratio_test(
-        14.3, margins, epsilon=1.0, odds_ratio=high, alternative="less"
+        14.3, margins, epsilon=1.0, null_odds_ratio=high, alternative="less"
     )
     assert at_low.pvalue == pytest.approx(0.05, abs=1e-9)
     assert at_high.pvalue == pytest.approx(0.05, abs=1e-9)
@@ -236,7 +236,7 @@ def test_summary_mentions_the_numbers():
         (dict(delta=1.0), r"`delta` \(1.0\) must be in \[0, 1\)"),
         (dict(delta=-0.1), r"`delta` \(-0.1\) must be in \[0, 1\)"),
         (dict(alternative="bigger"), r"`alternative` \('bigger'\) must be one of"),
-        (dict(odds_ratio=0.0), r"`odds_ratio` \(0.0\) must be > 0"),
+        (dict(null_odds_ratio=0.0), r"`null_odds_ratio` \(0.0\) must be > 0"),
         (dict(statistic=np.nan), r"`statistic` \(nan\) must not be NaN"),
     ],
 )
@@ -368,3 +368,36 @@ def test_noise_given_as_privacy_law_or_b_zero():
     assert c.pvalue == pytest.approx(_mid_p(MID_P_TABLES[0])[2], rel=1e-12)
     with pytest.raises(ValueError, match="loc=0 and scale=1"):
         idp.umpu_odds_ratio_test(14.3, (20, 20, 20, 20), noise=tulap_from_privacy(1.0, loc=1.0))
+
+
+# --- conventions (issue 11): the null is `null_odds_ratio`, Releases plan tests too -----------
+
+
+def test_odds_ratio_is_a_deprecated_alias_of_null_odds_ratio():
+    new = idp.umpu_odds_ratio_test(14.3, (20, 20, 20, 20), epsilon=1.0, null_odds_ratio=2.0)
+    with pytest.warns(DeprecationWarning, match="`odds_ratio` .* use `null_odds_ratio`"):
+        old = idp.umpu_odds_ratio_test(14.3, (20, 20, 20, 20), epsilon=1.0, odds_ratio=2.0)
+    assert old == new
+    with pytest.warns(DeprecationWarning, match="`odds_ratio` of OddsRatioTestResult"):
+        assert new.odds_ratio == new.null_odds_ratio == 2.0
+
+
+def test_power_and_critical_value_from_a_release():
+    release = odds_ratio_release([[12, 5], [4, 9]], epsilon=1.0, delta=0.001, rng=5)
+    margins = (17, 13, 16, 14)
+    kw = dict(epsilon=1.0, delta=0.001)
+    assert idp.umpu_odds_ratio_critical_value(release) == idp.umpu_odds_ratio_critical_value(
+        margins, **kw
+    )
+    assert idp.umpu_odds_ratio_power(release, odds_ratio=3.0) == idp.umpu_odds_ratio_power(
+        margins, odds_ratio=3.0, **kw
+    )
+    with pytest.raises(ValueError, match="Release carries its own noise"):
+        idp.umpu_odds_ratio_power(release, odds_ratio=3.0, epsilon=1.0)
+
+
+def test_interval_is_computed_once_and_str_is_text():
+    res = idp.umpu_odds_ratio_test(14.3, (20, 20, 20, 20), epsilon=1.0)
+    assert res.confidence_interval() is res.confidence_interval(0.95)
+    assert str(res) == str(res.summary())
+    assert "null odds ratio" in res.summary()

@@ -9,7 +9,7 @@ from scipy import integrate, optimize, special, stats
 
 from invariantdp._validation import InvariantDPError
 from invariantdp.privacy import accounting as acc
-from invariantdp.privacy import gaussian
+from invariantdp.privacy import gaussian_tradeoff
 
 
 def direct_delta(mu, eps):
@@ -22,7 +22,7 @@ def delta_from_tradeoff(mu, eps):
     (eps, delta)-DP holds iff f >= f_{eps,delta}; in the paper's convention (type I error
     1 - alpha) the binding piece is 1 - delta - e^eps (1 - alpha).
     """
-    f = gaussian(mu)
+    f = gaussian_tradeoff(mu)
 
     def neg(z):  # alpha = Phi(z)
         alpha = special.ndtr(z)
@@ -156,7 +156,7 @@ def test_analytic_gaussian_mechanism_calibration():
 
 def test_zcdp_to_eps_delta_formula():
     rho, delta = 0.7, 1e-7
-    assert acc.zcdp_to_eps_delta(rho, delta) == pytest.approx(
+    assert acc.zcdp_to_eps_delta(rho, delta, method="bun-steinke") == pytest.approx(
         rho + 2 * math.sqrt(rho * math.log(1 / delta)), rel=1e-15
     )
 
@@ -206,12 +206,14 @@ def test_pure_dp_to_zcdp():
 @pytest.mark.parametrize("k", [2, 3, 5])
 def test_gdp_group_privacy_equals_k_fold_tradeoff(k):
     mu = 0.6
-    f = gaussian(mu)
+    f = gaussian_tradeoff(mu)
     alpha = np.linspace(0.001, 0.999, 99)
     y = alpha
     for _ in range(k):
         y = f(y)
-    np.testing.assert_allclose(gaussian(acc.gdp_group_privacy(mu, k))(alpha), y, rtol=1e-10)
+    np.testing.assert_allclose(
+        gaussian_tradeoff(acc.gdp_group_privacy(mu, k))(alpha), y, rtol=1e-10
+    )
 
 
 def test_gdp_composition():
@@ -346,11 +348,17 @@ def test_gdp_to_epsilon_extremes():
 
 
 def test_zcdp_extremes():
-    assert acc.zcdp_to_eps_delta(1.7e308, 1e-300) == 1.7e308  # finite: 2 sqrt(rho L) << rho
-    assert acc.zcdp_to_eps_delta(1e300, 1e-300) == pytest.approx(1e300)
-    assert acc.zcdp_to_eps_delta(1e-300, 1e-300) == pytest.approx(
+    bs = dict(method="bun-steinke")
+    for kw in ({}, bs):  # finite: 2 sqrt(rho L) << rho
+        assert acc.zcdp_to_eps_delta(1.7e308, 1e-300, **kw) == 1.7e308
+        assert acc.zcdp_to_eps_delta(1e300, 1e-300, **kw) == pytest.approx(1e300)
+    assert acc.zcdp_to_eps_delta(1e-300, 1e-300, **bs) == pytest.approx(
         2 * math.sqrt(1e-300 * 300 * math.log(10)), rel=1e-14
     )
+    # CKS for tiny rho: alpha = 1 + t with rho t^2 = L - log(1 + t), eps ~ 2 rho t - 1/t
+    L = 300 * math.log(10)
+    t = math.sqrt(L / 1e-300)
+    assert acc.zcdp_to_eps_delta(1e-300, 1e-300) == pytest.approx(2e-300 * t - 1 / t, rel=1e-6)
     # group privacy with a huge k: exact k^2 rho, or an error (was OverflowError)
     assert acc.zcdp_group_privacy(1e-300, 10**200) == pytest.approx(1e100, rel=1e-15)
     with pytest.raises(InvariantDPError, match=r"`k` \(1.000e\+200 .*exceeds the largest double"):

@@ -38,7 +38,7 @@ from invariantdp.mechanisms import (
     tulap_mechanism,
 )
 from invariantdp.privacy import eps_delta
-from invariantdp.privacy import gaussian as gdp
+from invariantdp.privacy import gaussian_tradeoff as gdp
 from invariantdp.privacy.accounting import eps_delta_to_gdp
 
 from ._broken import (

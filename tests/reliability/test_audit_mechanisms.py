@@ -52,7 +52,7 @@ from invariantdp.mechanisms import (
     tulap_mechanism,
 )
 from invariantdp.privacy import eps_delta, swapping_epsilon
-from invariantdp.privacy import gaussian as gdp
+from invariantdp.privacy import gaussian_tradeoff as gdp
 from invariantdp.sensitivity import contingency_sensitivity_space
 
 N = 20_000  # releases per input for the batched audits

@@ -192,7 +192,7 @@ CASES = {
             "margins": ("counts", (4,)),
             "epsilon": "pos",
             "delta": "delta",
-            "odds_ratio": "pos",
+            "null_odds_ratio": "pos",
         },
     ),
     "umpu_odds_ratio_power": (
@@ -207,11 +207,11 @@ CASES = {
     ),
     "ump_binomial_test": (
         ump_binomial_test,
-        {"statistic": 3.0, "n": 10, "p0": 0.5, "epsilon": 1.0},
-        {"statistic": "real", "n": "int", "p0": "unit", "epsilon": "pos", "delta": "delta"},
+        {"statistic": 3.0, "n": 10, "null_p": 0.5, "epsilon": 1.0},
+        {"statistic": "real", "n": "int", "null_p": "unit", "epsilon": "pos", "delta": "delta"},
     ),
     "eps_delta": (P.eps_delta, {"epsilon": 1.0}, {"epsilon": "pos", "delta": "delta"}),
-    "gdp": (P.gaussian, {"mu": 1.0}, {"mu": "pos"}),
+    "gdp": (P.gaussian_tradeoff, {"mu": 1.0}, {"mu": "pos"}),
     "eps_delta_to_gdp": (
         P.eps_delta_to_gdp,
         {"epsilon": 1.0, "delta": 1e-5},
@@ -231,6 +231,11 @@ CASES = {
         P.zcdp_to_eps_delta,
         {"rho": 1.0, "delta": 1e-5},
         {"rho": "pos", "delta": "unit"},
+    ),
+    "zcdp_log_delta": (
+        P.zcdp_log_delta,
+        {"rho": 1.0, "epsilon": 1.0},
+        {"rho": "pos", "epsilon": "pos"},
     ),
     "zcdp_group_privacy": (P.zcdp_group_privacy, {"rho": 1.0, "k": 2}, {"rho": "pos", "k": "int"}),
     "gdp_group_privacy": (P.gdp_group_privacy, {"mu": 1.0, "k": 2}, {"mu": "pos", "k": "int"}),
@@ -280,7 +285,11 @@ CASES = {
     ),
     "audit_samples": (
         audit_mod.audit_samples,
-        {"sample_x": np.arange(20.0), "sample_x_prime": np.arange(20.0), "claimed": P.gaussian(1)},
+        {
+            "sample_x": np.arange(20.0),
+            "sample_x_prime": np.arange(20.0),
+            "claimed": P.gaussian_tradeoff(1),
+        },
         {"significance": "unit"},
     ),
 }
@@ -483,7 +492,10 @@ def test_conditional_release_refuses_inconsistent_invariants():
         (lambda: M.laplace_mechanism([1.0, 2.0], epsilon=1.0, sensitivity=S3), "`sensitivity`"),
         (lambda: M.semi_dp_gaussian([1, 2, 3], mu=1.0), "`table`"),
         (lambda: M.semi_dp_gaussian([[1, 2, 3]], mu=1.0), "`table`"),
-        (lambda: audit_mod.audit_samples(np.zeros(20), np.zeros(30), P.gaussian(1)), "`sample_x`"),
+        (
+            lambda: audit_mod.audit_samples(np.zeros(20), np.zeros(30), P.gaussian_tradeoff(1)),
+            "`sample_x`",
+        ),
         (lambda: M.projected_gaussian([1.0, 2.0, 3.0], "total", mu=1.0), "`invariants`"),
         (lambda: one_way_margins("2x2"), "`shape`"),
         (lambda: M.lp_mechanism([1.0], 3, epsilon=1.0), "`p`"),

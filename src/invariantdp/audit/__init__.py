@@ -44,8 +44,10 @@ Helpers for the inputs of an audit:
   difference of the two inputs (optimal for spherical Gaussian noise) or the
   log likelihood ratio of the noise law (optimal for any law with a density,
   by the Neyman-Pearson lemma);
-* :func:`zcdp_tradeoff` -- the tradeoff function implied by rho-zCDP, to
-  audit zCDP claims (the discrete Gaussian mechanism);
+* :func:`~invariantdp.privacy.zcdp_tradeoff` -- the tradeoff function
+  implied by rho-zCDP, to audit zCDP claims (the discrete Gaussian
+  mechanism); its home is :mod:`invariantdp.privacy.zcdp`, and it is
+  importable from here too;
 * ``batched=True`` in :func:`audit_mechanism` -- a sampler that returns many
   releases per call (e.g. an additive mechanism applied to ``n`` copies of a
   scalar query), which makes audits with 10^4-10^7 releases fast.
@@ -58,8 +60,7 @@ from :mod:`invariantdp.audit`):
 * :mod:`._mechanism` -- :func:`audit_mechanism`;
 * :mod:`._sample_size` -- :class:`AuditSampleSize`, :func:`audit_sample_size`;
 * :mod:`._statistics` -- :func:`neighbour_from_space`,
-  :func:`projection_statistic`, :func:`likelihood_ratio_statistic`;
-* :mod:`._zcdp` -- :func:`zcdp_tradeoff`.
+  :func:`projection_statistic`, :func:`likelihood_ratio_statistic`.
 
 References
 ----------
@@ -73,12 +74,12 @@ References
    lower bounds on epsilon and delta from threshold tests).
 """
 
+from ..privacy.zcdp import zcdp_tradeoff
 from ._lattice import achievable_set_test, lattice_classes
 from ._mechanism import audit_mechanism
 from ._sample_size import AuditSampleSize, audit_sample_size
 from ._statistics import likelihood_ratio_statistic, neighbour_from_space, projection_statistic
 from ._threshold import STATISTICS, AuditResult, audit_samples
-from ._zcdp import zcdp_tradeoff
 
 __all__ = [
     "STATISTICS",

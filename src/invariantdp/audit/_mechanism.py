@@ -16,9 +16,9 @@ import numpy as np
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_in_open_unit, check_positive_int
 from ..privacy.tradeoff import TradeoffFunction, as_tradeoff
+from ..privacy.zcdp import zcdp_tradeoff
 from ._lattice import achievable_set_test
 from ._threshold import STATISTICS, AuditResult, _claim_epsilon, audit_samples
-from ._zcdp import zcdp_tradeoff
 
 
 def _release_value(out) -> np.ndarray:
@@ -137,7 +137,7 @@ def audit_mechanism(
         vector ``v`` of the sensitivity space (:func:`neighbour_from_space`).
     claimed : TradeoffFunction, optional
         The claim; by default the release's own guarantee
-        (``release.guarantee.tradeoff()``, or :func:`zcdp_tradeoff` for a
+        (``release.guarantee.tradeoff()``, or :func:`~invariantdp.privacy.zcdp_tradeoff` for a
         zCDP guarantee).  Required with ``batched=True``.
     statistic : callable, optional
         The scalar statistic of ``"threshold"``: maps a release value to a

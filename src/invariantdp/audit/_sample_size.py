@@ -129,7 +129,7 @@ def audit_sample_size(
         The claim audited.
     true : TradeoffFunction or callable
         The mechanism's actual tradeoff curve on the audited pair, e.g.
-        ``gaussian(1 / sigma)`` for Gaussian noise of the wrong scale.
+        ``gaussian_tradeoff(1 / sigma)`` for Gaussian noise of the wrong scale.
     power : float
         Target probability of failing the audit.
     significance : float
@@ -173,8 +173,9 @@ def audit_sample_size(
     Examples
     --------
     >>> from invariantdp.audit import audit_sample_size
-    >>> from invariantdp.privacy import eps_delta, gaussian
-    >>> size = audit_sample_size(gaussian(0.268), gaussian(1 / 3.19), n_tests=1600)
+    >>> from invariantdp.privacy import eps_delta, gaussian_tradeoff
+    >>> claim, truth = gaussian_tradeoff(0.268), gaussian_tradeoff(1 / 3.19)
+    >>> size = audit_sample_size(claim, truth, n_tests=1600)
     >>> 5e4 < size.n < 2e5, round(size.type1, 1)
     (True, 0.4)
     """

@@ -217,12 +217,12 @@ def audit_samples(
 
     >>> import numpy as np
     >>> from invariantdp.audit import audit_samples
-    >>> from invariantdp.privacy import gaussian
+    >>> from invariantdp.privacy import gaussian_tradeoff
     >>> rng = np.random.default_rng(0)
     >>> s0, s1 = rng.normal(0.0, 1.0, 40_000), rng.normal(1.0, 1.0, 40_000)
-    >>> audit_samples(s0, s1, gaussian(1.0)).passed
+    >>> audit_samples(s0, s1, gaussian_tradeoff(1.0)).passed
     True
-    >>> audit_samples(s0, s1, gaussian(0.8)).passed
+    >>> audit_samples(s0, s1, gaussian_tradeoff(0.8)).passed
     False
     """
     f = as_tradeoff(claimed)

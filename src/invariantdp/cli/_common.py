@@ -86,9 +86,9 @@ def short(value, limit: int = MAX_ECHO) -> str:
 
 
 def bounded(message: str, limit: int = MAX_MESSAGE) -> str:
-    """One line of at most about ``limit`` characters: whitespace runs collapsed.
+    r"""One line of at most about ``limit`` characters: whitespace runs collapsed.
 
-    >>> bounded("a\\n  b")
+    >>> bounded("a\n  b")
     'a b'
     >>> len(bounded("y" * 10_000)) < 450
     True

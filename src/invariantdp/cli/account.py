@@ -4,7 +4,7 @@ Sub-commands::
 
     invariantdp account gdp       --epsilon E --delta D       (eps, delta) -> mu
     invariantdp account eps-delta --mu M (--epsilon E | --delta D)
-    invariantdp account zcdp      --rho R --delta D [--group K]
+    invariantdp account zcdp      --rho R --delta D [--group K] [--method cks|bun-steinke]
     invariantdp account census    [--rho R] [--a A] [--delta D]
     invariantdp account topdown   [--delta D]
     invariantdp account swapping  --b B --swap-rate P
@@ -12,6 +12,7 @@ Sub-commands::
 
 from __future__ import annotations
 
+from ..privacy.zcdp import ZCDP_CONVERSIONS
 from ._common import print_json
 
 
@@ -26,76 +27,108 @@ def register(sub) -> None:
     )
     p.set_defaults(func=lambda args: _missing(p))
     acc = p.add_subparsers(dest="account_command", metavar="CONVERSION")
-
-    g = acc.add_parser(
+    positive, unit = {"type": float, "help": "> 0"}, {"type": float, "help": "in (0, 1)"}
+    _command(
+        acc,
         "gdp",
+        run_gdp,
+        [
+            ("--epsilon", {**positive, "required": True}),
+            ("--delta", {**unit, "required": True}),
+            ("--group", {"type": int, "default": None, "help": "group size k: report k * mu"}),
+        ],
         help="(epsilon, delta)-DP -> mu-GDP (exact Balle-Wang relation)",
         description="The mu with delta_mu(epsilon) = delta (Balle & Wang 2018, Thm. 8).",
     )
-    g.add_argument("--epsilon", type=float, required=True, help="> 0")
-    g.add_argument("--delta", type=float, required=True, help="in (0, 1)")
-    g.add_argument("--group", type=int, default=None, help="group size k: report k * mu")
-    _add_json(g)
-    g.set_defaults(func=run_gdp)
-
-    e = acc.add_parser(
+    _command(
+        acc,
         "eps-delta",
+        run_eps_delta,
+        [("--mu", {**positive, "required": True})],
+        one_of=[
+            ("--epsilon", {"type": float, "help": "> 0: report delta"}),
+            ("--delta", {"type": float, "help": "in (0, 1): report epsilon"}),
+        ],
         help="mu-GDP -> delta at --epsilon, or epsilon at --delta",
         description="delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2).",
     )
-    e.add_argument("--mu", type=float, required=True, help="> 0")
-    which = e.add_mutually_exclusive_group(required=True)
-    which.add_argument("--epsilon", type=float, help="> 0: report delta")
-    which.add_argument("--delta", type=float, help="in (0, 1): report epsilon")
-    _add_json(e)
-    e.set_defaults(func=run_eps_delta)
-
-    z = acc.add_parser(
+    _command(
+        acc,
         "zcdp",
+        run_zcdp,
+        [
+            ("--rho", {**positive, "required": True}),
+            ("--delta", {**unit, "required": True}),
+            ("--group", {"type": int, "default": 1, "help": "group size k (default 1)"}),
+            (
+                "--method",
+                {
+                    "choices": ZCDP_CONVERSIONS,
+                    "default": ZCDP_CONVERSIONS[0],
+                    "help": (
+                        "cks: the tight conversion of Canonne, Kamath & Steinke 2020, Cor. 13 "
+                        "(default); bun-steinke: rho + 2 sqrt(rho log(1/delta)) (Prop. 1.3), "
+                        "the one of the Census figures"
+                    ),
+                },
+            ),
+        ],
         help="rho-zCDP -> (epsilon, delta)-DP, optionally for groups of size k",
-        description="epsilon = rho + 2 sqrt(rho log(1/delta)); groups of size k: k^2 rho.",
+        description=(
+            "The epsilon of rho-zCDP at delta (CKS 2020, Cor. 13, or Bun & Steinke 2016, "
+            "Prop. 1.3); groups of size k: k^2 rho."
+        ),
     )
-    z.add_argument("--rho", type=float, required=True, help="> 0")
-    z.add_argument("--delta", type=float, required=True, help="in (0, 1)")
-    z.add_argument("--group", type=int, default=1, help="group size k (default 1)")
-    _add_json(z)
-    z.set_defaults(func=run_zcdp)
-
-    c = acc.add_parser(
+    _command(
+        acc,
         "census",
+        run_census,
+        [
+            ("--rho", {"type": float, "default": 2.56, "help": "advertised rho (default 2.56)"}),
+            (
+                "--a",
+                {"type": int, "default": 2, "help": "semi-adjacent parameter a(t) (default 2)"},
+            ),
+            ("--delta", {"type": float, "default": 1e-10, "help": "default 1e-10"}),
+        ],
         help="Semi-DP analysis of the 2020 Census (Cho & Awan, Sec. 6.1)",
         description="rho-zCDP with invariants of semi-adjacent parameter a: a^2 rho-zCDP.",
     )
-    c.add_argument("--rho", type=float, default=2.56, help="advertised rho (default 2.56)")
-    c.add_argument("--a", type=int, default=2, help="semi-adjacent parameter a(t) (default 2)")
-    c.add_argument("--delta", type=float, default=1e-10, help="default 1e-10")
-    _add_json(c)
-    c.set_defaults(func=run_census)
-
-    t = acc.add_parser(
+    _command(
+        acc,
         "topdown",
+        run_topdown,
+        [("--delta", {"type": float, "default": 1e-10, "help": "default 1e-10"})],
         help="zCDP budgets of the 2020 TopDown algorithm (swapping paper, Table 6.2)",
     )
-    t.add_argument("--delta", type=float, default=1e-10, help="default 1e-10")
-    _add_json(t)
-    t.set_defaults(func=run_topdown)
-
-    s = acc.add_parser(
+    _command(
+        acc,
         "swapping",
+        run_swapping,
+        [
+            ("--b", {"type": int, "required": True, "help": "largest matching stratum size"}),
+            ("--swap-rate", {"type": float, "required": True, "help": "swap rate p in (0, 1)"}),
+        ],
         help="epsilon of the swapping Permutation Algorithm (swapping paper, Thm. 5.6)",
     )
-    s.add_argument("--b", type=int, required=True, help="largest matching stratum size")
-    s.add_argument("--swap-rate", type=float, required=True, help="swap rate p in (0, 1)")
-    _add_json(s)
-    s.set_defaults(func=run_swapping)
 
 
-def _add_json(p) -> None:
+def _command(acc, name: str, func, options, *, one_of=(), **texts) -> None:
+    """Sub-command ``name`` with ``options`` (flag, keywords), an optional
+    required choice of one of ``one_of``, and ``--json``; it runs ``func``."""
+    p = acc.add_parser(name, **texts)
+    for flag, kwargs in options:
+        p.add_argument(flag, **kwargs)
+    if one_of:
+        which = p.add_mutually_exclusive_group(required=True)
+        for flag, kwargs in one_of:
+            which.add_argument(flag, **kwargs)
     p.add_argument(
         "--json",
         action="store_true",
         help="print the result as strict JSON (RFC 8259; non-finite numbers as null)",
     )
+    p.set_defaults(func=func)
 
 
 def _missing(p) -> int:
@@ -103,16 +136,17 @@ def _missing(p) -> int:
     return 2
 
 
-def _emit(args, data: dict, text: str) -> int:
+def _emit(args, data: dict, text) -> int:
+    """Print ``data`` as JSON with ``--json``, else ``text`` (a string or a Summary)."""
     if args.json:
         print_json(data)
     else:
-        print(text)
+        print(str(text))
     return 0
 
 
 def run_gdp(args) -> int:
-    from ..privacy.accounting import eps_delta_to_gdp, gdp_group_privacy
+    from ..privacy.gdp import eps_delta_to_gdp, gdp_group_privacy
 
     mu = eps_delta_to_gdp(args.epsilon, args.delta)
     data = {"epsilon": args.epsilon, "delta": args.delta, "mu": mu}
@@ -125,7 +159,7 @@ def run_gdp(args) -> int:
 
 
 def run_eps_delta(args) -> int:
-    from ..privacy.accounting import gdp_to_eps_delta, gdp_to_epsilon
+    from ..privacy.gdp import gdp_to_eps_delta, gdp_to_epsilon
 
     if args.epsilon is not None:
         delta = gdp_to_eps_delta(args.mu, args.epsilon)
@@ -139,15 +173,16 @@ def run_eps_delta(args) -> int:
 
 
 def run_zcdp(args) -> int:
-    from ..privacy.accounting import zcdp_group_privacy, zcdp_to_eps_delta
+    from ..privacy.zcdp import zcdp_group_privacy, zcdp_to_eps_delta
 
     rho = zcdp_group_privacy(args.rho, args.group)
-    eps = zcdp_to_eps_delta(rho, args.delta)
+    eps = zcdp_to_eps_delta(rho, args.delta, method=args.method)
     data = {"rho": args.rho, "group": args.group, "group_rho": rho, "delta": args.delta}
     data["epsilon"] = eps
+    data["method"] = args.method
     text = (
         f"{args.rho:g}-zCDP, groups of size {args.group}: {rho:.10g}-zCDP, "
-        f"(epsilon={eps:.10g}, delta={args.delta:g})-DP"
+        f"(epsilon={eps:.10g}, delta={args.delta:g})-DP ({args.method} conversion)"
     )
     return _emit(args, data, text)
 

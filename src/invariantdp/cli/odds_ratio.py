@@ -45,7 +45,14 @@ def register(sub) -> None:
     p.add_argument("--margins", type=int_list, help="t1.,t2.,t.1,t.2 (with --statistic)")
     add_privacy_args(p)
     p.add_argument("--alternative", default="greater", choices=["greater", "less", "two-sided"])
-    p.add_argument("--odds-ratio", type=float, default=1.0, help="null odds ratio (default 1)")
+    p.add_argument(
+        "--null-odds-ratio",
+        "--odds-ratio",  # its name before the null_<parameter> convention
+        dest="null_odds_ratio",
+        type=float,
+        default=1.0,
+        help="null odds ratio (default 1)",
+    )
     p.add_argument("--confidence-level", type=float, default=0.95)
     add_randomness_args(p)
     p.add_argument(
@@ -124,7 +131,7 @@ def run_test(args) -> int:
         except InvariantDPError as exc:  # name the option: the library speaks of "the document"
             raise InvariantDPError(f"`--release` ({short(args.release)}): {exc}") from None
         res = umpu_odds_ratio_test(
-            release, alternative=args.alternative, odds_ratio=args.odds_ratio
+            release, alternative=args.alternative, null_odds_ratio=args.null_odds_ratio
         )
     elif table is not None:
         secure = use_secure(args)
@@ -133,7 +140,7 @@ def run_test(args) -> int:
         )
         release = mark_randomness(release, secure)
         res = umpu_odds_ratio_test(
-            release, alternative=args.alternative, odds_ratio=args.odds_ratio
+            release, alternative=args.alternative, null_odds_ratio=args.null_odds_ratio
         )
     else:
         res = umpu_odds_ratio_test(
@@ -142,7 +149,7 @@ def run_test(args) -> int:
             epsilon=args.epsilon,
             delta=args.delta,
             alternative=args.alternative,
-            odds_ratio=args.odds_ratio,
+            null_odds_ratio=args.null_odds_ratio,
         )
     ci = res.confidence_interval(args.confidence_level)
     summary = res.summary(args.confidence_level)
@@ -154,7 +161,9 @@ def run_test(args) -> int:
                 "margins": list(res.margins),
                 "pvalue": res.pvalue,
                 "alternative": res.alternative,
-                "odds_ratio": res.odds_ratio,
+                "null_odds_ratio": res.null_odds_ratio,
+                # the key before the null_<parameter> convention, kept for scripts reading it
+                "odds_ratio": res.null_odds_ratio,
                 "estimate": _estimate_or_none(res),
                 "confidence_interval": [ci.low, ci.high],
                 "confidence_level": args.confidence_level,

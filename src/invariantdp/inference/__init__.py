@@ -1,4 +1,18 @@
-"""Inference from releases: tests of hypotheses, likelihoods, posteriors."""
+"""Inference from releases: tests of hypotheses, likelihoods, posteriors.
+
+Two conventions hold for the tests and models here:
+
+* each accepts the :class:`~invariantdp.Release` in place of the released
+  value, and then takes the noise law (and the invariants it needs) from it;
+  a second noise law given alongside is refused;
+* the value of a parameter under the null hypothesis is ``null_<parameter>``
+  (``null_p`` in :func:`ump_binomial_test`, ``null_odds_ratio`` in the
+  odds-ratio test, its critical value and power, and in the results), and a
+  power function takes the alternative under the bare parameter name
+  (``odds_ratio=``).  The former spellings ``p0=`` and ``odds_ratio=`` (as
+  the null of :func:`umpu_odds_ratio_test`) still work, with a
+  ``DeprecationWarning``.
+"""
 
 from .binomial import BinomialTestResult, ump_binomial_test
 from .likelihood import (

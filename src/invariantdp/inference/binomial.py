@@ -1,23 +1,38 @@
-"""The DP uniformly most powerful test for a binomial proportion (Awan & Slavkovic 2018)."""
+"""The DP uniformly most powerful test for a binomial proportion (Awan & Slavkovic 2018).
+
+Naming convention of the tests in :mod:`invariantdp.inference`: the value of
+the parameter under the null hypothesis is ``null_<parameter>``
+(``null_p`` here, ``null_odds_ratio`` for the odds-ratio test), in the
+arguments and in the result; a power function takes the alternative under
+the bare parameter name.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 from scipy import optimize, special
 
-from .._results import ConfidenceInterval, Summary, estimate_text, format_table
+from .._deprecation import renamed_attribute, renamed_keywords
+from .._results import (
+    ConfidenceInterval,
+    Summary,
+    cached_interval,
+    format_table,
+    hypothesis_test_rows,
+)
 from .._validation import (
     InvariantDPError,
     check_alternative,
-    check_confidence_level,
     check_in_open_unit,
     check_positive_int,
     check_real,
 )
 from ._lattice import Binomial
 from ._noise import TestNoise, check_estimable, resolve_noise, solve_monotone
+from .odds_ratio import _release_noise
 
 __all__ = ["BinomialTestResult", "ump_binomial_test"]
 
@@ -89,18 +104,20 @@ class BinomialTestResult:
         The released ``Z = X + N``.
     n : int
         Number of trials.
-    p0 : float
-        Null proportion.
+    null_p : float
+        Null proportion ``p0`` (``p0`` is a deprecated alias).
     pvalue : float
     alternative : str
     epsilon, delta : float or None
     noise : str
     method : str
+    estimate : float
+        Median-unbiased estimate of the proportion (computed on first access).
     """
 
     statistic: float
     n: int
-    p0: float
+    null_p: float
     pvalue: float
     alternative: str
     epsilon: float | None
@@ -109,6 +126,9 @@ class BinomialTestResult:
     method: str = "DP UMP binomial test (Awan & Slavkovic 2018)"
     _noise: TestNoise = field(default=None, repr=False, compare=False)
 
+    p0 = renamed_attribute("p0", "null_p", "BinomialTestResult")
+
+    @cached_interval
     def confidence_interval(self, confidence_level=0.95) -> ConfidenceInterval:
         """Confidence interval for the proportion by inverting the p-value.
 
@@ -116,7 +136,7 @@ class BinomialTestResult:
         "greater"); "two-sided" inverts the two-sided p-value of binomialDP,
         ``{p : pvalue(p) > 1 - confidence_level}``.
         """
-        alpha = 1.0 - check_confidence_level(confidence_level)
+        alpha = 1.0 - confidence_level  # checked by @cached_interval
         z, n, nz = self.statistic, self.n, self._noise
         if self.alternative == "greater":
             return ConfidenceInterval(_solve_p(z, n, nz, "greater", alpha), 1.0)
@@ -124,7 +144,7 @@ class BinomialTestResult:
             return ConfidenceInterval(0.0, _solve_p(z, n, nz, "less", alpha))
         return _two_sided_interval(z, n, nz, alpha)
 
-    @property
+    @cached_property
     def estimate(self) -> float:
         """Median-unbiased estimate: the proportion where the "greater" p-value is 1/2.
 
@@ -138,28 +158,22 @@ class BinomialTestResult:
         return _solve_p(z, n, nz, "greater", 0.5)
 
     def summary(self, confidence_level=0.95) -> Summary:
-        ci = self.confidence_interval(confidence_level)
         rows = [
             ("released statistic Z", self.statistic),
             ("trials n", self.n),
-            ("null proportion p0", self.p0),
+            ("null proportion p0", self.null_p),
             ("noise", self.noise),
-            ("alternative", self.alternative),
-            ("p-value", self.pvalue),
-            ("estimate (median-unbiased)", estimate_text(self)),
-            (
-                f"{confidence_level:.0%} confidence interval",
-                f"({ci.low:.6g}, {ci.high:.6g})",
-            ),
+            *hypothesis_test_rows(self, confidence_level, "estimate (median-unbiased)"),
         ]
         return format_table(self.method, rows)
 
     def __str__(self) -> str:
-        return self.summary()
+        return str(self.summary())
 
 
+@renamed_keywords(p0="null_p")
 def ump_binomial_test(
-    statistic, n, p0, *, epsilon=None, delta=0.0, alternative="greater", noise=None
+    statistic, n, null_p, *, epsilon=None, delta=0.0, alternative="greater", noise=None
 ) -> BinomialTestResult:
     r"""Differentially private UMP test for a binomial proportion.
 
@@ -175,12 +189,15 @@ def ump_binomial_test(
 
     Parameters
     ----------
-    statistic : float
-        The released ``Z``.
+    statistic : float or Release
+        The released ``Z``, or the :class:`~invariantdp.Release` of a count
+        made by the Tulap mechanism (:func:`~invariantdp.mechanisms.tulap`
+        with sensitivity 1); then the noise law comes from the release and
+        ``epsilon``, ``delta`` and ``noise`` must not be given.
     n : int
         Number of trials, ``n >= 1``.
-    p0 : float
-        Null proportion in (0, 1).
+    null_p : float
+        Null proportion ``p0`` in (0, 1).  (Formerly ``p0``, deprecated.)
     epsilon, delta : float
         Privacy parameters of the Tulap noise.
     alternative : {"greater", "less", "two-sided"}
@@ -206,7 +223,27 @@ def ump_binomial_test(
     >>> res = ump_binomial_test(3, 10, 0.5, epsilon=0.5, delta=1e-8)
     >>> round(res.pvalue, 10)
     0.7616207531
+
+    From a release of the count (the noise law travels with it):
+
+    >>> from invariantdp.mechanisms import tulap
+    >>> release = tulap(3, epsilon=0.5, delta=1e-8, rng=1)
+    >>> res = ump_binomial_test(release, 10, 0.5)
+    >>> res.epsilon, res.statistic == float(release.value)
+    (0.5, True)
     """
+    from ..release import Release
+
+    if isinstance(statistic, Release):
+        if statistic.value.size != 1:
+            raise InvariantDPError(
+                f"the Release must hold one count (mechanism {statistic.mechanism!r} released "
+                f"shape {statistic.value.shape})."
+            )
+        tn = _release_noise(statistic, epsilon, delta, noise, "UMP binomial test")
+        statistic = float(statistic.value.reshape(()))
+    else:
+        tn = None
     z = check_real("statistic", statistic)
     if not np.isfinite(z):
         raise InvariantDPError(f"`statistic` ({z}) must be finite.")
@@ -216,13 +253,14 @@ def ump_binomial_test(
             f"`n` ({n}) must be <= {MAX_N:.0e}: the exact p-value is not supported for this "
             "many trials (its summation window would not fit in memory)."
         )
-    p0 = check_in_open_unit("p0", p0)
+    p0 = check_in_open_unit("null_p", null_p)
     alternative = check_alternative(alternative)
-    tn = resolve_noise(epsilon, delta, noise)
+    if tn is None:
+        tn = resolve_noise(epsilon, delta, noise)
     return BinomialTestResult(
         statistic=z,
         n=n,
-        p0=p0,
+        null_p=p0,
         pvalue=_pvalue(z, n, p0, tn, alternative),
         alternative=alternative,
         epsilon=tn.epsilon,

@@ -46,12 +46,16 @@ class PrivatizedPoisson(GenericLikelihoodModel):
 
     Parameters
     ----------
-    y : array_like
-        The released counts (``release.value``; any shape, flattened).
+    y : Release or array_like or None
+        The projected-Gaussian release, whose values are the counts
+        (``PrivatizedPoisson(release, exog)``); or the released counts
+        (any shape, flattened) with the release as ``release``; ``None``
+        takes them from ``release``.
     exog : array_like, shape (n, p)
         Design matrix (include a constant column for an intercept).
-    release : Release
-        The projected-Gaussian release (gives ``sigma`` and the invariants).
+    release : Release, optional
+        The projected-Gaussian release (gives ``sigma`` and the invariants),
+        unless ``y`` is that release.
     offset : array_like, shape (n,), optional
 
     Examples
@@ -63,12 +67,13 @@ class PrivatizedPoisson(GenericLikelihoodModel):
     >>> X = np.column_stack([np.ones(40), rng.normal(size=40)])
     >>> s = rng.poisson(np.exp(4.0 + 0.5 * X[:, 1]))
     >>> rel = projected_gaussian(s.astype(float), totals(np.repeat([0, 1], 20)), mu=0.1, rng=1)
-    >>> res = PrivatizedPoisson(rel.value, X, rel).fit(disp=0)
+    >>> res = PrivatizedPoisson(rel, X).fit(disp=0)
     >>> bool(abs(res.params[1] - 0.5) < 0.15)
     True
     """
 
-    def __init__(self, y, exog, release, offset=None, **kwargs):
+    def __init__(self, y, exog, release=None, offset=None, **kwargs):
+        y, release = _counts_and_release(y, release)
         sigma, inv = release_sigma(release)
         y = check_finite_array("y", y).reshape(-1)
         exog = check_finite_array("exog", exog)
@@ -129,6 +134,23 @@ class PrivatizedPoisson(GenericLikelihoodModel):
             ypos = np.maximum(self.endog, 0.0)
             start_params = GLM(ypos, self.exog, family=Poisson(), offset=self.offset_).fit().params
         return super().fit(start_params=start_params, method=method, maxiter=maxiter, **kwargs)
+
+
+def _counts_and_release(y, release):
+    """``(y, release)`` of :class:`PrivatizedPoisson`: the counts default to the release's."""
+    from ..release import Release
+
+    if isinstance(y, Release):
+        if release is not None:
+            raise InvariantDPError(
+                "`y` is a Release: give the release once, as `PrivatizedPoisson(release, exog)`."
+            )
+        return y.value, y
+    if release is None:
+        raise InvariantDPError(
+            "`release` is required unless `y` is the Release (`PrivatizedPoisson(release, exog)`)."
+        )
+    return (release.value if y is None and isinstance(release, Release) else y), release
 
 
 def _ipf_means(log_odds: np.ndarray, rows: np.ndarray, cols: np.ndarray, tol=1e-12, it=500):

@@ -1,4 +1,10 @@
-"""The semi-DP UMPU test for the odds ratio of a 2 x 2 table (Cho & Awan, Thm 37)."""
+"""The semi-DP UMPU test for the odds ratio of a 2 x 2 table (Cho & Awan, Thm 37).
+
+The null odds ratio is ``null_odds_ratio`` in the test, its critical value,
+its power and the result (the convention of :mod:`invariantdp.inference`:
+the null value of a parameter is ``null_<parameter>``); the power function
+takes the alternative as ``odds_ratio``.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +14,17 @@ from functools import cached_property
 import numpy as np
 from scipy import optimize
 
-from .._results import ConfidenceInterval, Summary, estimate_text, format_table
+from .._deprecation import renamed_attribute, renamed_keywords
+from .._results import (
+    ConfidenceInterval,
+    Summary,
+    cached_interval,
+    format_table,
+    hypothesis_test_rows,
+)
 from .._validation import (
     InvariantDPError,
     check_alternative,
-    check_confidence_level,
     check_counts,
     check_finite_array,
     check_in_open_unit,
@@ -68,16 +80,25 @@ def _check_margins(margins) -> tuple[int, int, int, int]:
     return t1, t2, c1, c2
 
 
-def _check_odds_ratio(value, name="odds_ratio") -> float:
-    return check_positive(name, value)
+def _release_noise(release, epsilon, delta, noise, test: str) -> TestNoise:
+    """The Tulap noise law recorded in ``release``, for a test that needs it.
 
-
-def _from_release(release, epsilon, delta, noise):
-    """Statistic, margins and noise taken from an ``odds_ratio_release``."""
+    A Release carries its noise law: a second one given by ``epsilon``,
+    ``delta`` or ``noise`` is refused rather than silently preferred.
+    """
     if epsilon is not None or noise is not None or delta not in (0, 0.0):
         raise InvariantDPError(
             "a Release carries its own noise law: do not also give `epsilon`, `delta` or `noise`."
         )
+    if release.noise.family != "tulap":
+        raise InvariantDPError(
+            f"the {test} needs Tulap (canonical) noise, the Release has {release.noise.family!r}."
+        )
+    return tulap_noise_from_release(release.noise.params, release.guarantee.params)
+
+
+def _from_release(release, epsilon, delta, noise):
+    """Statistic, margins and noise taken from an ``odds_ratio_release``."""
     if release.invariants is None or release.invariants.values is None:
         raise InvariantDPError("the Release has no invariant margins to condition on.")
     if release.invariants.shape != (2, 2) or release.value.size != 1:
@@ -85,14 +106,19 @@ def _from_release(release, epsilon, delta, noise):
             f"the Release must hold one statistic of a 2 x 2 table (mechanism "
             f"{release.mechanism!r} released shape {release.value.shape})."
         )
-    if release.noise.family != "tulap":
-        raise InvariantDPError(
-            "the UMPU test needs Tulap (canonical) noise, the Release has "
-            f"{release.noise.family!r}."
-        )
+    tn = _release_noise(release, epsilon, delta, noise, "UMPU test")
     margins = _check_margins(release.invariants.values)
-    tn = tulap_noise_from_release(release.noise.params, release.guarantee.params)
     return float(release.value.reshape(())), margins, tn
+
+
+def _design(margins, epsilon, delta, noise):
+    """Margins and noise of a test being planned: given, or those of a Release."""
+    from ..release import Release
+
+    if isinstance(margins, Release):
+        _, margins, tn = _from_release(margins, epsilon, delta, noise)
+        return margins, tn
+    return _check_margins(margins), resolve_noise(epsilon, delta, noise)
 
 
 def _parse(statistic, margins, epsilon, delta, noise):
@@ -168,8 +194,9 @@ class OddsRatioTestResult:
         The p-value (Eq. 6 of Cho & Awan for ``alternative="greater"``).
     alternative : str
         ``"greater"``, ``"less"`` or ``"two-sided"``.
-    odds_ratio : float
-        The odds ratio under the null hypothesis.
+    null_odds_ratio : float
+        The odds ratio ``w0`` under the null hypothesis (``odds_ratio`` is a
+        deprecated alias).
     margins : tuple of int
         The invariant one-way margins ``(t1., t2., t.1, t.2)``.
     epsilon, delta : float or None
@@ -189,13 +216,15 @@ class OddsRatioTestResult:
     statistic: float
     pvalue: float
     alternative: str
-    odds_ratio: float
+    null_odds_ratio: float
     margins: tuple[int, int, int, int]
     epsilon: float | None
     delta: float | None
     noise: str
     method: str = "semi-DP UMPU odds-ratio test (Cho & Awan, Thm 37)"
     _noise: TestNoise = field(default=None, repr=False, compare=False)
+
+    odds_ratio = renamed_attribute("odds_ratio", "null_odds_ratio", "OddsRatioTestResult")
 
     @cached_property
     def estimate(self) -> float:
@@ -205,6 +234,7 @@ class OddsRatioTestResult:
         theta = _solve_log_w(u, m, nz, "greater", 0.5)
         return float(np.exp(theta))
 
+    @cached_interval
     def confidence_interval(self, confidence_level=0.95) -> ConfidenceInterval:
         """Confidence interval for the odds ratio by inverting the test.
 
@@ -213,8 +243,7 @@ class OddsRatioTestResult:
         alternatives give a one-sided interval.  An end is 0 or ``inf`` when
         the data cannot bound the odds ratio on that side.
         """
-        cl = check_confidence_level(confidence_level)
-        alpha = 1.0 - cl
+        alpha = 1.0 - confidence_level  # checked by @cached_interval
         u, m, nz = self.statistic, self.margins, self._noise
         if self.alternative == "two-sided":
             low = _solve_log_w(u, m, nz, "greater", alpha / 2.0)
@@ -226,7 +255,6 @@ class OddsRatioTestResult:
         return ConfidenceInterval(float(np.exp(low)), float(np.exp(high)))
 
     def summary(self, confidence_level=0.95) -> Summary:
-        ci = self.confidence_interval(confidence_level)
         t1, t2, c1, c2 = self.margins
         rows = [
             ("released statistic U", self.statistic),
@@ -240,24 +268,13 @@ class OddsRatioTestResult:
                     f"epsilon={self.epsilon:g}, delta={self.delta:g}, semi-DP a(t)=3",
                 )
             )
-        rows += [
-            ("null odds ratio", self.odds_ratio),
-            ("alternative", self.alternative),
-            ("p-value", self.pvalue),
-            ("odds-ratio estimate (median-unbiased)", estimate_text(self)),
-            (
-                f"{confidence_level:.0%} confidence interval",
-                f"({_num(ci.low)}, {_num(ci.high)})",
-            ),
-        ]
+        rows.append(("null odds ratio", self.null_odds_ratio))
+        estimate = "odds-ratio estimate (median-unbiased)"
+        rows += hypothesis_test_rows(self, confidence_level, estimate)
         return format_table(self.method, rows)
 
     def __str__(self) -> str:
-        return self.summary()
-
-
-def _num(x: float) -> str:
-    return "inf" if x == np.inf else f"{x:.6g}"
+        return str(self.summary())
 
 
 # ---------------------------------------------------------------------------
@@ -265,6 +282,7 @@ def _num(x: float) -> str:
 # ---------------------------------------------------------------------------
 
 
+@renamed_keywords(odds_ratio="null_odds_ratio")
 def umpu_odds_ratio_test(
     statistic,
     margins=None,
@@ -272,7 +290,7 @@ def umpu_odds_ratio_test(
     epsilon=None,
     delta=0.0,
     alternative="greater",
-    odds_ratio=1.0,
+    null_odds_ratio=1.0,
     noise=None,
 ) -> OddsRatioTestResult:
     r"""Semi-DP uniformly most powerful unbiased test of the odds ratio.
@@ -303,8 +321,9 @@ def umpu_odds_ratio_test(
         ``"greater"`` tests ``w <= w0`` against ``w > w0``; ``"less"`` the
         mirror image; ``"two-sided"`` doubles the smaller one-sided p-value
         (capped at 1), which matches the equal-tailed confidence interval.
-    odds_ratio : float
-        The null odds ratio ``w0 > 0``.
+    null_odds_ratio : float
+        The null odds ratio ``w0 > 0``.  (Formerly ``odds_ratio``, deprecated:
+        in :func:`umpu_odds_ratio_power` ``odds_ratio`` is the alternative.)
     noise : frozen distribution or TradeoffFunction, optional
         The noise law instead of ``epsilon``/``delta``: a Tulap given by
         ``(b, q)`` directly (``tulap(b, q)``), another symmetric CND, or a
@@ -340,14 +359,14 @@ def umpu_odds_ratio_test(
     True
     """
     alternative = check_alternative(alternative)
-    w0 = _check_odds_ratio(odds_ratio)
+    w0 = check_positive("null_odds_ratio", null_odds_ratio)
     u, margins, tn = _parse(statistic, margins, epsilon, delta, noise)
     p = _pvalue(u, margins, float(np.log(w0)), tn, alternative)
     return OddsRatioTestResult(
         statistic=u,
         pvalue=p,
         alternative=alternative,
-        odds_ratio=w0,
+        null_odds_ratio=w0,
         margins=margins,
         epsilon=tn.epsilon,
         delta=tn.delta,
@@ -424,6 +443,33 @@ def umpu_odds_ratio_critical_value(
     :math:`F(m - x_{11})`; for ``"two-sided"`` the pair ``(m_low, m_high)``
     of the two one-sided tests at ``alpha / 2``.
 
+    Parameters
+    ----------
+    margins : sequence of 4 int or Release
+        ``(t1., t2., t.1, t.2)``, or a Release of
+        :func:`~invariantdp.mechanisms.odds_ratio_release` whose margins and
+        noise law are used (then give neither ``epsilon``, ``delta`` nor
+        ``noise``).
+    epsilon, delta : float
+        Privacy parameters of the Tulap noise (or give ``noise``).
+    alpha : float
+        Level, in (0, 1).
+    alternative : {"greater", "less", "two-sided"}
+    null_odds_ratio : float
+        ``w0`` of the null hypothesis.
+    noise : frozen distribution or TradeoffFunction, optional
+        As in :func:`umpu_odds_ratio_test`.
+
+    Returns
+    -------
+    float or tuple of float
+        ``m(t)``, or ``(m_low, m_high)`` for ``"two-sided"``.
+
+    References
+    ----------
+    Cho, J. and Awan, J. "Formal privacy guarantees with invariant
+    statistics", Theorem 37, Eq. 5.
+
     Examples
     --------
     >>> from invariantdp import umpu_odds_ratio_critical_value
@@ -433,9 +479,8 @@ def umpu_odds_ratio_critical_value(
     """
     alpha = check_in_open_unit("alpha", alpha)
     alternative = check_alternative(alternative)
-    w0 = _check_odds_ratio(null_odds_ratio, "null_odds_ratio")
-    margins = _check_margins(margins)
-    tn = resolve_noise(epsilon, delta, noise)
+    w0 = check_positive("null_odds_ratio", null_odds_ratio)
+    margins, tn = _design(margins, epsilon, delta, noise)
     lw0 = float(np.log(w0))
     if alternative == "two-sided":
         return (
@@ -466,17 +511,21 @@ def umpu_odds_ratio_power(
 
     Parameters
     ----------
-    margins : sequence of 4 int
-        ``(t1., t2., t.1, t.2)``.
+    margins : sequence of 4 int or Release
+        ``(t1., t2., t.1, t.2)``, or a Release of
+        :func:`~invariantdp.mechanisms.odds_ratio_release` whose margins and
+        noise law are used.
     epsilon, delta : float
         Privacy parameters (or give ``noise``).
     odds_ratio : float or array_like
-        Odds ratio(s) at which to evaluate the power.
+        Odds ratio(s) of the alternative at which to evaluate the power.
     alpha : float
         Level, in (0, 1).
     alternative : {"greater", "less", "two-sided"}
     null_odds_ratio : float
         ``w0`` of the null hypothesis.
+    noise : frozen distribution or TradeoffFunction, optional
+        As in :func:`umpu_odds_ratio_test`.
 
     Returns
     -------
@@ -491,8 +540,8 @@ def umpu_odds_ratio_power(
     """
     alpha = check_in_open_unit("alpha", alpha)
     alternative = check_alternative(alternative)
-    w0 = _check_odds_ratio(null_odds_ratio, "null_odds_ratio")
-    margins = _check_margins(margins)
+    w0 = check_positive("null_odds_ratio", null_odds_ratio)
+    margins, tn = _design(margins, epsilon, delta, noise)
     if isinstance(odds_ratio, bool) or (
         isinstance(odds_ratio, np.ndarray) and odds_ratio.dtype == bool
     ):
@@ -500,7 +549,6 @@ def umpu_odds_ratio_power(
     w = check_finite_array("odds_ratio", odds_ratio)
     if w.size == 0 or not np.all(np.isfinite(w)) or np.any(w <= 0):
         raise InvariantDPError(f"`odds_ratio` ({odds_ratio}) must be finite and > 0.")
-    tn = resolve_noise(epsilon, delta, noise)
     lw0 = float(np.log(w0))
     if alternative == "two-sided":
         m_lo = _critical(margins, lw0, tn, "less", alpha / 2.0)

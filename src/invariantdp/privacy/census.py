@@ -32,7 +32,11 @@ from .._validation import (
     check_positive,
     check_positive_int,
 )
-from .accounting import zcdp_composition, zcdp_group_privacy, zcdp_to_eps_delta
+from .zcdp import zcdp_composition, zcdp_group_privacy, zcdp_to_eps_delta
+
+#: the conversion of the papers' tables (Bun & Steinke 2016, Prop. 1.3), kept so that
+#: the figures reproduce; zcdp_to_eps_delta defaults to the tighter CKS bound
+_PAPERS_CONVERSION = "bun-steinke"
 
 __all__ = [
     "TOPDOWN_RHO",
@@ -45,20 +49,20 @@ __all__ = [
 
 @dataclass(frozen=True)
 class CensusSemiDPAnalysis:
-    """Result of :func:`census_semi_dp_analysis`.
+    r"""Result of :func:`census_semi_dp_analysis`.
 
     Attributes
     ----------
     rho : float
-        Advertised zCDP parameter, :math:`(D, A_1, \\rho)`-zCDP.
+        Advertised zCDP parameter, :math:`(D, A_1, \rho)`-zCDP.
     a : int
         Semi-adjacent parameter a(t) of the invariant.
     delta : float
-        ``delta`` of the :math:`(\\epsilon, \\delta)` conversion.
+        ``delta`` of the :math:`(\epsilon, \delta)` conversion.
     semi_dp_rho : float
-        :math:`a^2 \\rho`, the :math:`(D_t, A_a, \\cdot)`-zCDP parameter (Lemma 39).
+        :math:`a^2 \rho`, the :math:`(D_t, A_a, \cdot)`-zCDP parameter (Lemma 39).
     epsilon : float
-        Advertised :math:`\\epsilon = \\rho + 2\\sqrt{\\rho \\log(1/\\delta)}` (Lemma 40).
+        Advertised :math:`\epsilon = \rho + 2\sqrt{\rho \log(1/\delta)}` (Lemma 40).
     semi_dp_epsilon : float
         The same conversion applied to ``semi_dp_rho``.
     """
@@ -133,8 +137,8 @@ def census_semi_dp_analysis(rho=2.56, a=2, delta=1e-10) -> CensusSemiDPAnalysis:
         a=a,
         delta=delta,
         semi_dp_rho=semi_rho,
-        epsilon=zcdp_to_eps_delta(rho, delta),
-        semi_dp_epsilon=zcdp_to_eps_delta(semi_rho, delta),
+        epsilon=zcdp_to_eps_delta(rho, delta, method=_PAPERS_CONVERSION),
+        semi_dp_epsilon=zcdp_to_eps_delta(semi_rho, delta, method=_PAPERS_CONVERSION),
     )
 
 
@@ -228,11 +232,11 @@ def topdown_privacy_accounting(rho=None, delta=1e-10) -> TopDownAccounting:
     for key, r in budgets.items():
         file, unit = key if isinstance(key, tuple) else (str(key), "")
         r = check_positive(f"rho[{key!r}]", r)
-        rows.append((file, unit, r, zcdp_to_eps_delta(r, delta)))
+        rows.append((file, unit, r, zcdp_to_eps_delta(r, delta, method=_PAPERS_CONVERSION)))
     total = zcdp_composition([r for _, _, r, _ in rows])
     return TopDownAccounting(
         rows=tuple(rows),
         total_rho=total,
-        total_epsilon=zcdp_to_eps_delta(total, delta),
+        total_epsilon=zcdp_to_eps_delta(total, delta, method=_PAPERS_CONVERSION),
         delta=delta,
     )

@@ -22,6 +22,7 @@ from fractions import Fraction
 import numpy as np
 from scipy import optimize, special
 
+from .._deprecation import moved_function
 from .._validation import (
     InvariantDPError,
     check_delta,
@@ -30,7 +31,7 @@ from .._validation import (
     format_value,
 )
 
-__all__ = ["TradeoffFunction", "as_tradeoff", "eps_delta", "gaussian", "group"]
+__all__ = ["TradeoffFunction", "as_tradeoff", "eps_delta", "gaussian_tradeoff", "group"]
 
 #: group privacy without a closed form applies ``f`` this many times at most
 MAX_GROUP_SIZE = 100_000
@@ -61,7 +62,7 @@ class TradeoffFunction(abc.ABC):
         if kind == "eps_delta":
             return eps_delta(d["epsilon"], d["delta"])
         if kind == "gaussian":
-            return gaussian(d["mu"])
+            return gaussian_tradeoff(d["mu"])
         if kind == "group":
             return group(TradeoffFunction.from_dict(d["base"]), d["k"])
         raise InvariantDPError(f"unknown tradeoff-function kind {kind!r} in {d!r}.")
@@ -164,7 +165,7 @@ class _Gaussian(TradeoffFunction):
         return {"kind": "gaussian", "mu": self.mu}
 
     def __repr__(self) -> str:
-        return f"gaussian(mu={self.mu!r})"
+        return f"gaussian_tradeoff(mu={self.mu!r})"
 
 
 class _Group(TradeoffFunction):
@@ -246,18 +247,37 @@ def eps_delta(epsilon, delta=0.0) -> TradeoffFunction:
     return _EpsDelta(check_positive("epsilon", epsilon), check_delta(delta))
 
 
-def gaussian(mu) -> TradeoffFunction:
+def gaussian_tradeoff(mu) -> TradeoffFunction:
     r"""Tradeoff function of mu-Gaussian DP, :math:`G_\mu = T(N(0,1), N(\mu,1))`.
 
     In the paper's convention :math:`G_\mu(\alpha) = \Phi(\Phi^{-1}(\alpha) - \mu)`.
+    Formerly ``gaussian`` (deprecated: the short name of a law denotes the
+    law, its tradeoff function is ``<law>_tradeoff``).
+
+    Parameters
+    ----------
+    mu : float
+        ``mu > 0``.
+
+    Returns
+    -------
+    TradeoffFunction
+
+    References
+    ----------
+    Dong, Roth & Su (2022), Definition 2.4; Cho & Awan, Sec. 2.2.
 
     Examples
     --------
-    >>> from invariantdp.privacy.tradeoff import gaussian
-    >>> round(float(gaussian(1.0)(0.975)), 4)
+    >>> from invariantdp.privacy import gaussian_tradeoff
+    >>> round(float(gaussian_tradeoff(1.0)(0.975)), 4)
     0.8315
     """
     return _Gaussian(check_positive("mu", mu))
+
+
+#: deprecated alias of :func:`gaussian_tradeoff` (not in ``__all__``)
+gaussian = moved_function(gaussian_tradeoff, "invariantdp.privacy.gaussian")
 
 
 def group(f, k) -> TradeoffFunction:
@@ -289,7 +309,7 @@ def group(f, k) -> TradeoffFunction:
     if k > MAX_GROUP_SIZE:
         raise InvariantDPError(
             f"`k` ({format_value(k)}) must be <= {MAX_GROUP_SIZE} for {f!r}: without a closed "
-            "form the group tradeoff function applies f k times. gaussian(mu) and "
+            "form the group tradeoff function applies f k times. gaussian_tradeoff(mu) and "
             "eps_delta(epsilon) (delta = 0) have closed forms for any k."
         )
     return _Group(f, k)
