@@ -33,7 +33,7 @@ COUNTIES = [f"C{i:02d}" for i in range(1, 13)]
 
 
 def main() -> None:
-    rng = np.random.default_rng(20261123)
+    rng = np.random.default_rng(20261126)
     log_density = np.round(rng.normal(0.0, 1.0, size=12), 3)
     region = np.repeat(["North", "Central", "South"], 4)
     rate = np.exp(5.0 + 0.6 * log_density[:, None] + np.array([[0.05, 0.0]]))

@@ -155,21 +155,33 @@ _GUARANTEE_PARAMS = {
 }
 
 
+def _group_base_from_doc(path, d, depth):
+    doc_int(doc_path(path, "k"), d["k"], minimum=1)
+    _tradeoff_from_doc(doc_path(path, "base"), d["base"], depth + 1)
+
+
+#: the serialisable tradeoff functions: their keys and the check of their values
+_TRADEOFF_KINDS = {
+    "eps_delta": (
+        ("epsilon", "delta"),
+        lambda path, d, depth: (
+            doc_positive(doc_path(path, "epsilon"), d["epsilon"]),
+            doc_probability(doc_path(path, "delta"), d["delta"]),
+        ),
+    ),
+    "gaussian": (("mu",), lambda path, d, depth: doc_positive(doc_path(path, "mu"), d["mu"])),
+    "group": (("base", "k"), _group_base_from_doc),
+}
+
+
 def _tradeoff_from_doc(path: str, d, depth: int = 0) -> None:
     if depth > MAX_DEPTH:
         raise InvariantDPError(f"`{path}` is nested more than {MAX_DEPTH} levels deep.")
     doc_object(path, d, required=("kind",), optional=("epsilon", "delta", "mu", "base", "k"))
-    kind = doc_str(doc_path(path, "kind"), d["kind"], choices=("eps_delta", "gaussian", "group"))
-    keys = {"eps_delta": ("epsilon", "delta"), "gaussian": ("mu",), "group": ("base", "k")}[kind]
+    kind = doc_str(doc_path(path, "kind"), d["kind"], choices=tuple(_TRADEOFF_KINDS))
+    keys, check = _TRADEOFF_KINDS[kind]
     doc_object(path, d, required=("kind", *keys))
-    if kind == "eps_delta":
-        doc_positive(doc_path(path, "epsilon"), d["epsilon"])
-        doc_probability(doc_path(path, "delta"), d["delta"])
-    elif kind == "gaussian":
-        doc_positive(doc_path(path, "mu"), d["mu"])
-    else:
-        doc_int(doc_path(path, "k"), d["k"], minimum=1)
-        _tradeoff_from_doc(doc_path(path, "base"), d["base"], depth + 1)
+    check(path, d, depth)
 
 
 def guarantee_from_doc(path: str, d) -> tuple:

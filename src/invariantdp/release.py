@@ -141,7 +141,8 @@ from ._validation import (
 from .families import NoiseFamily, SchemaContext, noise_family, register_noise_family
 from .invariants import Invariants
 from .labels import AxisLabels, check_labels, labels_to_doc, to_pandas
-from .privacy.tradeoff import TradeoffFunction, eps_delta, gaussian
+from .privacy.tradeoff import TradeoffFunction, eps_delta, gaussian_tradeoff
+from .privacy.zcdp import zcdp_tradeoff
 
 __all__ = ["NoiseLaw", "PrivacyGuarantee", "Release", "register_noise_family"]
 
@@ -242,9 +243,11 @@ class PrivacyGuarantee:
         if self.definition in ("(epsilon, delta)-DP", "epsilon-DP"):
             return eps_delta(p["epsilon"], p.get("delta", 0.0))
         if self.definition == "GDP":
-            return gaussian(p["mu"])
+            return gaussian_tradeoff(p["mu"])
+        if self.definition == "zCDP":  # the envelope of CKS (2020), Cor. 13
+            return zcdp_tradeoff(p["rho"])
         raise InvariantDPError(
-            f"a {self.definition} guarantee has no single tradeoff function; "
+            f"an {self.definition} guarantee states no tradeoff function; "
             "convert it with invariantdp.privacy first."
         )
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from invariantdp.distributions import canonical_noise, tulap_from_privacy
-from invariantdp.privacy import eps_delta, gaussian, group
+from invariantdp.privacy import eps_delta, gaussian_tradeoff, group
 
 
 @pytest.mark.parametrize(
@@ -20,8 +20,8 @@ def test_cnd_of_eps_delta_is_tulap(eps, delta):
 @pytest.mark.parametrize(
     "f",
     [
-        gaussian(1.0),
-        gaussian(0.3),
+        gaussian_tradeoff(1.0),
+        gaussian_tradeoff(0.3),
         eps_delta(1.0, 0.05),
         group(eps_delta(0.4, 0.01), 2),
     ],
@@ -43,13 +43,13 @@ def test_definition_35_properties(f):
 def test_gaussian_fixed_point_closed_form():
     from scipy.stats import norm
 
-    assert gaussian(1.3).fixed_point() == pytest.approx(norm.cdf(-1.3 / 2), abs=1e-12)
+    assert gaussian_tradeoff(1.3).fixed_point() == pytest.approx(norm.cdf(-1.3 / 2), abs=1e-12)
 
 
 def test_rvs_follow_cdf(rng):
     from scipy import stats
 
-    F = canonical_noise(gaussian(0.8))
+    F = canonical_noise(gaussian_tradeoff(0.8))
     sample = F.rvs(size=3000, random_state=rng)
     assert stats.kstest(sample, F.cdf).pvalue > 1e-3
 

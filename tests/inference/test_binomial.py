@@ -7,8 +7,8 @@ from scipy import stats
 
 import invariantdp as idp
 from invariantdp.distributions import tulap, tulap_from_privacy
-from invariantdp.mechanisms import laplace
-from invariantdp.mechanisms import tulap as tulap_mechanism
+from invariantdp.mechanisms import laplace_mechanism as laplace
+from invariantdp.mechanisms import tulap_mechanism
 
 REF = Path(__file__).resolve().parents[1] / "data" / "binomialDP_reference.csv"
 

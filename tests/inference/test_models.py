@@ -7,7 +7,7 @@ from scipy import stats
 
 from invariantdp.inference import PrivatizedLogLinear, PrivatizedPoisson
 from invariantdp.invariants import totals
-from invariantdp.mechanisms import laplace, projected_gaussian, semi_dp_gaussian
+from invariantdp.mechanisms import laplace_mechanism, projected_gaussian, semi_dp_gaussian
 
 BETA = np.array([4.0, 0.5])
 SIGMA = 15.0
@@ -60,7 +60,7 @@ def test_fit_results_and_errors(rng):
     with pytest.raises(ValueError, match="`exog` must have shape"):
         PrivatizedPoisson(rel.value, X[:10], rel)
     with pytest.raises(ValueError, match="`release` must be a projected-Gaussian"):
-        PrivatizedPoisson(rel.value, X, laplace(s, epsilon=1.0, rng=1))
+        PrivatizedPoisson(rel.value, X, laplace_mechanism(s, epsilon=1.0, rng=1))
 
 
 def test_poisson_takes_the_counts_from_the_release(rng):

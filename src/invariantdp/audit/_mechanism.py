@@ -202,10 +202,10 @@ def audit_mechanism(
 
     >>> import numpy as np
     >>> from invariantdp.audit import audit_mechanism
-    >>> from invariantdp.mechanisms import discrete_laplace
+    >>> from invariantdp.mechanisms import discrete_laplace_mechanism
     >>> from invariantdp.privacy import eps_delta
     >>> res = audit_mechanism(
-    ...     lambda t, n, rng: discrete_laplace(np.full(n, t), epsilon=1.0, rng=rng).value,
+    ...     lambda t, n, rng: discrete_laplace_mechanism(np.full(n, t), epsilon=1.0, rng=rng).value,
     ...     3, 4, claimed=eps_delta(1.0), n_samples=20_000, rng=0, batched=True)
     >>> res.passed
     True

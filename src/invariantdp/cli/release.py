@@ -26,11 +26,11 @@ from ._common import (
 )
 
 _PLAIN = {
-    "laplace": ("laplace", ("epsilon",)),
-    "gaussian": ("gaussian", ("mu", "epsilon", "delta")),
-    "discrete-laplace": ("discrete_laplace", ("epsilon",)),
-    "discrete-gaussian": ("discrete_gaussian", ("mu", "rho")),
-    "tulap": ("tulap", ("epsilon", "delta")),
+    "laplace": ("laplace_mechanism", ("epsilon",)),
+    "gaussian": ("gaussian_mechanism", ("mu", "epsilon", "delta")),
+    "discrete-laplace": ("discrete_laplace_mechanism", ("epsilon",)),
+    "discrete-gaussian": ("discrete_gaussian_mechanism", ("mu", "rho")),
+    "tulap": ("tulap_mechanism", ("epsilon", "delta")),
     "lp": ("lp_mechanism", ("epsilon",)),
 }
 _SUBSPACE = {

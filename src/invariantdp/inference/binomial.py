@@ -226,8 +226,8 @@ def ump_binomial_test(
 
     From a release of the count (the noise law travels with it):
 
-    >>> from invariantdp.mechanisms import tulap
-    >>> release = tulap(3, epsilon=0.5, delta=1e-8, rng=1)
+    >>> from invariantdp.mechanisms import tulap_mechanism
+    >>> release = tulap_mechanism(3, epsilon=0.5, delta=1e-8, rng=1)
     >>> res = ump_binomial_test(release, 10, 0.5)
     >>> res.epsilon, res.statistic == float(release.value)
     (0.5, True)

@@ -20,8 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy import linalg, stats
-from statsmodels.base.model import GenericLikelihoodModel
+from statsmodels.base.data import PandasData
+from statsmodels.base.model import GenericLikelihoodModel, LikelihoodResultsWrapper
 from statsmodels.tools.numdiff import approx_fprime
 
 from .._results import Summary, format_table
@@ -75,6 +77,9 @@ class PrivatizedPoisson(GenericLikelihoodModel):
     def __init__(self, y, exog, release=None, offset=None, **kwargs):
         y, release = _counts_and_release(y, release)
         sigma, inv = release_sigma(release)
+        # a DataFrame (or a formula's design) names the coefficients: statsmodels keeps
+        # pandas input as pandas results (params, bse, summary)
+        frame = exog if isinstance(exog, pd.DataFrame) else None
         y = check_finite_array("y", y).reshape(-1)
         exog = check_finite_array("exog", exog)
         if exog.ndim == 1:
@@ -90,7 +95,11 @@ class PrivatizedPoisson(GenericLikelihoodModel):
         off = np.zeros(y.size) if offset is None else check_finite_array("offset", offset)
         if off.shape != (y.size,):
             raise InvariantDPError(f"`offset` must have shape ({y.size},), got {off.shape}.")
+        if frame is not None:
+            exog = pd.DataFrame(exog, index=frame.index, columns=frame.columns)
+            y = pd.Series(y, index=frame.index, name=kwargs.pop("endog_name", "y"))
         super().__init__(y, exog, **kwargs)
+        self.exog, self.endog = np.asarray(self.exog, float), np.asarray(self.endog, float)
         self.sigma = sigma
         self.invariants = inv
         self.offset_ = off
@@ -133,7 +142,17 @@ class PrivatizedPoisson(GenericLikelihoodModel):
 
             ypos = np.maximum(self.endog, 0.0)
             start_params = GLM(ypos, self.exog, family=Poisson(), offset=self.offset_).fit().params
-        return super().fit(start_params=start_params, method=method, maxiter=maxiter, **kwargs)
+        res = super().fit(start_params=start_params, method=method, maxiter=maxiter, **kwargs)
+        # pandas in, pandas out (named params, bse, ...), as statsmodels' own models do
+        return LikelihoodResultsWrapper(res) if isinstance(self.data, PandasData) else res
+
+
+def _axis_names(release, r, c):
+    """Row and column names of a table release: its labels, or positions."""
+    labels = getattr(release, "labels", None)
+    if labels is None or len(labels) != 2:
+        return [str(i) for i in range(r)], [str(j) for j in range(c)]
+    return [[str(v) for v in ax.labels] for ax in labels]
 
 
 def _counts_and_release(y, release):
@@ -253,11 +272,13 @@ class PrivatizedLogLinear(GenericLikelihoodModel):
         self._P = sigma**2 * margins.projector()
         k = (r - 1) * (c - 1)
         exog = np.zeros((r * c, k))
+        # the release's labels name the interactions (gamma[F, yes]); positions without them
+        rl, cl = _axis_names(release, r, c)
         names = []
         for i in range(r - 1):
             for j in range(c - 1):
                 exog[i * c + j, i * (c - 1) + j] = 1.0
-                names.append(f"gamma[{i},{j}]")
+                names.append(f"gamma[{rl[i]},{cl[j]}]")
         super().__init__(y.reshape(-1), exog, **kwargs)
         self.exog_names[:] = names
         self.k_extra = 0

@@ -31,6 +31,7 @@ from .._validation import (
     check_positive,
     check_real,
 )
+from ..families import TULAP
 from ._lattice import FisherNoncentralHypergeometric
 from ._noise import (
     TestNoise,
@@ -90,7 +91,7 @@ def _release_noise(release, epsilon, delta, noise, test: str) -> TestNoise:
         raise InvariantDPError(
             "a Release carries its own noise law: do not also give `epsilon`, `delta` or `noise`."
         )
-    if release.noise.family != "tulap":
+    if release.noise.spec is not TULAP:
         raise InvariantDPError(
             f"the {test} needs Tulap (canonical) noise, the Release has {release.noise.family!r}."
         )

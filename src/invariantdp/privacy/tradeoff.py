@@ -58,14 +58,15 @@ class TradeoffFunction(abc.ABC):
 
     @staticmethod
     def from_dict(d: dict) -> TradeoffFunction:
+        builders = {
+            "eps_delta": lambda: eps_delta(d["epsilon"], d["delta"]),
+            "gaussian": lambda: gaussian_tradeoff(d["mu"]),
+            "group": lambda: group(TradeoffFunction.from_dict(d["base"]), d["k"]),
+        }
         kind = d.get("kind")
-        if kind == "eps_delta":
-            return eps_delta(d["epsilon"], d["delta"])
-        if kind == "gaussian":
-            return gaussian_tradeoff(d["mu"])
-        if kind == "group":
-            return group(TradeoffFunction.from_dict(d["base"]), d["k"])
-        raise InvariantDPError(f"unknown tradeoff-function kind {kind!r} in {d!r}.")
+        if kind not in builders:
+            raise InvariantDPError(f"unknown tradeoff-function kind {kind!r} in {d!r}.")
+        return builders[kind]()
 
     def inverse(self, y):
         """Generalised inverse ``inf{alpha : f(alpha) >= y}`` (vectorised)."""
