@@ -47,8 +47,7 @@ MODULES = sorted(
 ALL_MODULES = sorted(SRC.rglob("*.py"))
 #: modules still over the limit, left for the rest of the redesign (issue 11):
 #: a ratchet, they may only shrink
-OVERSIZE = {
-}
+OVERSIZE = {}
 
 #: private names still imported across subpackages (issue 11): none left
 PRIVATE_IMPORTS_LEFT: set[str] = set()
@@ -158,3 +157,86 @@ def test_no_private_invariants_internals_outside_the_package(path):
     # consumers use Invariants' public accessors (group_codes, dense_matrix, ...)
     text = path.read_text()
     assert [s for s in PRIVATE_STRUCTURE if s in text] == []
+
+
+# --- no import cycle (issue 11): every import counts, lazy ones inside functions too
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph(paths) -> dict:
+    """``{module: modules it imports}`` within the package (``from .x import y`` and friends)."""
+    modules = {_module_name(p): p for p in paths}
+    graph = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                elif (node.module or "").startswith("invariantdp"):
+                    target = node.module
+                else:
+                    continue
+                for alias in node.names:
+                    sub = f"{target}.{alias.name}"
+                    targets.add(sub if sub in modules else target)
+            elif isinstance(node, ast.Import):
+                targets |= {a.name for a in node.names if a.name.startswith("invariantdp")}
+        graph[name] = {t for t in targets if t in modules and t != name}
+    return graph
+
+
+def _cycles(graph: dict) -> list:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycle_in_src():
+    assert _cycles(_import_graph(ALL_MODULES)) == []
+
+
+def test_the_cycle_checker_sees_a_lazy_cycle(tmp_path):
+    pkg = tmp_path / "invariantdp"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from .b import f\n")
+    (pkg / "b.py").write_text("def f():\n    from .a import g\n")
+    global SRC
+    saved, SRC = SRC, pkg
+    try:
+        graph = _import_graph(sorted(pkg.rglob("*.py")))
+    finally:
+        SRC = saved
+    assert _cycles(graph) == [["invariantdp.a", "invariantdp.b"]]

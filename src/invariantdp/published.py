@@ -55,92 +55,19 @@ import numpy as np
 import pandas as pd
 
 from ._frames import as_columns, check_columns
-from ._validation import InvariantDPError, check_finite_array, format_value
-from .families import noise_family
+from ._validation import InvariantDPError, format_value
 from .invariants import Invariants
-from .labels import labels_of
-from .release import NoiseLaw, PrivacyGuarantee, Release
+from .release import Release
 
 __all__ = ["from_published", "read_published"]
 
 
-def _noise_and_guarantee(noise, params, invariants):
-    """The NoiseLaw from the agency's terms, and the guarantee they imply (or None)."""
-    if isinstance(noise, NoiseLaw):
-        if params:
-            raise InvariantDPError(
-                f"`noise` is a NoiseLaw already; do not also pass {sorted(params)}."
-            )
-        noise.spec.validate(dict(noise.params), "noise.params")
-        return noise, None
-    if not isinstance(noise, str):
-        raise TypeError(f"`noise` must be a family name or a NoiseLaw, got {type(noise).__name__}.")
-    p, guarantee = noise_family(noise).published_params(params, invariants)
-    return NoiseLaw(noise, p), guarantee
+def from_published(values, *, noise, invariants=None, **kwargs) -> Release:
+    """A :class:`~invariantdp.Release` from published numbers: :meth:`Release.from_published`.
 
-
-def from_published(
-    values,
-    *,
-    noise,
-    invariants: Invariants | None = None,
-    guarantee: PrivacyGuarantee | None = None,
-    query=None,
-    data_shape=None,
-    mechanism: str = "published",
-    metadata: dict | None = None,
-    **params,
-) -> Release:
-    """A :class:`~invariantdp.Release` from published noisy values, noise law and invariants.
-
-    Parameters
-    ----------
-    values : array_like, pandas.Series or pandas.DataFrame
-        The noisy values as published.  The index (and columns) of a pandas
-        object are kept as the release's labels.
-    noise : str or NoiseLaw
-        The noise family (``"discrete_gaussian"``, ``"gaussian"``,
-        ``"discrete_laplace"``, ``"laplace"``, ``"tulap"``, or any registered
-        family with its own parameters) or a ready :class:`NoiseLaw`.
-    invariants : Invariants, optional
-        The statistics published exactly, with their values
-        (``totals(...).of(true_totals)`` or an :class:`Invariants` with
-        ``values``); they act on the cells of ``values`` (C order).
-    guarantee : PrivacyGuarantee, optional
-        The privacy guarantee, when the noise parameters do not imply one.
-    query : array_like, shape (values.size, prod(data_shape)), optional
-        The linear query of the confidential data that was released, when the
-        values are not the data cells themselves (e.g. ``[[1, 0, 0, 0]]``: the
-        cell x11 of a 2 x 2 table); the invariants then act on the data.
-    data_shape : tuple of int, optional
-        Shape of the confidential data (default: the shape of ``values``, or
-        the invariants' shape when a ``query`` is given).
-    mechanism : str
-        Name recorded for the mechanism.
-    metadata : dict, optional
-        Provenance to record (source, table, vintage).
-    **params
-        The noise in the agency's terms (see the module docstring):
-        ``variance``, ``sigma``, ``rho``, ``scale``, ``epsilon``, ``delta``,
-        ``sensitivity``, or a family's own parameters.
-
-    Returns
-    -------
-    Release
-        With ``metadata["source"] = "published"``; ``query`` None (the
-        identity) unless given.
-
-    Raises
-    ------
-    InvariantDPError
-        Before anything is built: parameters that do not determine the law,
-        invariants without values or of another size, non-integer values for
-        an integer family.
-
-    References
-    ----------
-    Canonne, Kamath & Steinke (2020), Thm. 14; Bun & Steinke (2016),
-    Prop. 1.6; Gao, Gong & Yu (2022), Section 2 (invariants).
+    The same function under its module's name; see
+    :meth:`Release.from_published <invariantdp.Release.from_published>` for
+    the parameters and the table above for the terms the noise is given in.
 
     Examples
     --------
@@ -148,78 +75,7 @@ def from_published(
     >>> dict(r.noise.params), r.guarantee.definition
     ({'scale': 2.0}, 'unstated')
     """
-    labels = labels_of(values)
-    given = np.asarray(values)
-    value = check_finite_array("values", given)
-    law, implied = _noise_and_guarantee(noise, dict(params), invariants)
-    integer = law.spec.integer
-    if integer and not np.all(value == np.round(value)):
-        raise InvariantDPError(
-            f"`values` must be integers for {law.family} noise; got {format_value(value)}."
-        )
-    if integer or given.dtype.kind in "iu":  # counts stay integers (exact below 2**53)
-        value = value.astype(np.int64)
-    if invariants is not None and not isinstance(invariants, Invariants):
-        raise TypeError(f"`invariants` must be an Invariants, got {type(invariants).__name__}.")
-    shape = value.shape
-    if query is not None:
-        query = check_finite_array("query", query)
-        if data_shape is None:
-            if invariants is None:
-                raise InvariantDPError("a `query` needs `data_shape` (or invariants on the data).")
-            data_shape = invariants.shape
-        shape = tuple(int(v) for v in data_shape)
-        if query.shape != (value.size, int(np.prod(shape))):
-            raise InvariantDPError(
-                f"`query` must have shape ({value.size}, {int(np.prod(shape))}): one row per "
-                f"value, one column per data cell; got {query.shape}."
-            )
-    elif data_shape is not None and tuple(data_shape) != value.shape:
-        raise InvariantDPError(
-            f"`data_shape` {tuple(data_shape)} differs from the shape of `values` "
-            f"{value.shape}; give the `query` that maps the data to the values."
-        )
-    if invariants is not None:
-        if invariants.values is None:
-            raise InvariantDPError(
-                "`invariants` must carry the published values: use `invariants.of(...)` or "
-                "Invariants(C, values)."
-            )
-        if invariants.n_cells != int(np.prod(shape)):
-            raise InvariantDPError(
-                f"`invariants` act on {invariants.n_cells} cells but the data have "
-                f"{int(np.prod(shape))}; give the `query` when the values are not the cells."
-            )
-        if law.spec.keeps_invariants and query is None:
-            try:
-                invariants.check(value.reshape(-1), name="values", rtol=1e-8)
-            except InvariantDPError as exc:
-                raise InvariantDPError(
-                    f"{exc} {law.family} noise keeps the invariants exactly, so the published "
-                    "values must satisfy them."
-                ) from None
-    if guarantee is None:
-        definition, gparams = implied or ("unstated", {})
-        guarantee = PrivacyGuarantee(
-            definition, gparams, "as stated by the publisher", None, "as published"
-        )
-    elif not isinstance(guarantee, PrivacyGuarantee):
-        raise TypeError(f"`guarantee` must be a PrivacyGuarantee, got {type(guarantee).__name__}.")
-    return Release(
-        value=value,
-        mechanism=mechanism,
-        noise=law,
-        guarantee=guarantee,
-        invariants=invariants,
-        query=query,
-        data_shape=shape,
-        metadata={
-            "source": "published",
-            **({"query": "identity"} if query is None else {}),
-            **(metadata or {}),
-        },
-        labels=labels,
-    )
+    return Release.from_published(values, noise=noise, invariants=invariants, **kwargs)
 
 
 def read_published(

@@ -120,6 +120,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._published import published_fields
 from ._results import Summary, format_table
 from ._schema import (
     FORMAT_VERSION,  # noqa: F401 - the newest document version this module reads
@@ -127,7 +128,6 @@ from ._schema import (
     MAX_DEPTH,  # noqa: F401 - a documented limit of this module (docstring)
     MAX_JSON_BYTES,
     array_to_json,
-    guarantee_from_doc,
     noise_from_doc,
     release_fields_from_doc,
 )
@@ -139,10 +139,9 @@ from ._validation import (
     thaw,
 )
 from .families import NoiseFamily, SchemaContext, noise_family, register_noise_family
+from .guarantee import PrivacyGuarantee, _is_num
 from .invariants import Invariants
 from .labels import AxisLabels, check_labels, labels_to_doc, to_pandas
-from .privacy.tradeoff import TradeoffFunction, eps_delta, gaussian_tradeoff
-from .privacy.zcdp import zcdp_tradeoff
 
 __all__ = ["NoiseLaw", "PrivacyGuarantee", "Release", "register_noise_family"]
 
@@ -193,88 +192,6 @@ class NoiseLaw:
         """Rebuild from :meth:`to_dict` output after validating it (see the module docstring)."""
         family, params, _ = noise_from_doc(path, d, SchemaContext(max_cells=max_cells))
         return NoiseLaw(family, params)
-
-
-# ---------------------------------------------------------------------------
-# privacy guarantees
-# ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PrivacyGuarantee:
-    """A privacy guarantee ``(D, A, f)``: dataspace, adjacency, privacy level.
-
-    Attributes
-    ----------
-    definition : str
-        ``"f-DP"`` (with ``params["tradeoff"]``), ``"(epsilon, delta)-DP"``,
-        ``"GDP"``, ``"zCDP"``, ``"epsilon-DP"``, or ``"unstated"`` (a
-        published release whose noise law is known but whose guarantee the
-        analyst cannot state, see :func:`~invariantdp.published.from_published`).
-    params : dict
-        The privacy parameters (``epsilon``, ``delta``, ``mu``, ``rho``, ...);
-        kept as a read-only deep copy.
-    adjacency : str
-        The adjacency relation, in words (e.g. ``"semi-adjacent"``).
-    semi_adjacent_parameter : int or None
-        ``a(t)`` of Cho & Awan (Def. 13) when the guarantee is semi-DP: the
-        guarantee holds for invariant-conforming data sets at distance
-        ``a(t)`` in the base adjacency.
-    dataspace : str
-        The data space, in words (e.g. ``"2x2 tables with these one-way margins"``).
-    """
-
-    definition: str
-    params: dict = field(default_factory=dict)
-    adjacency: str = "add/remove or replace one record"
-    semi_adjacent_parameter: int | None = None
-    dataspace: str = ""
-
-    def __post_init__(self):
-        if not isinstance(self.params, dict):
-            raise TypeError(f"`params` must be a dict, got {type(self.params).__name__}.")
-        object.__setattr__(self, "params", freeze(self.params))
-
-    def tradeoff(self) -> TradeoffFunction:
-        """The tradeoff function ``f`` that the guarantee asserts."""
-        p = self.params
-        if self.definition == "f-DP":
-            return TradeoffFunction.from_dict(p["tradeoff"])
-        if self.definition in ("(epsilon, delta)-DP", "epsilon-DP"):
-            return eps_delta(p["epsilon"], p.get("delta", 0.0))
-        if self.definition == "GDP":
-            return gaussian_tradeoff(p["mu"])
-        if self.definition == "zCDP":  # the envelope of CKS (2020), Cor. 13
-            return zcdp_tradeoff(p["rho"])
-        raise InvariantDPError(
-            f"an {self.definition} guarantee states no tradeoff function; "
-            "convert it with invariantdp.privacy first."
-        )
-
-    def to_dict(self) -> dict:
-        return {
-            "definition": self.definition,
-            "params": thaw(self.params),
-            "adjacency": self.adjacency,
-            "semi_adjacent_parameter": self.semi_adjacent_parameter,
-            "dataspace": self.dataspace,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict, *, path: str = "guarantee") -> PrivacyGuarantee:
-        """Rebuild from :meth:`to_dict` output after validating it (see the module docstring)."""
-        return PrivacyGuarantee(*guarantee_from_doc(path, d))
-
-    def describe(self) -> str:
-        params = ", ".join(f"{k}={v:g}" for k, v in self.params.items() if _is_num(v))
-        out = f"{self.definition} ({params})" if params else self.definition
-        if self.semi_adjacent_parameter is not None:
-            out += f", semi-DP with a(t)={self.semi_adjacent_parameter}"
-        return out
-
-
-def _is_num(v) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
 
 
 # ---------------------------------------------------------------------------
@@ -399,22 +316,105 @@ class Release:
         return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
 
     @classmethod
-    def from_published(cls, values, *, noise, invariants=None, **kwargs) -> Release:
+    def from_published(
+        cls,
+        values,
+        *,
+        noise,
+        invariants: Invariants | None = None,
+        guarantee: PrivacyGuarantee | None = None,
+        query=None,
+        data_shape=None,
+        mechanism: str = "published",
+        metadata: dict | None = None,
+        **params,
+    ) -> Release:
         """A release from published noisy values, noise law and invariants.
 
-        See :func:`invariantdp.published.from_published` (the same function)
-        for the parameters; :func:`~invariantdp.published.read_published`
-        reads a long-format table.
+        Parameters
+        ----------
+        values : array_like, pandas.Series or pandas.DataFrame
+            The noisy values as published.  The index (and columns) of a pandas
+            object are kept as the release's labels.
+        noise : str or NoiseLaw
+            The noise family (``"discrete_gaussian"``, ``"gaussian"``,
+            ``"discrete_laplace"``, ``"laplace"``, ``"tulap"``, or any registered
+            family with its own parameters) or a ready :class:`NoiseLaw`.
+        invariants : Invariants, optional
+            The statistics published exactly, with their values
+            (``totals(...).of(true_totals)`` or an :class:`Invariants` with
+            ``values``); they act on the cells of ``values`` (C order).
+        guarantee : PrivacyGuarantee, optional
+            The privacy guarantee, when the noise parameters do not imply one.
+        query : array_like, shape (values.size, prod(data_shape)), optional
+            The linear query of the confidential data that was released, when the
+            values are not the data cells themselves (e.g. ``[[1, 0, 0, 0]]``: the
+            cell x11 of a 2 x 2 table); the invariants then act on the data.
+        data_shape : tuple of int, optional
+            Shape of the confidential data (default: the shape of ``values``, or
+            the invariants' shape when a ``query`` is given).
+        mechanism : str
+            Name recorded for the mechanism.
+        metadata : dict, optional
+            Provenance to record (source, table, vintage).
+        **params
+            The noise in the agency's terms (see the module docstring):
+            ``variance``, ``sigma``, ``rho``, ``scale``, ``epsilon``, ``delta``,
+            ``sensitivity``, or a family's own parameters.
+
+        Returns
+        -------
+        Release
+            With ``metadata["source"] = "published"``; ``query`` None (the
+            identity) unless given.
+
+        Raises
+        ------
+        InvariantDPError
+            Before anything is built: parameters that do not determine the law,
+            invariants without values or of another size, non-integer values for
+            an integer family.
+
+        References
+        ----------
+        Canonne, Kamath & Steinke (2020), Thm. 14; Bun & Steinke (2016),
+        Prop. 1.6; Gao, Gong & Yu (2022), Section 2 (invariants).
 
         Examples
         --------
-        >>> r = Release.from_published([12, 7], noise="discrete_gaussian", variance=9.0)
-        >>> bool(r.noise.distribution().std() > 2.9)
-        True
+        >>> r = Release.from_published([10.5, 3.2], noise="gaussian", variance=4.0)
+        >>> dict(r.noise.params), r.guarantee.definition
+        ({'scale': 2.0}, 'unstated')
         """
-        from .published import from_published
-
-        return from_published(values, noise=noise, invariants=invariants, **kwargs)
+        if isinstance(noise, NoiseLaw):
+            if params:
+                raise InvariantDPError(
+                    f"`noise` is a NoiseLaw already; do not also pass {sorted(params)}."
+                )
+            family, given, own = noise.family, thaw(noise.params), True
+        else:
+            family, given, own = noise, params, False
+        if guarantee is not None and not isinstance(guarantee, PrivacyGuarantee):
+            raise TypeError(
+                f"`guarantee` must be a PrivacyGuarantee, got {type(guarantee).__name__}."
+            )
+        fields = published_fields(
+            values,
+            family,
+            given,
+            own=own,
+            invariants=invariants,
+            query=query,
+            data_shape=data_shape,
+            metadata=metadata,
+        )
+        implied = fields.pop("implied") or ("unstated", {})
+        if guarantee is None:
+            guarantee = PrivacyGuarantee(
+                *implied, "as stated by the publisher", None, "as published"
+            )
+        fields["noise"] = NoiseLaw(*fields["noise"])
+        return cls(mechanism=mechanism, guarantee=guarantee, **fields)
 
     @classmethod
     def from_json(

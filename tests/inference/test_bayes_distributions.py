@@ -23,6 +23,7 @@ from invariantdp.inference.bayes import (  # noqa: E402
     LaplaceLikelihood,
     ProjectedGaussianLikelihood,
     TulapLikelihood,
+    likelihood_class,
     mechanism_likelihood,
     release_noise,
 )
@@ -174,7 +175,7 @@ def test_from_release(rng):
         spec = release_noise(r)
         assert spec.structure == ("projected" if kind == "projected_gaussian" else "independent")
         assert spec.integer == kind.startswith("discrete")
-        assert spec.pymc_distribution() is {
+        assert likelihood_class(spec) is {
             "tulap": TulapLikelihood,
             "laplace": LaplaceLikelihood,
             "discrete_laplace": DiscreteLaplaceLikelihood,

@@ -424,9 +424,7 @@ def test_conditional_release(mechanism):
     tight claim is violated.
     """
     x, x_prime = np.array([30, 70]), np.array([31, 69])
-    rel = conditional_release(
-        x, mechanism, TOTAL2, epsilon=1.0, sensitivity=2.0, draws=2, rng=0
-    )
+    rel = conditional_release(x, mechanism, TOTAL2, epsilon=1.0, sensitivity=2.0, draws=2, rng=0)
     assert rel.guarantee.params["epsilon"] == 2.0
     # double-geometric draws are integers: the full audit; Laplace draws are floats
     statistics = ALL if mechanism == "double_geometric" else SCALE

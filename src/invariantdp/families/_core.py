@@ -51,8 +51,8 @@ class NoiseLikelihood:
     ----------
     distribution : str
         Name of the PyMC distribution of one coordinate in
-        :mod:`invariantdp.inference.bayes` (:meth:`pymc_distribution` returns
-        the class).
+        :mod:`invariantdp.inference.bayes` (``TulapLikelihood``, ...), which
+        resolves it (the PyMC layer sits above this module).
     params : dict
         Its keyword arguments (the noise parameters, public constants).
     integer : bool
@@ -78,12 +78,6 @@ class NoiseLikelihood:
     structure: str = "independent"
     sd: float = 1.0
     support: tuple[float, float] | None = None
-
-    def pymc_distribution(self):
-        """The PyMC distribution class (imports :mod:`invariantdp.inference.bayes`)."""
-        from ..inference.bayes import distributions
-
-        return getattr(distributions, self.distribution)
 
 
 @dataclass(frozen=True, eq=False)

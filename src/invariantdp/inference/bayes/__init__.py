@@ -26,7 +26,7 @@ from ._scalar import (
     LaplaceLikelihood,
     TulapLikelihood,
 )
-from .distributions import mechanism_likelihood, release_noise
+from .distributions import likelihood_class, mechanism_likelihood, release_noise
 from .models import binomial_model, contingency_table_model, fit, poisson_regression_model
 from .sampler import LatticeMetropolis, LatticeMoves, affine_counts, fibre_point
 
@@ -44,6 +44,7 @@ __all__ = [
     "contingency_table_model",
     "fibre_point",
     "fit",
+    "likelihood_class",
     "mechanism_likelihood",
     "poisson_regression_model",
     "release_noise",

@@ -22,7 +22,7 @@ from ...labels import cell_names
 from ...release import Release
 from ._projected import _row_basis
 from ._scalar import LaplaceLikelihood
-from .distributions import mechanism_likelihood
+from .distributions import likelihood_class, mechanism_likelihood
 from .sampler import LatticeMoves, affine_counts, fibre_point
 
 _LATENT = ("exact", "relaxed")
@@ -119,7 +119,7 @@ def _noise_unary(spec, yt):
     For the projected Gaussian the scalar Gaussian terms are its density on
     the fibre up to a constant.
     """
-    dist = spec.pymc_distribution()
+    dist = likelihood_class(spec)
     values = pt.round(yt).astype("int64") if spec.integer else yt
     return lambda S: pm.logp(dist.dist(S, **spec.params), pt.broadcast_to(values, S.shape))
 
@@ -185,7 +185,7 @@ def _signature(model):
 
 def _marginal_binomial(release, spec, theta, n):
     grid = np.arange(n + 1, dtype=np.int64 if spec.integer else float)
-    noise = spec.pymc_distribution().dist(grid, **spec.params)
+    noise = likelihood_class(spec).dist(grid, **spec.params)
     grid = grid.astype(float)
     y = np.asarray(release.value, dtype=float).reshape(-1)
     # log f(y_j - x) for every release j and every x = 0..n: constants of the model

@@ -56,6 +56,7 @@ __all__ = [
     "LaplaceLikelihood",
     "ProjectedGaussianLikelihood",
     "TulapLikelihood",
+    "likelihood_class",
     "mechanism_likelihood",
     "release_noise",
 ]
@@ -87,6 +88,11 @@ def release_noise(release) -> NoiseLikelihood:
         raise TypeError(f"`release` must be a Release, got {type(release).__name__}.")
     congenial = bool(release.metadata.get("congenial", False))
     return release.noise.spec.likelihood(release.noise.params, congenial=congenial)
+
+
+def likelihood_class(spec: NoiseLikelihood):
+    """The PyMC distribution class a :class:`~invariantdp.families.NoiseLikelihood` names."""
+    return _CLASSES[spec.distribution]
 
 
 def mechanism_likelihood(name, release, confidential, *, flatten=False, **kwargs):
@@ -156,4 +162,18 @@ def mechanism_likelihood(name, release, confidential, *, flatten=False, **kwargs
             "builder of invariantdp.inference.bayes.models, which augments it with the "
             "row-space noise."
         )
-    return spec.pymc_distribution()(name, confidential, observed=obs, **spec.params, **kwargs)
+    return likelihood_class(spec)(name, confidential, observed=obs, **spec.params, **kwargs)
+
+
+#: the classes a noise family's likelihood may name (invariantdp.families)
+_CLASSES = {
+    cls.__name__: cls
+    for cls in (
+        TulapLikelihood,
+        LaplaceLikelihood,
+        GaussianLikelihood,
+        DiscreteLaplaceLikelihood,
+        DiscreteGaussianLikelihood,
+        ProjectedGaussianLikelihood,
+    )
+}
