@@ -220,13 +220,13 @@ def test_default_grid_is_a_power_of_two_fraction_of_the_scale():
 
 
 def test_secure_gaussian_record_and_calibration():
-    from invariantdp.mechanisms._grid import cdp_log_delta
+    from invariantdp.privacy import zcdp_log_delta
 
     r = gaussian_mechanism(np.zeros(2), epsilon=1.0, delta=1e-5, secure=True)
     g = r.guarantee
     assert g.definition == "zCDP" and g.params["epsilon"] == 1.0 and g.params["delta"] == 1e-5
     rho = g.params["rho"]
-    assert cdp_log_delta(rho, 1.0) <= np.log(1e-5)  # the certificate of CKS Cor. 13
+    assert zcdp_log_delta(rho, 1.0) <= np.log(1e-5)  # the certificate of CKS Cor. 13
     L = np.log(1e5)
     assert rho > (np.sqrt(L + 1.0) - np.sqrt(L)) ** 2  # better than eps = rho + 2 sqrt(rho L)
     assert r.noise.family == "grid_gaussian"
@@ -245,12 +245,13 @@ def test_secure_gaussian_record_and_calibration():
     log_delta=st.floats(-30.0, -1.0),
 )
 def test_zcdp_calibration_meets_the_target(eps, log_delta):
-    from invariantdp.mechanisms._grid import cdp_log_delta, zcdp_for
+    from invariantdp.mechanisms._grid import zcdp_for
+    from invariantdp.privacy import zcdp_log_delta
 
     delta = 10.0**log_delta
     rho = zcdp_for(eps, delta)
-    assert cdp_log_delta(rho, eps) <= np.log(delta) - 1e-9
-    assert cdp_log_delta(rho * 1.001, eps) > np.log(delta)  # and it is tight
+    assert zcdp_log_delta(rho, eps) <= np.log(delta) - 1e-9
+    assert zcdp_log_delta(rho * 1.001, eps) > np.log(delta)  # and it is tight
 
 
 @given(

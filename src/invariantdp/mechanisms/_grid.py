@@ -27,10 +27,10 @@ import numpy as np
 from .._validation import check_positive
 from ..distributions.discrete import GRID_RANGE, MAX_NOISE_SCALE
 from ..exceptions import InvariantDPError
+from ..privacy.zcdp import zcdp_log_delta
 
 __all__ = [
     "MAX_EXACT_DATA",
-    "cdp_log_delta",
     "changed_coordinates",
     "check_grid_noise",
     "exact_draws",
@@ -176,23 +176,6 @@ def check_grid_noise(scale: Fraction, what: str) -> None:
         )
 
 
-def cdp_log_delta(rho: float, epsilon: float) -> float:
-    r"""``log delta`` with which rho-zCDP implies (epsilon, delta)-DP (CKS 2020, Cor. 13).
-
-    :math:`\delta = \inf_{\alpha > 1} e^{(\alpha-1)(\alpha\rho-\epsilon)} (1-1/\alpha)^\alpha
-    / (\alpha - 1)`; every ``alpha`` gives a valid delta, the infimum is at the root
-    of :math:`(2\alpha - 1)\rho - \epsilon + \log(1 - 1/\alpha)` (increasing in alpha).
-    """
-    from scipy.optimize import brentq
-
-    def slope(a):
-        return (2.0 * a - 1.0) * rho - epsilon + math.log1p(-1.0 / a)
-
-    lo, hi = 1.0 + 1e-9, (epsilon + 1.0) / (2.0 * rho) + 2.0
-    a = brentq(slope, lo, hi, xtol=1e-15, rtol=1e-15) if slope(lo) < 0 else lo
-    return (a - 1.0) * (a * rho - epsilon) + a * math.log1p(-1.0 / a) - math.log(a - 1.0)
-
-
 def zcdp_for(epsilon: float, delta: float) -> float:
     """The largest rho (to 1e-9) whose zCDP implies (epsilon, delta)-DP by CKS Cor. 13.
 
@@ -209,7 +192,7 @@ def zcdp_for(epsilon: float, delta: float) -> float:
     simple = epsilon**2 / (math.sqrt(L + epsilon) + math.sqrt(L)) ** 2
 
     def excess(log_rho):
-        return cdp_log_delta(math.exp(log_rho), epsilon) - target
+        return zcdp_log_delta(math.exp(log_rho), epsilon) - target
 
     lo = math.log(simple)
     while excess(lo) > 0:
@@ -218,7 +201,7 @@ def zcdp_for(epsilon: float, delta: float) -> float:
     while excess(hi) <= 0:
         hi += 1.0
     rho = math.exp(brentq(excess, lo, hi, xtol=1e-12))
-    while cdp_log_delta(rho, epsilon) > target - 1e-9:
+    while zcdp_log_delta(rho, epsilon) > target - 1e-9:
         rho *= 1.0 - 1e-8
     return rho
 

@@ -31,10 +31,10 @@ SAMPLERS = ("auto", "exact", "gibbs", "mis")
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class ConditionalRelease(Release):
-    """A congenial release with the draws and diagnostics that produced it.
+    r"""A congenial release with the draws and diagnostics that produced it.
 
     A :class:`~invariantdp.Release` -- one draw of
-    :math:`M(x) \\mid M(x) \\in S^*` (the last state of the first chain),
+    :math:`M(x) \mid M(x) \in S^*` (the last state of the first chain),
     its invariants, noise law and guarantee -- with the sampler's output as
     further attributes.  :meth:`~invariantdp.Release.save` writes the
     Release part only; :meth:`~invariantdp.Release.load` gives back a plain

@@ -61,10 +61,10 @@ def _toeplitz_logits(prev: np.ndarray, lp: np.ndarray) -> np.ndarray:
 
 
 def _class_partition(lp: list[np.ndarray], t_max: int) -> np.ndarray:
-    """Prefix log partition functions of one class, shape ``(n_c, t_max + 1)``.
+    r"""Prefix log partition functions of one class, shape ``(n_c, t_max + 1)``.
 
-    Row ``k`` is :math:`\\log Z^{(k)}(t) = \\log \\sum_{y_0 + \\dots + y_k = t}
-    \\prod_{i \\le k} p_i(y_i)`, computed by log-space convolution.
+    Row ``k`` is :math:`\log Z^{(k)}(t) = \log \sum_{y_0 + \dots + y_k = t}
+    \prod_{i \le k} p_i(y_i)`, computed by log-space convolution.
     """
     out = np.full((len(lp), t_max + 1), -np.inf)
     out[0, : lp[0].size] = lp[0]

@@ -61,7 +61,7 @@ _CALIBRATION = {
 
 @dataclass(frozen=True, eq=False)
 class LinearInequalities:
-    """Linear inequalities ``B @ s.ravel() >= lower`` on a release.
+    r"""Linear inequalities ``B @ s.ravel() >= lower`` on a release.
 
     Parameters
     ----------
@@ -72,7 +72,7 @@ class LinearInequalities:
 
     References
     ----------
-    Gong & Meng (2020), Eq. 2.3 (:math:`B s \\ge b`, e.g. non-negative counts).
+    Gong & Meng (2020), Eq. 2.3 (:math:`B s \ge b`, e.g. non-negative counts).
 
     Examples
     --------
