@@ -33,6 +33,9 @@ shutil.copyfile(ROOT / "CHANGELOG.md", HERE / "changelog.md")
 # follows the code: a name added to __all__ gets its page, a removed one loses it)
 API_MODULES = {
     "invariantdp": "The top level: Release, Invariants, the tests",
+    "invariantdp.published": "From published numbers to a Release",
+    "invariantdp.families": "Noise families",
+    "invariantdp.labels": "Labels of a release",
     "invariantdp.invariants": "Invariants: exact linear statistics and their projections",
     "invariantdp.mechanisms": "Mechanisms: making releases",
     "invariantdp.mechanisms.congenial": "Congenial releases (Gong & Meng)",

@@ -11,20 +11,21 @@ geography x query cell with its noisy count and its variance or ``rho``).
 
 The noise law is given in the agency's terms and converted exactly:
 
-=======================  ============================================  =====================
-family                   parameters accepted                           guarantee recorded
-=======================  ============================================  =====================
-``discrete_gaussian``,   ``variance`` (sigma^2) or ``sigma``; or       zCDP, ``rho =
-``gaussian``             ``rho`` and ``sensitivity`` (L2):             sensitivity^2 /
-                         ``sigma^2 = sensitivity^2 / (2 rho)`` (CKS    (2 sigma^2)``, when
-                         2020, Thm. 14; Bun & Steinke 2016, Prop.      the sensitivity is
-                         1.6)                                          given
-``discrete_laplace``,    ``scale``; or ``epsilon`` and ``sensitivity``  epsilon-DP, ``epsilon
-``laplace``              (L1): ``scale = sensitivity / epsilon``       = sensitivity /
-                                                                       scale``
-``tulap``                ``epsilon`` (and ``delta``): ``b, q`` of      (epsilon, delta)-DP
-                         :func:`~invariantdp.distributions.tulap_params`
-=======================  ============================================  =====================
+* ``discrete_gaussian`` and ``gaussian``: ``variance`` (``sigma**2``) or
+  ``sigma``; or ``rho`` with the query's L2 ``sensitivity``, giving
+  ``sigma**2 = sensitivity**2 / (2 rho)`` (Canonne, Kamath & Steinke 2020,
+  Thm. 14; Bun & Steinke 2016, Prop. 1.6).  With the sensitivity the release
+  records rho-zCDP, ``rho = sensitivity**2 / (2 sigma**2)``.
+* ``discrete_laplace`` and ``laplace``: ``scale``; or ``epsilon`` with the
+  query's L1 ``sensitivity``, giving ``scale = sensitivity / epsilon``.  With
+  the sensitivity the release records epsilon-DP.
+* ``projected_gaussian`` and ``extended_gaussian``: as the Gaussian, with the
+  invariants the noise keeps (``invariants=``).
+* ``tulap``: ``epsilon`` (and ``delta``), giving ``b, q`` of
+  :func:`~invariantdp.distributions.tulap_params`; the release records
+  (epsilon, delta)-DP.
+* any family: its own parameters (e.g. ``b`` and ``q`` of the Tulap law), or
+  a ready :class:`~invariantdp.release.NoiseLaw` as ``noise``.
 
 Without the sensitivity, the noise law is still exact (every likelihood and
 test uses only it) but no privacy guarantee can be stated: pass
