@@ -466,3 +466,10 @@ def test_with_values_sets_published_values_and_checks_them():
     nested = nested_totals([["a", "a", "b"], [0, 1, 2]])
     with pytest.raises(InvariantDPError, match="not consistent"):
         nested.with_values([5, 1, 1, 2, 1])
+
+
+def test_repr_is_one_short_line_at_any_size():
+    n = 20_000
+    inv = nested_totals([np.repeat(np.arange(4), n // 4), np.arange(n) // 10]).of(np.ones(n))
+    text = repr(inv)
+    assert len(text) < 300 and "\n" not in text and "nested_totals" in text

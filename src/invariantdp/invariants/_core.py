@@ -25,7 +25,7 @@ from .._validation import (
 )
 from . import _geometry as geo
 from ._consistency import check_consistent
-from ._document import matrix_to_doc, read_invariants, structure_to_doc
+from ._document import invariants_repr, matrix_to_doc, read_invariants, structure_to_doc
 from ._structure import (
     Structure,
     check_shape,
@@ -72,9 +72,8 @@ class Invariants:
     computation uses ``rank`` = dim of the row space, so the null space has
     dimension ``n - rank`` (``n - n_c`` in Gao, Gong & Yu, Def. 2).
 
-    Everything an instance holds or caches is read-only, and the caches
-    (rank, group codes, bases) depend on ``C`` only, so copies made by
-    :meth:`of` and :meth:`without_values` share them.
+    Everything an instance holds or caches is read-only; the caches (rank,
+    group codes, bases) depend on ``C`` only and its copies share them.
     """
 
     matrix: np.ndarray | sparse.sparray
@@ -598,3 +597,4 @@ class Invariants:
         )
 
     __hash__ = None
+    __repr__ = invariants_repr  # one line at any size

@@ -179,3 +179,12 @@ def read_invariants(cls, d, path: str, max_cells: int):
     out = base._copy(None if values is None else read_only(values), names)
     check_consistent(out, doc_path(path, "values"))
     return out
+
+
+def invariants_repr(inv) -> str:
+    """A one-line repr of any size: kind, shape, number of rows, values abbreviated."""
+    values = "None" if inv.values is None else np.array2string(inv.values, threshold=6)
+    return (
+        f"Invariants(kind={inv.kind!r}, shape={inv.shape}, n_invariants={inv.n_invariants}, "
+        f"values={values})"
+    )
