@@ -225,3 +225,13 @@ def test_str_is_the_summary_text():
     assert isinstance(str(res), str)
     assert str(res) == str(res.summary())
     assert "null proportion p0" in res.summary()
+
+
+def test_a_statistic_far_outside_zero_to_n_warns():
+    import warnings
+
+    with pytest.warns(UserWarning, match=r"below the smallest possible count of n trials"):
+        idp.ump_binomial_test(-500.0, 10, 0.5, epsilon=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        idp.ump_binomial_test(-3.0, 10, 0.5, epsilon=1.0)

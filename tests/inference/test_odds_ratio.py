@@ -401,3 +401,16 @@ def test_interval_is_computed_once_and_str_is_text():
     assert res.confidence_interval() is res.confidence_interval(0.95)
     assert str(res) == str(res.summary())
     assert "null odds ratio" in res.summary()
+
+
+def test_a_statistic_far_outside_its_support_warns_and_a_plausible_one_does_not():
+    import warnings
+
+    from invariantdp import umpu_odds_ratio_test
+
+    with pytest.warns(UserWarning, match=r"above the largest possible x11 given the margins"):
+        res = umpu_odds_ratio_test(1e9, (17, 13, 16, 14), epsilon=1.0)
+    assert res.pvalue == 0.0  # what the model says; the warning says why it is suspect
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        umpu_odds_ratio_test(16 + 10.0, (17, 13, 16, 14), epsilon=1.0)  # 10 above: plausible

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -314,3 +316,29 @@ def resolve_noise(epsilon, delta, noise) -> TestNoise:
     if abs(med) > 1e-8:
         raise InvariantDPError(f"`noise` must be symmetric about 0, but its median is {med:g}.")
     return TestNoise(noise, f"{getattr(getattr(noise, 'dist', None), 'name', 'custom')} noise")
+
+
+#: a released statistic this improbable given its support is most likely a wrong input
+FAR_LOG_PROBABILITY = math.log(1e-12)
+
+
+def warn_if_impossible(u: float, low: float, high: float, noise: TestNoise, what: str) -> None:
+    """Warn when the released ``u`` lies where the noise almost surely cannot take it.
+
+    ``[low, high]`` is the support of the confidential statistic; the noise
+    would have to exceed the distance to it, which has probability below
+    1e-12 (``noise.logcdf`` of minus the distance: the noise is symmetric).
+    The test's answer is then p = 0 or 1 and an infinite interval, exactly as
+    the model says, but a wrong input (a count on another scale, the
+    confidential value of another table) is the likelier explanation.
+    """
+    gap = max(low - u, u - high, 0.0)
+    if gap > 0 and float(noise.logcdf(-gap)) < FAR_LOG_PROBABILITY:
+        side = "below the smallest" if u < low else "above the largest"
+        warnings.warn(
+            f"the released statistic ({u:.6g}) is {gap:.6g} {side} possible {what} "
+            f"([{low:g}, {high:g}]); noise that large has probability below 1e-12, so check "
+            "the statistic and its margins or n: the test answers as if it were possible.",
+            UserWarning,
+            stacklevel=3,
+        )

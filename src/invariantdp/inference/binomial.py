@@ -31,7 +31,13 @@ from .._validation import (
     check_real,
 )
 from ._lattice import Binomial
-from ._noise import TestNoise, check_estimable, resolve_noise, solve_monotone
+from ._noise import (
+    TestNoise,
+    check_estimable,
+    resolve_noise,
+    solve_monotone,
+    warn_if_impossible,
+)
 from .odds_ratio import _release_noise
 
 __all__ = ["BinomialTestResult", "ump_binomial_test"]
@@ -257,6 +263,7 @@ def ump_binomial_test(
     alternative = check_alternative(alternative)
     if tn is None:
         tn = resolve_noise(epsilon, delta, noise)
+    warn_if_impossible(z, 0, n, tn, "count of n trials")
     return BinomialTestResult(
         statistic=z,
         n=n,

@@ -39,6 +39,7 @@ from ._noise import (
     resolve_noise,
     solve_monotone,
     tulap_noise_from_release,
+    warn_if_impossible,
 )
 
 __all__ = [
@@ -362,6 +363,8 @@ def umpu_odds_ratio_test(
     alternative = check_alternative(alternative)
     w0 = check_positive("null_odds_ratio", null_odds_ratio)
     u, margins, tn = _parse(statistic, margins, epsilon, delta, noise)
+    t1, _, c1, c2 = margins
+    warn_if_impossible(u, max(0, t1 - c2), min(t1, c1), tn, "x11 given the margins")
     p = _pvalue(u, margins, float(np.log(w0)), tn, alternative)
     return OddsRatioTestResult(
         statistic=u,
