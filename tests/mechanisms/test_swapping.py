@@ -485,3 +485,25 @@ def test_swap_result_attribute_release_is_deprecated():
     with pytest.warns(DeprecationWarning, match=r"`SwapResult.release` is deprecated"):
         part = res.release
     assert type(part) is Release and part == res
+
+
+def test_an_identifier_as_swap_or_match_variable_warns_and_categories_do_not():
+    import warnings
+
+    gen = np.random.default_rng(0)
+    n = 1000
+    df = pd.DataFrame(
+        {
+            "state": gen.integers(0, 3, n),
+            "county": gen.integers(0, 20, n),
+            "person_id": np.arange(n),
+            "owned": gen.integers(0, 2, n),
+        }
+    )
+    with pytest.warns(UserWarning, match=r"`match` columns \['person_id'\] have 1000 levels"):
+        permutation_swap(df, swap="county", match="person_id", swap_rate=0.1, rng=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        permutation_swap(
+            df.drop(columns="person_id"), swap="county", match="state", swap_rate=0.1, rng=1
+        )

@@ -17,6 +17,7 @@ Algorithm 5.1 (line 22), Proposition 5.3, Definition 5.4, Theorem 5.6.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -61,6 +62,8 @@ def encode(df: pd.DataFrame, roles, *, labels: bool = True) -> Coding:
     j, n_match = group_codes(df, match)
     k, n_swap = group_codes(df, swap)
     l, n_rest = group_codes(df, rest)
+    _warn_if_identifier(df, "match", match, n_match)
+    _warn_if_identifier(df, "swap", swap, n_swap)
     levels = None
     if labels:
         levels = {
@@ -69,6 +72,27 @@ def encode(df: pd.DataFrame, roles, *, labels: bool = True) -> Coding:
             "hold": levels_of(df, rest, l, n_rest),
         }
     return Coding(j, k, l, n_match, n_swap, n_rest, levels)
+
+
+def _warn_if_identifier(df: pd.DataFrame, role: str, cols: list, n_groups: int) -> None:
+    """Warn when the ``role`` columns have about one record per level (an ID, a measurement).
+
+    Strata of one record swap nothing, and swapping codes of one record each
+    make a released table with a cell per record: almost surely not what was
+    meant, so the columns to blame are named.
+    """
+    n = len(df)
+    if n < 100 or n_groups <= n // 2:
+        return
+    counts = {c: int(df[c].nunique(dropna=False)) for c in cols}
+    blamed = [c for c, m in counts.items() if m > n // 10] or list(counts)
+    warnings.warn(
+        f"the `{role}` columns {cols!r} have {n_groups} levels for {n} records "
+        f"({', '.join(f'{c!r}: {counts[c]}' for c in blamed)} distinct values): an identifier "
+        "or a continuous variable makes strata or cells of single records; drop or bin it.",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 def jsonable(v):
