@@ -295,3 +295,144 @@ def test_bad_invariants_file(content, table_csv, tmp_path, capsys):
     assert main([*argv, "--epsilon", "1", "--simulate", "-o", str(out)]) == 2
     assert "`--invariants`" in _one_error_line(capsys)
     assert not out.exists()
+
+
+# --- zCDP budgets (--rho) -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "mechanism, extra",
+    [
+        ("gaussian", []),
+        ("projected-gaussian", ["--invariants", "margins"]),
+        ("extended-gaussian", ["--invariants", "total"]),
+        ("semi-dp-gaussian", []),
+    ],
+)
+def test_rho_sets_mu_sqrt_2rho(mechanism, extra, table_csv, tmp_path, capsys):
+    """rho-zCDP Gaussian noise is the mu-GDP noise with mu = sqrt(2 rho): same release."""
+    by_rho, by_mu = tmp_path / "rho.json", tmp_path / "mu.json"
+    argv = ["release", mechanism, str(table_csv), *extra, "--seed", "3"]
+    assert main([*argv, "--rho", "0.125", "-o", str(by_rho)]) == 0
+    assert "rho = 0.125" in capsys.readouterr().out
+    assert main([*argv, "--mu", "0.5", "-o", str(by_mu)]) == 0
+    r_rho, r_mu = Release.load(by_rho), Release.load(by_mu)
+    np.testing.assert_array_equal(r_rho.value, r_mu.value)
+    assert r_rho.guarantee == r_mu.guarantee
+    assert r_rho.metadata["zcdp"] == {"rho": 0.125, "mu": 0.5, "conversion": "mu = sqrt(2 rho)"}
+
+
+def test_rho_of_the_discrete_gaussian_is_its_own(table_csv, tmp_path):
+    out = tmp_path / "r.json"
+    argv = ["release", "discrete-gaussian", str(table_csv), "--rho", "0.5", "--sensitivity", "2"]
+    assert main([*argv, "-o", str(out)]) == 0
+    r = Release.load(out)
+    assert r.guarantee.params["rho"] == pytest.approx(0.5)
+    assert "zcdp" not in r.metadata
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["laplace", "--rho", "0.5"], "`--rho` (0.5) does not apply to laplace"),
+        (["tulap", "--rho", "0.5"], "Gaussian-type mechanisms only"),
+        (["semi-dp-knorm", "--rho", "0.5"], "semi-dp-knorm takes epsilon"),
+        (["gaussian", "--rho", "0.5", "--mu", "1"], "`--rho` and `--mu` both set"),
+        (["gaussian", "--rho", "0.5", "--epsilon", "1"], "`--rho` and `--epsilon` both set"),
+        (["gaussian", "--rho", "-1"], "`--rho` (-1.0) must be a finite number > 0"),
+        (["projected-gaussian", "--rho", "nan", "--invariants", "total"], "`--rho` (nan)"),
+    ],
+)
+def test_rho_refused_where_it_has_no_meaning(args, message, table_csv, tmp_path, capsys):
+    out = tmp_path / "r.json"
+    assert main(["release", args[0], str(table_csv), *args[1:], "--simulate", "-o", str(out)]) == 2
+    assert message in _one_error_line(capsys)
+    assert not out.exists()
+
+
+# --- long-format tables (--value-column, --label-columns) -------------------------
+
+
+@pytest.fixture
+def long_csv(tmp_path):
+    path = tmp_path / "long.csv"
+    path.write_text(
+        "county,sex,count,note\nAda,F,51,a\nAda,M,47,b\nBay,F,20,c\nBay,M,26,d\nCole,F,9,e\n"
+        "Cole,M,12,f\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_long_format_two_labels_is_a_labelled_table(long_csv, tmp_path, capsys):
+    out = tmp_path / "r.json"
+    argv = ["release", "projected-gaussian", str(long_csv), "--value-column", "count"]
+    argv += [
+        "--label-columns",
+        "county,sex",
+        "--invariants",
+        "margins",
+        "--rho",
+        "2",
+        "--seed",
+        "1",
+    ]
+    assert main([*argv, "-o", str(out)]) == 0
+    frame = Release.load(out).to_frame()
+    assert list(frame.index) == ["Ada", "Bay", "Cole"] and frame.index.name == "county"
+    assert list(frame.columns) == ["F", "M"] and frame.columns.name == "sex"
+    np.testing.assert_allclose(frame.sum(axis=1), [98, 46, 21])  # margins kept exactly
+    np.testing.assert_allclose(frame.sum(axis=0), [80, 85])
+
+
+def test_long_format_one_label_is_a_labelled_vector(long_csv, tmp_path):
+    rows = long_csv.read_text().splitlines()
+    one = tmp_path / "one.csv"
+    one.write_text("\n".join([rows[0]] + [r for r in rows[1:] if ",F," in r]) + "\n")
+    out = tmp_path / "r.json"
+    argv = ["release", "discrete-gaussian", str(one), "--value-column", "count"]
+    assert main([*argv, "--label-columns", "county", "--rho", "0.5", "-o", str(out)]) == 0
+    series = Release.load(out).to_series()
+    assert list(series.index) == ["Ada", "Bay", "Cole"] and series.index.name == "county"
+
+
+def test_wide_table_keeps_its_labels(table_csv, tmp_path):
+    out = tmp_path / "r.json"
+    assert (
+        main(["release", "discrete-laplace", str(table_csv), "--epsilon", "1", "-o", str(out)]) == 0
+    )
+    frame = Release.load(out).to_frame()
+    assert list(frame.index) == ["x", "y"] and list(frame.columns) == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--value-column", "count"], "needs `--label-columns` as well"),
+        (["--label-columns", "county"], "needs `--value-column` as well"),
+        (["--value-column", "cnt", "--label-columns", "county,sex"], "'cnt', which is not a col"),
+        (["--value-column", "count", "--label-columns", "county,age"], "'age', which is not"),
+        (["--value-column", "note", "--label-columns", "county,sex"], "must hold numbers"),
+        (["--value-column", "count", "--label-columns", "county"], "['Ada'] appears more than"),
+        (["--value-column", "count", "--label-columns", "count"], "must not be one of"),
+        ([], "for a long-format table give --value-column and --label-columns"),
+    ],
+)
+def test_long_format_errors(args, message, long_csv, tmp_path, capsys):
+    out = tmp_path / "r.json"
+    argv = ["release", "discrete-laplace", str(long_csv), "--epsilon", "1", *args]
+    assert main([*argv, "-o", str(out)]) == 2
+    assert message in _one_error_line(capsys)
+    assert not out.exists()
+
+
+def test_long_format_incomplete_table_and_missing_value(tmp_path, capsys):
+    path = tmp_path / "long.csv"
+    path.write_text("county,sex,count\nAda,F,51\nAda,M,47\nBay,F,20\n")
+    out = tmp_path / "r.json"
+    argv = ["release", "discrete-laplace", str(path), "--epsilon", "1", "--value-column", "count"]
+    assert main([*argv, "--label-columns", "county,sex", "-o", str(out)]) == 2
+    assert "every combination" in _one_error_line(capsys)
+    path.write_text("county,count\nAda,51\nBay,\n")
+    assert main([*argv, "--label-columns", "county", "-o", str(out)]) == 2
+    assert "data row 2 has none" in _one_error_line(capsys)

@@ -41,14 +41,19 @@ __all__ = [
     "Parser",
     "add_privacy_args",
     "add_randomness_args",
+    "add_test_args",
     "bounded",
+    "check_confidence_level",
     "check_output",
+    "column_list",
     "int_list",
+    "load_release",
     "mark_randomness",
     "nonnegative_int",
     "print_json",
     "read_csv",
     "read_json",
+    "read_long_table",
     "short",
     "simulation_note",
     "strict_json",
@@ -130,6 +135,20 @@ def int_list(text: str) -> list[int]:
     return [int(v) for v in vals]
 
 
+def column_list(text: str) -> list[str]:
+    """Parse ``"county, sex"`` into column names (blank names dropped).
+
+    >>> column_list("county, sex")
+    ['county', 'sex']
+    """
+    cols = [c.strip() for c in text.split(",") if c.strip()]
+    if not cols:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated column names, got {short(text)}"
+        )
+    return cols
+
+
 def nonnegative_int(text: str) -> int:
     """Parse a seed: an integer >= 0 (numpy's ``SeedSequence`` rule).
 
@@ -146,8 +165,38 @@ def nonnegative_int(text: str) -> int:
 
 
 def add_privacy_args(p: argparse.ArgumentParser, *, required_epsilon: bool = False) -> None:
-    p.add_argument("--epsilon", type=float, required=required_epsilon, help="privacy loss, > 0")
-    p.add_argument("--delta", type=float, default=0.0, help="in [0, 1) (default 0)")
+    p.add_argument(
+        "--epsilon", type=float, required=required_epsilon, help="privacy loss epsilon, > 0"
+    )
+    p.add_argument(
+        "--delta", type=float, default=0.0, help="privacy parameter delta, in [0, 1) (default 0)"
+    )
+
+
+def add_test_args(p: argparse.ArgumentParser, *, default_alternative: str) -> None:
+    """``--alternative`` and ``--confidence-level`` of the hypothesis tests."""
+    p.add_argument(
+        "--alternative",
+        default=default_alternative,
+        choices=["greater", "less", "two-sided"],
+        help=(
+            "alternative hypothesis: the parameter is greater than, less than, or different "
+            f"from its null value (default {default_alternative}); one-sided alternatives "
+            "give one-sided confidence intervals"
+        ),
+    )
+    p.add_argument(
+        "--confidence-level",
+        type=float,
+        default=0.95,
+        help="level of the confidence interval, in (0, 1) (default 0.95)",
+    )
+
+
+def check_confidence_level(value: float) -> None:
+    """Refuse a ``--confidence-level`` outside (0, 1) before anything is computed."""
+    if not (math.isfinite(value) and 0.0 < value < 1.0):
+        raise InvariantDPError(f"`--confidence-level` ({value!r}) must be in (0, 1).")
 
 
 # --- reading files ------------------------------------------------------------
@@ -167,6 +216,91 @@ def read_csv(path, option: str, **kwargs):
         raise InvariantDPError(
             f"`{option}` ({short(os.fspath(path))}) is not a readable CSV file: {exc}"
         ) from None
+
+
+def read_long_table(path, option: str, value_column: str, label_columns: list[str]):
+    """The noisy values of a long-format CSV (one row per cell) on their labels.
+
+    Agencies publish one row per geography x query with the count in one
+    column; the labels may be text.  One label column gives a ``Series`` on
+    it; two give the ``r x c`` table (rows: the first column, columns: the
+    second, levels in order of first appearance, every combination once),
+    so that margins and row or column totals can be invariants; more give a
+    ``Series`` on their ``MultiIndex``.  Mechanisms keep the labels in the
+    release.
+
+    Raises
+    ------
+    InvariantDPError
+        Naming ``--value-column`` or ``--label-columns``: a column missing,
+        non-numeric or missing values, or labels that do not identify one
+        row each (or, for two columns, do not form a full table).
+    """
+    import pandas as pd
+
+    df = read_csv(path, option)
+    for opt, cols in (("--label-columns", label_columns), ("--value-column", [value_column])):
+        missing = [c for c in cols if c not in df.columns]
+        if missing:
+            raise InvariantDPError(
+                f"`{opt}` names {short(missing[0])}, which is not a column of `{option}` "
+                f"({short(os.fspath(path))}); its columns are {short(list(df.columns), 200)}."
+            )
+    if value_column in label_columns:
+        raise InvariantDPError(
+            f"`--value-column` ({short(value_column)}) must not be one of `--label-columns`."
+        )
+    values = df[value_column]
+    if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        raise InvariantDPError(
+            f"`--value-column` ({short(value_column)}) must hold numbers, got dtype {values.dtype}."
+        )
+    if values.isna().any():
+        row = int(np.flatnonzero(values.isna().to_numpy())[0])
+        raise InvariantDPError(
+            f"`--value-column` ({short(value_column)}) must have a value in every row; "
+            f"data row {row + 1} has none."
+        )
+    keys = df[label_columns]
+    if keys.isna().any(axis=None):
+        raise InvariantDPError(
+            f"`--label-columns` {short(label_columns)} must label every row; some are empty."
+        )
+    if keys.duplicated().any():
+        dup = keys[keys.duplicated()].iloc[0].tolist()
+        raise InvariantDPError(
+            f"`--label-columns` {short(label_columns)} must identify one row each; "
+            f"{short(dup)} appears more than once."
+        )
+    if len(label_columns) == 1:
+        return values.set_axis(pd.Index(keys.iloc[:, 0], name=label_columns[0]))
+    if len(label_columns) > 2:
+        return values.set_axis(pd.MultiIndex.from_frame(keys))
+    rows, cols = (pd.unique(keys.iloc[:, k]) for k in (0, 1))
+    if len(rows) * len(cols) != len(df):
+        raise InvariantDPError(
+            f"`--label-columns` {short(label_columns)} must give every combination of their "
+            f"levels once (a {len(rows)} x {len(cols)} table), got {len(df)} rows."
+        )
+    table = np.empty((len(rows), len(cols)), dtype=values.dtype)
+    table[
+        pd.Index(rows).get_indexer(keys.iloc[:, 0]), pd.Index(cols).get_indexer(keys.iloc[:, 1])
+    ] = values.to_numpy()
+    return pd.DataFrame(
+        table,
+        index=pd.Index(rows, name=label_columns[0]),
+        columns=pd.Index(cols, name=label_columns[1]),
+    )
+
+
+def load_release(path, option: str = "--release"):
+    """:meth:`Release.load <invariantdp.Release.load>` with failures named after the option."""
+    from ..release import Release
+
+    try:
+        return Release.load(path)
+    except InvariantDPError as exc:  # the library speaks of "the document"
+        raise InvariantDPError(f"`{option}` ({short(os.fspath(path))}): {exc}") from None
 
 
 def _reject_constant(name):

@@ -6,9 +6,18 @@ instead, and the release is then marked as a simulation in its JSON
 (``metadata["randomness"]``) and in what the command prints.  Mechanisms
 without an exact sampler (floating-point noise, attackable as shown by
 Mironov 2012) are simulation only and need ``--simulate``.
+
+The table is a wide CSV (first column: row labels, one column per table
+column) or, with ``--value-column`` and ``--label-columns``, a long CSV as
+agencies publish (one row per cell, text labels allowed); either way the
+labels are kept in the release.  Budgets stated in zCDP (the Census Bureau's)
+are given with ``--rho`` to the Gaussian-type mechanisms.
 """
 
 from __future__ import annotations
+
+import dataclasses
+import math
 
 import numpy as np
 
@@ -16,9 +25,11 @@ from ..exceptions import InvariantDPError
 from ._common import (
     add_randomness_args,
     check_output,
+    column_list,
     mark_randomness,
     read_csv,
     read_json,
+    read_long_table,
     short,
     simulation_note,
     use_secure,
@@ -48,6 +59,14 @@ MECHANISMS = sorted({**_PLAIN, **_SUBSPACE, **_SEMI})
 EXACT = ("discrete-laplace", "discrete-gaussian", "tulap", "laplace", "gaussian")
 #: Floating-point mechanisms with no exact sampler: simulation only.
 SIMULATION_ONLY = tuple(m for m in MECHANISMS if m not in EXACT)
+#: Gaussian-type mechanisms: a zCDP budget --rho sets their noise (the others refuse it).
+ZCDP = (
+    "gaussian",
+    "discrete-gaussian",
+    "projected-gaussian",
+    "extended-gaussian",
+    "semi-dp-gaussian",
+)
 
 
 def register(sub) -> None:
@@ -73,7 +92,30 @@ def register(sub) -> None:
             f"{', '.join(SIMULATION_ONLY)}"
         ),
     )
-    p.add_argument("table", help="CSV file of the confidential table (first column: labels)")
+    p.add_argument(
+        "table",
+        help=(
+            "CSV file of the confidential table: wide (first column: row labels) or, with "
+            "--value-column and --label-columns, long (one row per cell)"
+        ),
+    )
+    p.add_argument(
+        "--value-column",
+        default=None,
+        metavar="NAME",
+        help="long format: the column holding the counts (with --label-columns)",
+    )
+    p.add_argument(
+        "--label-columns",
+        type=column_list,
+        default=None,
+        metavar="A[,B...]",
+        help=(
+            "long format: the columns identifying a cell (text allowed), kept as the "
+            "release's labels; one column gives a vector, two the table with rows A and "
+            "columns B (every combination once), more a vector on their combinations"
+        ),
+    )
     p.add_argument(
         "--invariants",
         default=None,
@@ -82,11 +124,24 @@ def register(sub) -> None:
             "'column-totals', or a JSON file holding Invariants.to_dict()"
         ),
     )
-    p.add_argument("--epsilon", type=float, default=None, help="privacy loss, > 0")
-    p.add_argument("--delta", type=float, default=None, help="in [0, 1)")
-    p.add_argument("--mu", type=float, default=None, help="Gaussian DP parameter, > 0")
-    p.add_argument("--rho", type=float, default=None, help="zCDP parameter, > 0")
-    p.add_argument("--sensitivity", type=float, default=None, help="sensitivity (default 1)")
+    p.add_argument("--epsilon", type=float, default=None, help="privacy loss epsilon, > 0")
+    p.add_argument("--delta", type=float, default=None, help="privacy parameter delta, in [0, 1)")
+    p.add_argument("--mu", type=float, default=None, help="Gaussian DP parameter mu, > 0")
+    p.add_argument(
+        "--rho",
+        type=float,
+        default=None,
+        help=(
+            f"zCDP budget rho, > 0, for the Gaussian-type mechanisms ({', '.join(ZCDP)}): "
+            "noise sigma = sensitivity / sqrt(2 rho), i.e. mu = sqrt(2 rho)"
+        ),
+    )
+    p.add_argument(
+        "--sensitivity",
+        type=float,
+        default=None,
+        help="sensitivity of the query (L1 for Laplace-type, L2 for Gaussian-type; default 1)",
+    )
     p.add_argument("--p", default=None, help="norm of the lp mechanism: 1, 2 or inf")
     add_randomness_args(p)
     p.add_argument("-o", "--output", required=True, help="path of the JSON release")
@@ -122,15 +177,52 @@ def _invariants(spec, shape):
     return inv
 
 
+def _rho_to_mu(args, given: dict, allowed: tuple) -> float | None:
+    """Turn ``--rho`` into the mechanism's ``mu``; return rho when it was converted.
+
+    A Gaussian mechanism of L2 sensitivity Delta with sigma = Delta / sqrt(2 rho)
+    is rho-zCDP, and exactly mu-GDP with mu = Delta / sigma = sqrt(2 rho) (Bun &
+    Steinke 2016, Prop. 1.6; Dong, Roth & Su 2022, Thm. 2.7), so the mechanisms
+    that take mu get the same noise from mu = sqrt(2 rho).
+    """
+    name, rho = args.mechanism, given["rho"]
+    if rho is None:
+        return None
+    if name not in ZCDP:
+        takes = ", ".join(k for k in allowed if k != "mu") or "mu"
+        raise InvariantDPError(
+            f"`--rho` ({rho!r}) does not apply to {name}: a zCDP budget sets the noise of the "
+            f"Gaussian-type mechanisms only ({', '.join(ZCDP)}); {name} takes {takes}."
+        )
+    if not (math.isfinite(rho) and rho > 0.0):
+        raise InvariantDPError(f"`--rho` ({rho!r}) must be a finite number > 0.")
+    others = [k for k in ("mu", "epsilon", "delta") if given[k] is not None]
+    if others:
+        raise InvariantDPError(
+            f"`--rho` and `--{others[0]}` both set the noise of {name}: give one budget."
+        )
+    if "rho" in allowed:  # the mechanism takes zCDP itself
+        return None
+    given["mu"], given["rho"] = math.sqrt(2.0 * rho), None
+    return rho
+
+
 def _check_args(args) -> tuple:
     """Every rule that does not need the data, checked before reading anything."""
     name = args.mechanism
     func_name, allowed = {**_PLAIN, **_SUBSPACE, **_SEMI}[name]
     given = {k: getattr(args, k) for k in ("epsilon", "delta", "mu", "rho")}
+    rho = _rho_to_mu(args, given, allowed)
     extra = sorted(k for k, v in given.items() if v is not None and k not in allowed)
     if extra:
         raise InvariantDPError(
             f"`--{extra[0]}` does not apply to {name} (it takes {', '.join(allowed)})."
+        )
+    if (args.value_column is None) != (args.label_columns is None):
+        given_opt = "--value-column" if args.label_columns is None else "--label-columns"
+        needed = "--label-columns" if args.label_columns is None else "--value-column"
+        raise InvariantDPError(
+            f"`{given_opt}` reads a long-format table and needs `{needed}` as well."
         )
     kwargs = {k: v for k, v in given.items() if v is not None}
     if args.sensitivity is not None:
@@ -161,22 +253,37 @@ def _check_args(args) -> tuple:
             "so it cannot make a release for publication: pass --simulate (or --seed N) for a "
             f"simulation, or use a mechanism with an exact sampler ({', '.join(EXACT)})."
         )
-    return func_name, kwargs, secure
+    return func_name, kwargs, secure, rho
+
+
+def _read_table(args):
+    """The table as pandas (wide or long format), its labels kept for the release."""
+    import pandas as pd
+
+    if args.value_column is not None:
+        return read_long_table(args.table, "table", args.value_column, args.label_columns)
+    table = read_csv(args.table, "table", index_col=0)
+    numeric = all(
+        pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t) for t in table.dtypes
+    )
+    if not numeric or table.shape[1] == 0:
+        dtype = table.to_numpy().dtype
+        raise InvariantDPError(
+            f"`table` ({short(args.table)}) must hold numbers, got dtype {dtype}; for a "
+            "long-format table give --value-column and --label-columns."
+        )
+    return table
 
 
 def run_release(args) -> int:
     from .. import mechanisms
 
-    func_name, kwargs, secure = _check_args(args)
+    func_name, kwargs, secure, rho = _check_args(args)
     inputs = [("table", args.table)]
     if args.invariants not in _NAMED_INVARIANTS:
         inputs.append(("--invariants", args.invariants))
     check_output(args.output, inputs=inputs, force=args.force)
-    table = read_csv(args.table, "table", index_col=0).to_numpy()
-    if table.dtype.kind not in "iuf":
-        raise InvariantDPError(
-            f"`table` ({short(args.table)}) must hold numbers, got dtype {table.dtype}."
-        )
+    table = _read_table(args)
     func = getattr(mechanisms, func_name)
     kwargs["rng"] = args.seed
     kwargs["secure"] = secure
@@ -187,8 +294,14 @@ def run_release(args) -> int:
     else:
         release = func(table, **kwargs)
     release = mark_randomness(release, secure)
+    if rho is not None:
+        # the guarantee is stated in mu-GDP; the budget as the user gave it is kept
+        zcdp = {"rho": rho, "mu": kwargs["mu"], "conversion": "mu = sqrt(2 rho)"}
+        release = dataclasses.replace(release, metadata={**release.metadata, "zcdp": zcdp})
     path = write_atomic(args.output, release.to_json(indent=1), inputs=inputs, force=args.force)
     print(f"wrote {release.mechanism} release to {path} ({release.guarantee.describe()})")
+    if rho is not None:
+        print(f"zCDP budget rho = {rho:g}: noise set by mu = sqrt(2 rho) = {kwargs['mu']:.10g}")
     if release.simulation:
         print(simulation_note(args.seed))
     else:
@@ -196,4 +309,4 @@ def run_release(args) -> int:
     return 0
 
 
-__all__ = ["EXACT", "MECHANISMS", "SIMULATION_ONLY", "register", "run_release"]
+__all__ = ["EXACT", "MECHANISMS", "SIMULATION_ONLY", "ZCDP", "register", "run_release"]
