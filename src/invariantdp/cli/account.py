@@ -27,14 +27,16 @@ def register(sub) -> None:
     )
     p.set_defaults(func=lambda args: _missing(p))
     acc = p.add_subparsers(dest="account_command", metavar="CONVERSION")
-    positive, unit = {"type": float, "help": "> 0"}, {"type": float, "help": "in (0, 1)"}
     _command(
         acc,
         "gdp",
         run_gdp,
         [
-            ("--epsilon", {**positive, "required": True}),
-            ("--delta", {**unit, "required": True}),
+            ("--epsilon", {"type": float, "required": True, "help": "privacy loss epsilon, > 0"}),
+            (
+                "--delta",
+                {"type": float, "required": True, "help": "delta at that epsilon, in (0, 1)"},
+            ),
             ("--group", {"type": int, "default": None, "help": "group size k: report k * mu"}),
         ],
         help="(epsilon, delta)-DP -> mu-GDP (exact Balle-Wang relation)",
@@ -44,7 +46,7 @@ def register(sub) -> None:
         acc,
         "eps-delta",
         run_eps_delta,
-        [("--mu", {**positive, "required": True})],
+        [("--mu", {"type": float, "required": True, "help": "Gaussian DP parameter mu, > 0"})],
         one_of=[
             ("--epsilon", {"type": float, "help": "> 0: report delta"}),
             ("--delta", {"type": float, "help": "in (0, 1): report epsilon"}),
@@ -57,8 +59,11 @@ def register(sub) -> None:
         "zcdp",
         run_zcdp,
         [
-            ("--rho", {**positive, "required": True}),
-            ("--delta", {**unit, "required": True}),
+            ("--rho", {"type": float, "required": True, "help": "zCDP budget rho, > 0"}),
+            (
+                "--delta",
+                {"type": float, "required": True, "help": "target delta, in (0, 1)"},
+            ),
             ("--group", {"type": int, "default": 1, "help": "group size k (default 1)"}),
             (
                 "--method",
@@ -89,7 +94,14 @@ def register(sub) -> None:
                 "--a",
                 {"type": int, "default": 2, "help": "semi-adjacent parameter a(t) (default 2)"},
             ),
-            ("--delta", {"type": float, "default": 1e-10, "help": "default 1e-10"}),
+            (
+                "--delta",
+                {
+                    "type": float,
+                    "default": 1e-10,
+                    "help": "delta of the (epsilon, delta) conversion (default 1e-10)",
+                },
+            ),
         ],
         help="Semi-DP analysis of the 2020 Census (Cho & Awan, Sec. 6.1)",
         description="rho-zCDP with invariants of semi-adjacent parameter a: a^2 rho-zCDP.",
@@ -98,7 +110,16 @@ def register(sub) -> None:
         acc,
         "topdown",
         run_topdown,
-        [("--delta", {"type": float, "default": 1e-10, "help": "default 1e-10"})],
+        [
+            (
+                "--delta",
+                {
+                    "type": float,
+                    "default": 1e-10,
+                    "help": "delta of the (epsilon, delta) conversion (default 1e-10)",
+                },
+            )
+        ],
         help="zCDP budgets of the 2020 TopDown algorithm (swapping paper, Table 6.2)",
     )
     _command(

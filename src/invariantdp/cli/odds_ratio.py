@@ -16,8 +16,12 @@ from ._common import (
     SIMULATION_LINE,
     add_privacy_args,
     add_randomness_args,
+    add_test_args,
+    check_confidence_level,
     int_list,
+    load_release,
     mark_randomness,
+    nonnegative_int,
     print_json,
     read_csv,
     short,
@@ -44,7 +48,7 @@ def register(sub) -> None:
     src.add_argument("--release", help="Release JSON written by invariantdp")
     p.add_argument("--margins", type=int_list, help="t1.,t2.,t.1,t.2 (with --statistic)")
     add_privacy_args(p)
-    p.add_argument("--alternative", default="greater", choices=["greater", "less", "two-sided"])
+    add_test_args(p, default_alternative="greater")
     p.add_argument(
         "--null-odds-ratio",
         "--odds-ratio",  # its name before the null_<parameter> convention
@@ -53,7 +57,6 @@ def register(sub) -> None:
         default=1.0,
         help="null odds ratio (default 1)",
     )
-    p.add_argument("--confidence-level", type=float, default=0.95)
     add_randomness_args(p)
     p.add_argument(
         "--json",
@@ -74,8 +77,15 @@ def register(sub) -> None:
             "a simulation, not for publication."
         ),
     )
-    d.add_argument("--epsilon", type=float, default=1.0)
-    d.add_argument("--seed", type=int, default=20240601)
+    d.add_argument(
+        "--epsilon", type=float, default=1.0, help="privacy loss of the release, > 0 (default 1)"
+    )
+    d.add_argument(
+        "--seed",
+        type=nonnegative_int,
+        default=20240601,
+        help="seed of numpy's generator, an integer >= 0 (default 20240601)",
+    )
     d.set_defaults(func=run_demo)
 
 
@@ -99,6 +109,7 @@ def _table_from_args(args) -> np.ndarray | None:
 
 def _check_args(args) -> None:
     """The rules between options, checked before any file is read."""
+    check_confidence_level(args.confidence_level)
     if args.release is not None:
         if args.epsilon is not None or args.margins is not None:
             raise InvariantDPError(
@@ -119,17 +130,14 @@ def _check_args(args) -> None:
 
 
 def run_test(args) -> int:
-    from .. import Release, umpu_odds_ratio_test
+    from .. import umpu_odds_ratio_test
     from ..mechanisms import odds_ratio_release
 
     _check_args(args)
     table = _table_from_args(args)
     release = None
     if args.release is not None:
-        try:
-            release = Release.load(args.release)
-        except InvariantDPError as exc:  # name the option: the library speaks of "the document"
-            raise InvariantDPError(f"`--release` ({short(args.release)}): {exc}") from None
+        release = load_release(args.release)
         res = umpu_odds_ratio_test(
             release, alternative=args.alternative, null_odds_ratio=args.null_odds_ratio
         )
