@@ -199,6 +199,8 @@ def _align(data, release, label_columns):
 
 
 def _poisson_model(args, release, data):
+    import pandas as pd
+
     from ..inference.models import PrivatizedPoisson
 
     y = np.asarray(release.value, dtype=float).reshape(-1)
@@ -210,7 +212,11 @@ def _poisson_model(args, release, data):
                 f"its columns are {short(list(data.columns), 200)}."
             )
         exog = data[args.exog]
-        bad = [c for c in args.exog if not np.issubdtype(exog[c].dtype, np.number)]
+        bad = [
+            c
+            for c in args.exog
+            if not pd.api.types.is_numeric_dtype(exog[c]) or pd.api.types.is_bool_dtype(exog[c])
+        ]
         if bad:
             raise InvariantDPError(
                 f"`--exog` column {short(bad[0])} must hold numbers, got dtype "
