@@ -91,7 +91,7 @@ def test_release_written_by_the_cli(tmp_path, capsys):
         (["--statistic", "inf", "--n", "10", "--null-p", "0.5", "--epsilon", "1"],
          "`statistic` (inf) must be finite"),
         (["--statistic", "3", "--n", "10", "--null-p", "0.5", "--epsilon", "1",
-          "--confidence-level", "1"], "`--confidence-level` (1.0) must be in (0, 1)"),
+          "--confidence-level", "1"], "(confidence_level = 1.0) must be in (0, 1)"),
         (["--release", "/no/such.json", "--n", "10", "--null-p", "0.5"], "No such file"),
     ],
 )  # fmt: skip

@@ -31,7 +31,7 @@ CASES = [
     (["demo", "--epsilon", "-1"], "`epsilon`"),
     (["demo", "--epsilon", "nan"], "`epsilon`"),
     (["odds-ratio-test", "--statistic", "3", "--margins", "5,5,5,5", "--epsilon", "1",
-      "--confidence-level", "1.5"], "`--confidence-level` (1.5) must be in (0, 1)"),
+      "--confidence-level", "1.5"], "`--confidence-level` (confidence_level = 1.5) must be"),
     (["binomial-test", "--statistic", "3", "--n", "10", "--null-p", "0.5", "--epsilon", "-1"],
      "`epsilon`"),
     (["binomial-test", "--release", "{tmp}/count.json", "--n", "100", "--null-p", "0.5",

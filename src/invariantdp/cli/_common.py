@@ -194,9 +194,15 @@ def add_test_args(p: argparse.ArgumentParser, *, default_alternative: str) -> No
 
 
 def check_confidence_level(value: float) -> None:
-    """Refuse a ``--confidence-level`` outside (0, 1) before anything is computed."""
+    """Refuse a ``--confidence-level`` outside (0, 1) before anything is computed.
+
+    The message names the option and the library's argument ``confidence_level``
+    that scripts and the summaries know it by.
+    """
     if not (math.isfinite(value) and 0.0 < value < 1.0):
-        raise InvariantDPError(f"`--confidence-level` ({value!r}) must be in (0, 1).")
+        raise InvariantDPError(
+            f"`--confidence-level` (confidence_level = {value!r}) must be in (0, 1)."
+        )
 
 
 # --- reading files ------------------------------------------------------------

@@ -11,7 +11,6 @@ simulation (numpy generator), which the output then says.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +19,7 @@ from ..exceptions import InvariantDPError
 from ._common import (
     add_randomness_args,
     check_output,
+    column_list,
     mark_randomness,
     read_csv,
     short,
@@ -31,15 +31,6 @@ from ._common import (
 __all__ = ["register", "run_swap"]
 
 _PARQUET = (".parquet", ".pq")
-
-
-def _columns(text: str) -> list[str]:
-    cols = [c.strip() for c in text.split(",") if c.strip()]
-    if not cols:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated column names, got {short(text)}"
-        )
-    return cols
 
 
 def register(sub) -> None:
@@ -58,8 +49,8 @@ def register(sub) -> None:
     )
     p.add_argument("input", help="input file, .csv or .parquet")
     p.add_argument("output", help="output file, .csv or .parquet (written atomically)")
-    p.add_argument("--swap", type=_columns, required=True, help="swapping columns, a,b,...")
-    p.add_argument("--match", type=_columns, default=[], help="matching columns (swap key)")
+    p.add_argument("--swap", type=column_list, required=True, help="swapping columns, a,b,...")
+    p.add_argument("--match", type=column_list, default=[], help="matching columns (swap key)")
     p.add_argument("--swap-rate", type=float, required=True, help="swap rate p in (0, 1)")
     add_randomness_args(p)
     p.add_argument("--release", help="also write the Release (JSON) to this file")
