@@ -121,7 +121,8 @@ def test_poisson_rows_not_matching_the_cells(counties, tmp_path, capsys):
     assert main([*argv, "--exog", "x"]) == 2
     assert "has 39 rows but the release has 40 cells" in _one_error_line(capsys)
     assert main([*argv, "--exog", "x", "--label-columns", "county"]) == 2
-    assert "no row for the release's cell ['c39']" in _one_error_line(capsys)
+    err = _one_error_line(capsys)
+    assert "no row for the release's cell ['c39']" in err and "labels ['county']" in err
 
 
 @pytest.fixture(scope="module")
@@ -174,3 +175,27 @@ def test_loglinear_bad_releases(counties, tmp_path, capsys):
 def test_fit_without_a_model_prints_help(capsys):
     assert main(["fit"]) == 2
     assert "poisson" in capsys.readouterr().out
+
+
+def test_long_csv_to_release_to_fit_keeps_the_labels(tmp_path, capsys):
+    """Long CSV -> `release` -> `fit poisson`: cells matched by their text labels."""
+    counts = tmp_path / "counts.csv"
+    counts.write_text(
+        "county,sex,count\nAda,F,510\nAda,M,470\nBay,F,200\nBay,M,260\nCole,F,90\nCole,M,120\n"
+    )
+    rel = tmp_path / "rel.json"
+    argv = ["release", "projected-gaussian", str(counts), "--value-column", "count"]
+    argv += ["--label-columns", "county,sex", "--invariants", "row-totals", "--rho", "0.5"]
+    assert main([*argv, "--seed", "2", "-o", str(rel)]) == 0
+    covariates = tmp_path / "cov.csv"
+    covariates.write_text(
+        "sex,county,urban\nM,Ada,1\nF,Ada,1\nF,Bay,0\nM,Bay,0\nF,Cole,0\nM,Cole,0\n"
+    )
+    capsys.readouterr()
+    argv = ["fit", "poisson", "--release", str(rel), "--data", str(covariates)]
+    assert main([*argv, "--formula", "~ urban", "--label-columns", "county,sex", "--json"]) == 0
+    out = _strict(capsys.readouterr().out)
+    assert list(out["params"]) == ["Intercept", "urban"]
+    assert out["params"]["urban"] == pytest.approx(np.log(980 / 335), abs=0.15)
+    assert main([*argv, "--formula", "~ urban", "--label-columns", "sex,county"]) == 2
+    assert "labels ['county', 'sex']" in _one_error_line(capsys)

@@ -193,7 +193,8 @@ def _align(data, release, label_columns):
         first = wanted[int(np.flatnonzero(pos < 0)[0])]
         raise InvariantDPError(
             f"`--data` has no row for the release's cell {short(list(first))} "
-            f"({int((pos < 0).sum())} of {cells.size} cells missing)."
+            f"({int((pos < 0).sum())} of {cells.size} cells missing); --label-columns are "
+            f"matched, in order, to the release's labels {short(list(cells.names))}."
         )
     return data.iloc[pos].reset_index(drop=True)
 
