@@ -65,6 +65,8 @@ def test_bad_argument_prints_nothing_but_one_error_line(argv, match, files, caps
     [
         ["demo", "--seed", "-1"],
         ["binomial-test", "--statistic", "3", "--n", "2.5", "--null-p", "0.5", "--epsilon", "1"],
+        ["binomial-test", "--statistic", "3", "--n", "inf", "--null-p", "0.5", "--epsilon", "1"],
+        ["binomial-test", "--statistic", "3", "--n", "nan", "--null-p", "0.5", "--epsilon", "1"],
         ["binomial-test", "--statistic", "3", "--n", "10", "--epsilon", "1"],
         ["fit", "poisson", "--release", "r.json", "--data", "d.csv"],
     ],

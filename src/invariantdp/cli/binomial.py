@@ -11,6 +11,7 @@ median-unbiased estimate and the confidence interval (text or strict JSON).
 from __future__ import annotations
 
 import argparse
+import math
 
 from ..exceptions import InvariantDPError
 from ._common import (
@@ -33,7 +34,7 @@ def _trials(text: str) -> int:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{rule}, got {short(text)}") from None
-    if not (value >= 1 and value == int(value)) or value != value:
+    if not (math.isfinite(value) and value >= 1 and value == int(value)):
         raise argparse.ArgumentTypeError(f"{rule}, got {short(text)}")
     return int(value)
 
