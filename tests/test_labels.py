@@ -68,3 +68,20 @@ def test_a_query_release_keeps_no_labels_of_the_data(table):
 
     two = table.iloc[:, :2]
     assert odds_ratio_release(two, epsilon=1.0, rng=0).labels is None  # one statistic
+
+
+def test_the_formula_interface_names_the_coefficients_and_needs_the_released_response():
+    from invariantdp.exceptions import InvariantDPError
+
+    gen = np.random.default_rng(5)
+    x = gen.normal(size=40)
+    counts = gen.poisson(np.exp(4.0 + 0.5 * x)).astype(float)
+    rel = projected_gaussian(counts, totals(np.repeat([0, 1], 20)), mu=0.2, rng=1)
+    data = pd.DataFrame({"y": rel.value, "x": x})
+    res = PrivatizedPoisson.from_formula("y ~ x", data, release=rel).fit(disp=0)
+    assert list(res.params.index) == ["Intercept", "x"]
+    direct = PrivatizedPoisson(rel, np.column_stack([np.ones(40), x])).fit(disp=0)
+    np.testing.assert_allclose(res.params.to_numpy(), direct.params, rtol=1e-10)
+    data["y"] = counts  # the confidential counts are not what was released
+    with pytest.raises(InvariantDPError, match="must be the release's values"):
+        PrivatizedPoisson.from_formula("y ~ x", data, release=rel)

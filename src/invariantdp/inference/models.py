@@ -81,6 +81,13 @@ class PrivatizedPoisson(GenericLikelihoodModel):
         # pandas input as pandas results (params, bse, summary)
         frame = exog if isinstance(exog, pd.DataFrame) else None
         y = check_finite_array("y", y).reshape(-1)
+        released = np.asarray(release.value, dtype=float).reshape(-1)
+        if y.shape != released.shape or not np.allclose(y, released, rtol=1e-12, atol=0.0):
+            # e.g. a formula's response column that is not the released counts
+            raise InvariantDPError(
+                "`y` must be the release's values (the released counts); with a formula, the "
+                "response column must hold them, or use PrivatizedPoisson(release, exog)."
+            )
         exog = check_finite_array("exog", exog)
         if exog.ndim == 1:
             exog = exog[:, None]
