@@ -162,15 +162,21 @@ def hypothesis_test_rows(result, confidence_level: float, estimate_label: str) -
     """The rows a test result's summary ends with: alternative, p-value, estimate, interval.
 
     ``result`` has ``alternative``, ``pvalue``, ``estimate`` and
-    ``confidence_interval(confidence_level)``; an infinite end of the
-    interval prints as ``inf``.
+    ``confidence_interval(confidence_level)``; the interval's row says its
+    level and whether it is one- or two-sided; an infinite end prints as
+    ``inf``.
     """
     ci = result.confidence_interval(confidence_level)
+    # the interval inverts the test: one-sided for a one-sided alternative
+    sides = "two-sided" if result.alternative == "two-sided" else "one-sided"
     return [
         ("alternative", result.alternative),
         ("p-value", result.pvalue),
         (estimate_label, estimate_text(result)),
-        (f"{confidence_level:.0%} confidence interval", f"({ci.low:.6g}, {ci.high:.6g})"),
+        (
+            f"{confidence_level:.0%} {sides} confidence interval",
+            f"({ci.low:.6g}, {ci.high:.6g})",
+        ),
     ]
 
 

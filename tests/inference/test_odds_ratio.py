@@ -414,3 +414,13 @@ def test_a_statistic_far_outside_its_support_warns_and_a_plausible_one_does_not(
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         umpu_odds_ratio_test(16 + 10.0, (17, 13, 16, 14), epsilon=1.0)  # 10 above: plausible
+
+
+@pytest.mark.parametrize(
+    "alternative, sides", [("greater", "one-sided"), ("two-sided", "two-sided")]
+)
+def test_the_summary_says_the_level_and_the_sides_of_the_interval(alternative, sides):
+    from invariantdp import umpu_odds_ratio_test
+
+    res = umpu_odds_ratio_test(12.3, (17, 13, 16, 14), epsilon=1.0, alternative=alternative)
+    assert f"90% {sides} confidence interval" in str(res.summary(confidence_level=0.9))
