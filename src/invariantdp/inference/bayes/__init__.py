@@ -18,6 +18,7 @@ issue 11; those names still work here with a ``DeprecationWarning``.
 
 import warnings
 
+from . import _requirements  # noqa: F401 - first: names the extra when PyMC is missing
 from ._projected import ProjectedGaussianLikelihood
 from ._scalar import (
     DiscreteGaussianLikelihood,
