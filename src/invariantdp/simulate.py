@@ -35,7 +35,6 @@ import itertools
 import json
 import math
 import os
-import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +44,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._progress import progress_bar, show_progress
 from ._results import Summary, format_table
 from ._validation import check_in_open_unit, check_positive_int, format_value
 from .exceptions import InvariantDPError
@@ -194,22 +194,6 @@ class _Store:
 
     def save(self, task: _Task, frame: pd.DataFrame) -> None:
         self._write_atomic(self.path / task.filename, lambda f: frame.to_parquet(f, index=False))
-
-
-def _show_progress(progress) -> bool:
-    if progress is not None:
-        if not isinstance(progress, bool):
-            raise TypeError(f"`progress` must be True, False or None, got {progress!r}.")
-        return progress
-    if os.environ.get("CI"):
-        return False
-    return "ipykernel" in sys.modules or sys.stderr.isatty()
-
-
-def _progress_bar(total: int, show: bool):
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, disable=not show, desc="simulate", unit="task")
 
 
 def _run_dask(func, settings, todo, seed, client, n_workers, on_result):
@@ -420,7 +404,7 @@ def simulate(
         n_workers = check_positive_int("n_workers", n_workers)
     elif scheduler == "dask":
         n_workers = os.cpu_count() or 1
-    show = _show_progress(progress)
+    show_progress(progress)  # checked before any work
 
     rows = [{k: _plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
     tasks = [
@@ -452,7 +436,7 @@ def simulate(
                 results[t] = done
     todo = [t for t in tasks if t not in results]
 
-    with _progress_bar(len(tasks), show) as bar:
+    with progress_bar(len(tasks), progress, desc="simulate", unit="task") as bar:
         bar.update(len(results))
 
         def on_result(task, part):

@@ -590,3 +590,38 @@ def test_sampler_diagnostics_are_computed_once():
     first = (d.ess_min, d.rhat_max, d.ess_per_second, d.ok)
     assert {"ess_min", "rhat_max", "ess_per_second", "ok"} <= set(vars(d))  # cached
     assert (d.ess_min, d.rhat_max, d.ess_per_second, d.ok) == first
+
+
+def test_conditional_release_shows_a_progress_bar_only_when_asked(capsys):
+    from invariantdp.invariants import totals
+
+    inv = totals([0, 0, 0])
+    x = np.array([5.0, 6.0, 7.0])
+    conditional_release(
+        x,
+        "laplace",
+        inv,
+        epsilon=1.0,
+        rng=0,
+        warn=False,
+        draws=20,
+        tune=5,
+        sampler="gibbs",
+        progress=True,
+    )
+    assert "conditional_release" in capsys.readouterr().err
+    conditional_release(
+        x,
+        "laplace",
+        inv,
+        epsilon=1.0,
+        rng=0,
+        warn=False,
+        draws=20,
+        tune=5,
+        sampler="gibbs",
+        progress=False,
+    )
+    assert capsys.readouterr().err == ""
+    with pytest.raises(TypeError, match="`progress` must be True, False or None"):
+        conditional_release(x, "laplace", inv, epsilon=1.0, rng=0, progress="yes")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..._deprecation import renamed_keywords
+from ..._progress import show_progress
 from ..._results import Summary
 from ..._rng import as_generator
 from ..._validation import InvariantDPError, check_positive, check_positive_int
@@ -98,6 +99,7 @@ def conditional_release(
     warn=True,
     rng=None,
     secure=False,
+    progress=None,
 ) -> ConditionalRelease:
     r"""Release :math:`M(x) \mid M(x) \in S^*` for an additive mechanism (congenial privacy).
 
@@ -156,6 +158,9 @@ def conditional_release(
         numpy ``Generator``, so the release is a simulation, not for
         publication (module notes); ``secure=True`` raises and names the
         secure mechanisms.
+    progress : bool, optional
+        Show a progress bar of the MCMC samplers (default: in a terminal or
+        a notebook, not under CI; :mod:`invariantdp._progress`).
 
     Returns
     -------
@@ -202,6 +207,7 @@ def conditional_release(
         raise InvariantDPError(
             f"`sampler` ({sampler!r}) must be one of {', '.join(map(repr, SAMPLERS))}."
         )
+    show_progress(progress)  # its type, before any work
     draws = check_positive_int("draws", draws)
     chains = check_positive_int("chains", chains)
     tune = check_positive_int("tune", tune, minimum=0)
@@ -230,7 +236,7 @@ def conditional_release(
         samples = run_exact(target, draws * chains, gen, invariants, plan)
         samples = samples.reshape(chains, draws, d)
     elif sampler == "gibbs":
-        samples, accept = run_gibbs(target, chains, tune, draws, thin, gen)
+        samples, accept = run_gibbs(target, chains, tune, draws, thin, gen, progress=progress)
     else:
         if target.laplace_type:
             param = (
@@ -244,7 +250,9 @@ def conditional_release(
                 if proposal_sigma is None
                 else check_positive("proposal_sigma", proposal_sigma)
             )
-        samples, accept = run_mis(target, chains, tune, draws, thin, gen, proposal_index, param)
+        samples, accept = run_mis(
+            target, chains, tune, draws, thin, gen, proposal_index, param, progress=progress
+        )
     elapsed = time.perf_counter() - t0
     if sampler == "exact":
         diagnostics = diagnose(sampler, samples, 1.0, elapsed, 0, 1)

@@ -24,6 +24,7 @@ import numpy as np
 from scipy import linalg
 
 from ..._fibres import KernelMoves, kernel_moves
+from ..._progress import progress_bar
 from ..._validation import InvariantDPError
 from ...distributions.discrete import discrete_gaussian, discrete_laplace
 from .._linesampler import sample_gauss_line, sample_laplace_line
@@ -141,7 +142,7 @@ def _gibbs_sweep(S, target, moves: KernelMoves, sx, lbx, ubx, gen, C) -> tuple[f
     return moved, n_updates
 
 
-def run_gibbs(target, chains, tune, draws, thin, gen, moves=None):
+def run_gibbs(target, chains, tune, draws, thin, gen, moves=None, progress=False):
     """``chains`` vectorised Gibbs chains from ``s*``: draws (chains, draws, d), move rate."""
     moves = kernel_moves(target.A, integer=target.integer) if moves is None else moves
     d = target.d
@@ -151,14 +152,17 @@ def run_gibbs(target, chains, tune, draws, thin, gen, moves=None):
     S = np.tile(sx, (chains, 1))
     out = np.empty((chains, draws, d))
     moved = updates = 0.0
-    for it in range(tune + draws * thin):
-        m, u = _gibbs_sweep(S, target, moves, sx, lbx, ubx, gen, chains)
-        if it >= tune:
-            moved += m
-            updates += u
-            k = it - tune
-            if (k + 1) % thin == 0:
-                out[:, k // thin] = S[:, :d]
+    n_total = tune + draws * thin
+    with progress_bar(n_total, progress, desc="conditional_release", unit="sweep") as bar:
+        for it in range(n_total):
+            m, u = _gibbs_sweep(S, target, moves, sx, lbx, ubx, gen, chains)
+            if it >= tune:
+                moved += m
+                updates += u
+                k = it - tune
+                if (k + 1) % thin == 0:
+                    out[:, k // thin] = S[:, :d]
+            bar.update(1)
     return out, moved / max(updates, 1.0)
 
 
@@ -191,7 +195,7 @@ def _mis_setup(target: Target, proposal_index):
     return index, comp, np.linalg.inv(A_c)
 
 
-def run_mis(target, chains, tune, draws, thin, gen, proposal_index, prop_param):
+def run_mis(target, chains, tune, draws, thin, gen, proposal_index, prop_param, progress=False):
     """Algorithm 1 (MIS) from ``s*``: draws (chains, draws, d) and the acceptance rate.
 
     Proposals are drawn in chunks; the accept/reject recursion runs on
@@ -204,6 +208,7 @@ def run_mis(target, chains, tune, draws, thin, gen, proposal_index, prop_param):
     out = np.empty((chains, draws, d))
     accepted = 0
     chunk = 4096
+    bar = progress_bar(chains * n_total, progress, desc="conditional_release", unit="step")
     for c in range(chains):
         cur = target.s_star.copy()
         cur_w = target.logp(cur[None])[0] - _proposal_logq(target, cur[index], index, prop_param)
@@ -240,6 +245,8 @@ def run_mis(target, chains, tune, draws, thin, gen, proposal_index, prop_param):
             nk = int(keep.sum())
             out[c, k : k + nk] = states[keep]
             k += nk
+            bar.update(m)
+    bar.close()
     return out, accepted / (chains * n_total)
 
 
