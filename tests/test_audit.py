@@ -340,3 +340,17 @@ def test_audit_is_a_package_of_short_modules_with_the_same_public_names():
             assert obj.__module__ == "invariantdp.privacy.zcdp"
         elif hasattr(obj, "__module__"):  # defined in a submodule, re-exported unchanged
             assert obj.__module__.startswith("invariantdp.audit._"), name
+
+
+def test_audit_shows_a_progress_bar_only_when_asked(capsys):
+    from invariantdp.audit import audit_mechanism
+    from invariantdp.privacy import eps_delta
+
+    def mech(t, rng):
+        return t + rng.laplace(0.0, 1.0)
+
+    kw = dict(claimed=eps_delta(1.0), n_samples=50, rng=0, statistics=("threshold",))
+    audit_mechanism(mech, 0.0, 1.0, progress=True, **kw)
+    assert "audit" in capsys.readouterr().err
+    audit_mechanism(mech, 0.0, 1.0, progress=False, **kw)
+    assert capsys.readouterr().err == ""

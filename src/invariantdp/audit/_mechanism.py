@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from .._progress import progress_bar, show_progress
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_in_open_unit, check_positive_int
 from ..privacy.tradeoff import TradeoffFunction, as_tradeoff
@@ -102,6 +103,7 @@ def audit_mechanism(
     epsilon=None,
     rng=None,
     batched: bool = False,
+    progress=None,
 ) -> AuditResult:
     r"""Audit a mechanism on a pair of neighbouring inputs.
 
@@ -166,6 +168,9 @@ def audit_mechanism(
     rng : None, int, SeedSequence or Generator
     batched : bool
         Whether ``mechanism`` draws ``n`` releases per call (see above).
+    progress : bool, optional
+        Show a progress bar while drawing one release per call (default: in a
+        terminal or a notebook, not under CI).
 
     Returns
     -------
@@ -237,6 +242,7 @@ def audit_mechanism(
     True
     """
     n = check_positive_int("n_samples", n_samples, minimum=20)
+    show_progress(progress)  # its type, before any work
     if not callable(mechanism):
         raise TypeError(f"`mechanism` must be callable, got {type(mechanism).__name__}.")
     if statistic is not None and not callable(statistic):
@@ -254,7 +260,7 @@ def audit_mechanism(
 
     if batched:
 
-        def draw(data):
+        def draw(data, bar):
             out = np.asarray(mechanism(data, n, gen), dtype=float)
             if out.ndim == 0 or out.shape[0] != n:
                 raise InvariantDPError(
@@ -265,7 +271,7 @@ def audit_mechanism(
 
     else:
 
-        def draw(data):
+        def draw(data, bar):
             vals = []
             first = None
             for _ in range(n):
@@ -273,10 +279,13 @@ def audit_mechanism(
                 if first is None:
                     first = out
                 vals.append(_release_value(out).ravel())
+                bar.update(1)
             return np.array(vals), first
 
-    v0, rel = draw(x)
-    v1, _ = draw(x_prime)
+    # one release per call is the slow case: it gets a bar (2 n calls of the mechanism)
+    with progress_bar(0 if batched else 2 * n, progress, desc="audit", unit="release") as bar:
+        v0, rel = draw(x, bar)
+        v1, _ = draw(x_prime, bar)
     if claimed is None:
         claimed = _default_claim(rel)
     share = significance / len(names)
