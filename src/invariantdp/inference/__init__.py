@@ -28,6 +28,7 @@ from .odds_ratio import (
     umpu_odds_ratio_power,
     umpu_odds_ratio_test,
 )
+from .power import ump_binomial_power, ump_binomial_sample_size, umpu_odds_ratio_sample_size
 
 __all__ = [
     "IndependenceTestResult",
@@ -39,8 +40,11 @@ __all__ = [
     "projected_gaussian_marginal_loglik",
     "BinomialTestResult",
     "OddsRatioTestResult",
+    "ump_binomial_power",
+    "ump_binomial_sample_size",
     "ump_binomial_test",
     "umpu_odds_ratio_critical_value",
     "umpu_odds_ratio_power",
+    "umpu_odds_ratio_sample_size",
     "umpu_odds_ratio_test",
 ]
