@@ -184,6 +184,37 @@ def _grow(dist: _Lattice, logf, center: int, half: int, absolute: bool):
         half *= 2
 
 
+#: longest window summed by recurrence in one piece (beyond it two windows are
+#: anchored on ``logpmf_abs``, whose log-gamma values at 1e8 carry ~1e-8 of rounding)
+_MAX_SPAN = 2**21
+
+
+def _grow_span(dist: _Lattice, logf, a: int, b: int, half: int) -> float | None:
+    """``log E exp(logf(H))`` on one window around ``a..b`` (the mode and the peak).
+
+    Numerator and denominator share the recurrence, so no absolute anchor
+    enters.  None when the window would exceed ``_MAX_SPAN`` points.
+    """
+    while True:
+        start, stop = max(dist.lo, a - half), min(dist.hi, b + half)
+        if stop - start > _MAX_SPAN:
+            return None
+        h, lp = dist.window_logpmf(start, stop)
+        lg = lp + logf(h)
+        peak_p, peak_g = float(np.max(lp)), float(np.max(lg))
+        if not np.isfinite(peak_g):
+            return -np.inf
+        ok = True
+        for i, j in ((0, 1), (-1, -2)):
+            edge = h[i] in (dist.lo, dist.hi)
+            ok = ok and (
+                edge or (_tail_ok(lp[i], lp[j], peak_p) and _tail_ok(lg[i], lg[j], peak_g))
+            )
+        if ok:
+            return float(_logsumexp(lg) - _logsumexp(lp))
+        half *= 2
+
+
 def _peak(dist: _Lattice, logf) -> int | None:
     """Argmax of ``logpmf + logf`` by successively finer grids (log-concave).
 
@@ -228,11 +259,36 @@ def _linear_tail_ok(end: float, inner: float, peak: float) -> bool:
     return end / (1.0 - end / inner) < peak * _LINEAR_TAIL
 
 
-def _linear_window(dist: _Lattice, start: int, stop: int, f) -> float | None:
+def _cut_sum(w: np.ndarray, h: np.ndarray, f, cut) -> float | None:
+    """``sum(w * f(h))`` for a step-like ``f``, evaluated only where it is not 0 or 1.
+
+    ``cut = (a, b, increasing, f_edge)``: ``f`` rises (``increasing``) or falls
+    from at most ``f_edge`` below ``a`` to at least ``1 - f_edge`` above ``b``
+    (or the mirror image).  Terms where ``f`` is within ``f_edge`` of 1 are
+    summed as ``w``; those where it is within ``f_edge`` of 0 are dropped, and
+    None is returned when what is dropped could exceed ``exp(-_TAIL_LOG)`` of
+    the sum.
+    """
+    a, b, increasing, f_edge = cut
+    i0 = int(min(max(np.ceil(a) - h[0], 0), h.size))
+    i1 = int(min(max(np.floor(b) - h[0] + 1, i0), h.size))
+    mid = float(np.dot(w[i0:i1], f(h[i0:i1]))) if i1 > i0 else 0.0
+    if increasing:
+        one, zero = float(np.sum(w[i1:])), float(np.sum(w[:i0]))
+    else:
+        one, zero = float(np.sum(w[:i0])), float(np.sum(w[i1:]))
+    total = mid + one
+    if not (total > 0.0 and f_edge * zero <= total * _LINEAR_TAIL):
+        return None
+    return total
+
+
+def _linear_window(dist: _Lattice, start: int, stop: int, f, cut=None) -> float | None:
     """The common case on the linear scale (no log or exp for the pmf).
 
     Returns None when the window misses mass or the scale would overflow;
-    the caller then takes the log-scale path.
+    the caller then takes the log-scale path.  With ``cut`` (see
+    :func:`_cut_sum`) ``f`` is evaluated only where it is neither 0 nor 1.
     """
     h = np.arange(start, stop + 1, dtype=np.int64)
     w = np.empty(h.size)
@@ -241,32 +297,50 @@ def _linear_window(dist: _Lattice, start: int, stop: int, f) -> float | None:
     w_max = float(np.max(w))
     if not (np.isfinite(w_max) and w_max < 1e250 and np.all(np.isfinite(w))):
         return None
+    for a, b, edge in ((0, 1, dist.lo), (-1, -2, dist.hi)):
+        if h[a] != edge and not _linear_tail_ok(w[a], w[b], w_max):
+            return None
+    if cut is not None:
+        num = _cut_sum(w, h, f, cut)
+        if num is not None:
+            return float(np.log(num) - np.log(np.sum(w)))
     g = w * f(h)
     g_max = float(np.max(g))
     if not g_max > 0.0:
         return None
     for a, b, edge in ((0, 1, dist.lo), (-1, -2, dist.hi)):
-        if h[a] != edge and not (
-            _linear_tail_ok(w[a], w[b], w_max) and _linear_tail_ok(g[a], g[b], g_max)
-        ):
+        if h[a] != edge and not _linear_tail_ok(g[a], g[b], g_max):
             return None
     return float(np.log(np.sum(g)) - np.log(np.sum(w)))
 
 
-def log_expectation(dist: _Lattice, logf, f=None) -> float:
+def _half_width(sd: float) -> int:
+    """Half width of a window around the mode holding all but ``exp(-_TAIL_LOG)``.
+
+    The geometric tail bound of :func:`_tail_ok` at ``z`` standard deviations
+    is about ``exp(-z**2 / 2) sd / z``, so ``z`` grows like
+    ``sqrt(2 (_TAIL_LOG + log sd))``; at least 9.5 (the former fixed width).
+    """
+    z = max(9.5, float(np.sqrt(2.0 * (_TAIL_LOG + 2.0 + max(np.log(max(sd, 1.0)), 0.0)))))
+    return int(np.ceil(z * sd)) + 8
+
+
+def log_expectation(dist: _Lattice, logf, f=None, cut=None) -> float:
     """``log E[exp(logf(H))]`` for ``H ~ dist`` with log-concave ``exp(logf)``.
 
     ``logf`` maps an int64 array of support points to log values in
     ``[-inf, 0]`` (a test function or a cdf); ``f``, optional, is the same
-    function on the linear scale, used for speed where nothing underflows.
+    function on the linear scale, used for speed where nothing underflows;
+    ``cut``, optional, says where ``f`` is 0 or 1 to double precision (see
+    :func:`_cut_sum`), so that it is evaluated only in between.
     """
     if dist.hi - dist.lo + 1 <= _FULL:
         h, lp = dist.window_logpmf(dist.lo, dist.hi)
         return float(_logsumexp(lp + logf(h)) - _logsumexp(lp))
     mode = dist.mode()
-    half = int(np.ceil(9.5 * dist.sd())) + 8
+    half = _half_width(dist.sd())
     if f is not None:
-        out = _linear_window(dist, max(dist.lo, mode - half), min(dist.hi, mode + half), f)
+        out = _linear_window(dist, max(dist.lo, mode - half), min(dist.hi, mode + half), f, cut)
         if out is not None:
             return out
     # common case: one window around the mode holds both sums
@@ -281,10 +355,13 @@ def log_expectation(dist: _Lattice, logf, f=None) -> float:
     if ok:
         return float(_logsumexp(lg) - _logsumexp(lp))
     # general case: the integrand peaks away from the bulk (tiny p-values)
-    log_den = _grow(dist, None, mode, half, absolute=True)
     peak = _peak(dist, logf)
     if peak is None:
         return -np.inf
+    out = _grow_span(dist, logf, min(mode, peak), max(mode, peak), half)
+    if out is not None:
+        return float(min(out, 0.0))
+    log_den = _grow(dist, None, mode, half, absolute=True)
     log_num = _grow(dist, logf, peak, half, absolute=True)
     # logf <= 0, so the expectation is at most 1; the two sums are grown over
     # different windows, whose truncation can differ by a few ulps of float32

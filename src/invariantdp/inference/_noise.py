@@ -84,6 +84,10 @@ def check_estimable(p_low: float, p_high: float, noise: TestNoise) -> None:
         )
 
 
+#: the test function is summed exactly where F is above exp(-_CUT_LOG) and below 1 minus it
+_CUT_LOG = 70.0
+
+
 @dataclass(frozen=True)
 class TestNoise:
     """A symmetric continuous noise law ``F`` with fast ``logcdf``.
@@ -198,7 +202,21 @@ class TestNoise:
             dist,
             lambda h: self.logcdf_lattice(h, u, sign),
             lambda h: self.cdf_lattice(h, u, sign),
+            self._cut(u, sign),
         )
+
+    def _cut(self, u: float, sign: float):
+        """Where ``F(sign * (h - u))`` is within ``F(-L)`` of 0 or 1 (``|h - u| >= L``).
+
+        For Tulap ``F(-L) <= b**(L - 1)``: with ``L`` about ``_CUT_LOG / epsilon``
+        the test function needs evaluating on ``2 L`` points only (see
+        ``_lattice._cut_sum``).  None for other laws.
+        """
+        if not self.is_tulap or not self.log_b < 0.0:
+            return None
+        half = min(_CUT_LOG / -self.log_b, 1e15) + 1.0
+        f_edge = float(np.exp(self.logcdf(np.array([-half]))[0]))
+        return u - half, u + half, sign > 0, f_edge
 
     def log_point_tail(self, h: float, u: float, side: str) -> float:
         """:meth:`log_tail` for a law that puts all its mass on ``h``."""
