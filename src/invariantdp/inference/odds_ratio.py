@@ -8,6 +8,7 @@ takes the alternative as ``odds_ratio``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -156,7 +157,63 @@ def _log_p_one_sided(u: float, margins, log_w: float, noise: TestNoise, side: st
     return noise.log_tail(dist, u, side)
 
 
+#: one-sided p-values provably below exp(_LOG_ZERO) ~ 1e-310 are returned as 0, and
+#: those whose mirror image is below exp(_LOG_ONE) ~ 1e-17 as 1 (the nearest double)
+_LOG_ZERO, _LOG_ONE = -713.0, -39.0
+
+
+def _mode(t1: int, t2: int, c1: int, log_w: float) -> float:
+    """Real root of ``h (t2 - c1 + h) = w (t1 - h)(c1 - h)``, the continuous mode (scalar)."""
+    w = math.exp(log_w)
+    a, b, c = 1.0 - w, t2 - c1 + w * (t1 + c1), -w * t1 * c1
+    disc = math.sqrt(max(b * b - 4.0 * a * c, 0.0))
+    return -2.0 * c / (b + disc) if b + disc > 0 else (-b + disc) / (2.0 * a)
+
+
+def _log_p_bound(u: float, margins, log_w: float, noise: TestNoise, side: str) -> float:
+    """An upper bound on the log one-sided p-value, from a few log pmf values.
+
+    For Tulap noise ``F(x) <= exp(epsilon (x + 1))`` (also truncated, where
+    ``F <= 1/2``), so ``log p <= log(support size) + max_h phi(h)`` with the
+    concave ``phi(h) = log pmf(h) + min(0, epsilon (s (h - u) + 1))``
+    (``s = 1`` for "greater").  Its maximum is at the mode, at the kink
+    ``u - s`` or where ``pmf(h + 1) / pmf(h) = exp(-s epsilon)``, the mode of
+    the law with ``log w + s epsilon``; the integers next to those are
+    scored.  The log pmf comes from log-gamma values (rounding ~1e-7 at
+    n = 1e8), hence a margin of 1.  ``inf`` when no bound applies.
+    """
+    if not (noise.is_tulap and noise.log_b < 0.0 and abs(log_w) < 50.0):
+        return math.inf
+    eps = -noise.log_b
+    s = 1.0 if side == "greater" else -1.0
+    t1, t2, c1, _ = margins
+    lo, hi = max(0, c1 - t2), min(t1, c1)
+    if hi - lo < 2 or not abs(log_w + s * eps) < 50.0 or not abs(u) < 1e15:
+        return math.inf
+    lg = math.lgamma
+
+    def log_pmf(h: int) -> float:
+        return h * log_w - lg(h + 1) - lg(t1 - h + 1) - lg(c1 - h + 1) - lg(t2 - c1 + h + 1)
+
+    mode = min(max(round(_mode(t1, t2, c1, log_w)), lo), hi)
+    centres = (mode, _mode(t1, t2, c1, log_w + s * eps), u - s)
+    top = max(
+        log_pmf(h) + min(0.0, eps * (s * (h - u) + 1.0))
+        for c in centres
+        for h in {min(max(math.floor(c) + k, lo), hi) for k in (-1, 0, 1, 2)}
+    )
+    return top - log_pmf(mode) + math.log(hi - lo + 1.0) + 1.0
+
+
 def _pvalue(u, margins, log_w, noise, alternative) -> float:
+    sides = ("greater", "less") if alternative == "two-sided" else (alternative,)
+    for side in sides:  # a p-value that underflows: no sum needed
+        if _log_p_bound(u, margins, log_w, noise, side) < _LOG_ZERO:
+            return 0.0
+    if alternative != "two-sided":
+        mirror = "less" if alternative == "greater" else "greater"
+        if _log_p_bound(u, margins, log_w, noise, mirror) < _LOG_ONE:
+            return 1.0
     if alternative == "two-sided":
         lg = _log_p_one_sided(u, margins, log_w, noise, "greater")
         ll = _log_p_one_sided(u, margins, log_w, noise, "less")
