@@ -14,6 +14,7 @@ Inside a window the log pmf is accumulated from the ratio
 from __future__ import annotations
 
 import abc
+import math
 
 import numpy as np
 from scipy import special
@@ -76,9 +77,16 @@ class FisherNoncentralHypergeometric(_Lattice):
         self._w = float(np.exp(np.clip(self.log_w, -700.0, 700.0)))
 
     def ratio(self, h):
-        h = h.astype(float)
+        h = np.asarray(h, dtype=float)
         t1, t2, c1 = self.t1, self.t2, self.c1
-        return ((t1 - h) * (c1 - h)) / ((h + 1.0) * (t2 - c1 + h + 1.0)) * self._w
+        # in place, in the order of ((t1 - h) (c1 - h)) / ((h + 1) (t2 - c1 + h + 1)) w
+        num = t1 - h
+        num *= c1 - h
+        den = h + 1.0
+        den *= h + float(t2 - c1 + 1)
+        num /= den
+        num *= self._w
+        return num
 
     def logpmf_abs(self, h):
         h = np.asarray(h, dtype=float)
@@ -259,7 +267,7 @@ def _linear_tail_ok(end: float, inner: float, peak: float) -> bool:
     return end / (1.0 - end / inner) < peak * _LINEAR_TAIL
 
 
-def _cut_sum(w: np.ndarray, h: np.ndarray, f, cut) -> float | None:
+def _cut_sum(w: np.ndarray, w_sum: float, h: np.ndarray, f, cut) -> float | None:
     """``sum(w * f(h))`` for a step-like ``f``, evaluated only where it is not 0 or 1.
 
     ``cut = (a, b, increasing, f_edge)``: ``f`` rises (``increasing``) or falls
@@ -270,15 +278,13 @@ def _cut_sum(w: np.ndarray, h: np.ndarray, f, cut) -> float | None:
     the sum.
     """
     a, b, increasing, f_edge = cut
-    i0 = int(min(max(np.ceil(a) - h[0], 0), h.size))
-    i1 = int(min(max(np.floor(b) - h[0] + 1, i0), h.size))
+    i0 = int(min(max(math.ceil(a) - h[0], 0), h.size))
+    i1 = int(min(max(math.floor(b) - h[0] + 1, i0), h.size))
     mid = float(np.dot(w[i0:i1], f(h[i0:i1]))) if i1 > i0 else 0.0
-    if increasing:
-        one, zero = float(np.sum(w[i1:])), float(np.sum(w[:i0]))
-    else:
-        one, zero = float(np.sum(w[:i0])), float(np.sum(w[i1:]))
+    one = float(np.sum(w[i1:] if increasing else w[:i0]))
     total = mid + one
-    if not (total > 0.0 and f_edge * zero <= total * _LINEAR_TAIL):
+    # what is dropped is at most f_edge times the whole window
+    if not (total > 0.0 and f_edge * w_sum <= total * _LINEAR_TAIL):
         return None
     return total
 
@@ -290,20 +296,21 @@ def _linear_window(dist: _Lattice, start: int, stop: int, f, cut=None) -> float 
     the caller then takes the log-scale path.  With ``cut`` (see
     :func:`_cut_sum`) ``f`` is evaluated only where it is neither 0 nor 1.
     """
-    h = np.arange(start, stop + 1, dtype=np.int64)
+    h = np.arange(start, stop + 1, dtype=float)  # integers, exact below 2**53
     w = np.empty(h.size)
     w[0] = 1.0
     np.cumprod(dist.ratio(h[:-1]), out=w[1:])
-    w_max = float(np.max(w))
-    if not (np.isfinite(w_max) and w_max < 1e250 and np.all(np.isfinite(w))):
+    w_max = float(np.max(w))  # nan if any term is
+    if not (np.isfinite(w_max) and w_max < 1e250):
         return None
     for a, b, edge in ((0, 1, dist.lo), (-1, -2, dist.hi)):
         if h[a] != edge and not _linear_tail_ok(w[a], w[b], w_max):
             return None
     if cut is not None:
-        num = _cut_sum(w, h, f, cut)
+        w_sum = float(np.sum(w))
+        num = _cut_sum(w, w_sum, h, f, cut)
         if num is not None:
-            return float(np.log(num) - np.log(np.sum(w)))
+            return math.log(num) - math.log(w_sum)
     g = w * f(h)
     g_max = float(np.max(g))
     if not g_max > 0.0:

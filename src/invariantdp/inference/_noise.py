@@ -208,14 +208,15 @@ class TestNoise:
     def _cut(self, u: float, sign: float):
         """Where ``F(sign * (h - u))`` is within ``F(-L)`` of 0 or 1 (``|h - u| >= L``).
 
-        For Tulap ``F(-L) <= b**(L - 1)``: with ``L`` about ``_CUT_LOG / epsilon``
+        For Tulap ``F(-L) <= b**(L - 1/2)``: with ``L`` about ``_CUT_LOG / epsilon``
         the test function needs evaluating on ``2 L`` points only (see
         ``_lattice._cut_sum``).  None for other laws.
         """
         if not self.is_tulap or not self.log_b < 0.0:
             return None
         half = min(_CUT_LOG / -self.log_b, 1e15) + 1.0
-        f_edge = float(np.exp(self.logcdf(np.array([-half]))[0]))
+        # F(-x) <= b**(x - 1/2) for x >= 0, also truncated (there F <= 1/2)
+        f_edge = math.exp(self.log_b * (half - 0.5))
         return u - half, u + half, sign > 0, f_edge
 
     def log_point_tail(self, h: float, u: float, side: str) -> float:

@@ -160,6 +160,7 @@ def _log_p_one_sided(u: float, margins, log_w: float, noise: TestNoise, side: st
 #: one-sided p-values provably below exp(_LOG_ZERO) ~ 1e-310 are returned as 0, and
 #: those whose mirror image is below exp(_LOG_ONE) ~ 1e-17 as 1 (the nearest double)
 _LOG_ZERO, _LOG_ONE = -713.0, -39.0
+_LOG_HALF = math.log(0.5) - 1e-9  # margin: two one-sided sums near 1/2 may differ by ulps
 
 
 def _mode(t1: int, t2: int, c1: int, log_w: float) -> float:
@@ -170,7 +171,9 @@ def _mode(t1: int, t2: int, c1: int, log_w: float) -> float:
     return -2.0 * c / (b + disc) if b + disc > 0 else (-b + disc) / (2.0 * a)
 
 
-def _log_p_bound(u: float, margins, log_w: float, noise: TestNoise, side: str) -> float:
+def _log_p_bound(
+    u: float, margins, log_w: float, noise: TestNoise, side: str, limit: float = -math.inf
+) -> float:
     """An upper bound on the log one-sided p-value, from a few log pmf values.
 
     For Tulap noise ``F(x) <= exp(epsilon (x + 1))`` (also truncated, where
@@ -180,7 +183,8 @@ def _log_p_bound(u: float, margins, log_w: float, noise: TestNoise, side: str) -
     ``u - s`` or where ``pmf(h + 1) / pmf(h) = exp(-s epsilon)``, the mode of
     the law with ``log w + s epsilon``; the integers next to those are
     scored.  The log pmf comes from log-gamma values (rounding ~1e-7 at
-    n = 1e8), hence a margin of 1.  ``inf`` when no bound applies.
+    n = 1e8), hence a margin of 1.  ``inf`` when no bound applies, or when
+    the bound is sure to be above ``limit`` (it is at least ``phi(mode)``).
     """
     if not (noise.is_tulap and noise.log_b < 0.0 and abs(log_w) < 50.0):
         return math.inf
@@ -196,6 +200,8 @@ def _log_p_bound(u: float, margins, log_w: float, noise: TestNoise, side: str) -
         return h * log_w - lg(h + 1) - lg(t1 - h + 1) - lg(c1 - h + 1) - lg(t2 - c1 + h + 1)
 
     mode = min(max(round(_mode(t1, t2, c1, log_w)), lo), hi)
+    if eps * (s * (mode - u) + 1.0) >= limit:
+        return math.inf
     centres = (mode, _mode(t1, t2, c1, log_w + s * eps), u - s)
     top = max(
         log_pmf(h) + min(0.0, eps * (s * (h - u) + 1.0))
@@ -208,16 +214,23 @@ def _log_p_bound(u: float, margins, log_w: float, noise: TestNoise, side: str) -
 def _pvalue(u, margins, log_w, noise, alternative) -> float:
     sides = ("greater", "less") if alternative == "two-sided" else (alternative,)
     for side in sides:  # a p-value that underflows: no sum needed
-        if _log_p_bound(u, margins, log_w, noise, side) < _LOG_ZERO:
+        if _log_p_bound(u, margins, log_w, noise, side, _LOG_ZERO) < _LOG_ZERO:
             return 0.0
     if alternative != "two-sided":
         mirror = "less" if alternative == "greater" else "greater"
-        if _log_p_bound(u, margins, log_w, noise, mirror) < _LOG_ONE:
+        if _log_p_bound(u, margins, log_w, noise, mirror, _LOG_ONE) < _LOG_ONE:
             return 1.0
     if alternative == "two-sided":
-        lg = _log_p_one_sided(u, margins, log_w, noise, "greater")
-        ll = _log_p_one_sided(u, margins, log_w, noise, "less")
-        return float(min(1.0, 2.0 * np.exp(min(lg, ll))))
+        # the side of the mode that u is on is usually the smaller p-value; when
+        # it is below 1/2 the other (1 minus it) cannot be smaller
+        t1, t2, c1, _ = margins
+        above = abs(log_w) < _LOG_W_MAX and u >= _mode(t1, t2, c1, log_w)
+        first, second = ("greater", "less") if above else ("less", "greater")
+        lf = _log_p_one_sided(u, margins, log_w, noise, first)
+        if lf < _LOG_HALF:
+            return float(min(1.0, 2.0 * math.exp(lf)))
+        ls = _log_p_one_sided(u, margins, log_w, noise, second)
+        return float(min(1.0, 2.0 * np.exp(min(lf, ls))))
     return float(np.exp(_log_p_one_sided(u, margins, log_w, noise, alternative)))
 
 
