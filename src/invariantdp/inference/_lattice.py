@@ -104,15 +104,16 @@ class FisherNoncentralHypergeometric(_Lattice):
         t1, t2, c1 = self.t1, self.t2, self.c1
         if self.lo == self.hi:
             return self.lo
-        lw = np.clip(self.log_w, -700.0, 700.0)
-        w = np.exp(lw)
+        lw = min(max(self.log_w, -700.0), 700.0)
+        w = math.exp(lw)
         A, B, C = 1.0 - w, t2 - c1 + w * (t1 + c1), -w * t1 * c1
-        disc = np.sqrt(max(B * B - 4.0 * A * C, 0.0))
+        disc = math.sqrt(max(B * B - 4.0 * A * C, 0.0))
         den = B + disc
-        h = -2.0 * C / den if den > 0 else (-B + disc) / (2.0 * A)
-        if not np.isfinite(h):
+        with np.errstate(all="ignore"):  # inf or nan at the ends: handled below
+            h = float(np.float64(-2.0 * C) / den if den > 0 else (-B + disc) / np.float64(2.0 * A))
+        if not math.isfinite(h):
             h = self.hi if lw > 0 else self.lo
-        return int(np.clip(np.rint(h), self.lo, self.hi))
+        return int(min(max(round(h), self.lo), self.hi))
 
     def sd(self) -> float:
         h = float(self.mode())

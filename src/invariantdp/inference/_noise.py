@@ -184,10 +184,46 @@ class TestNoise:
         """``F(sign * (h - u))`` for increasing integers ``h`` (linear scale)."""
         if not self.is_tulap or self.q > 0 or h.size < 2 or np.any(np.diff(h) <= 0):
             return np.exp(self.logcdf_lattice(h, u, sign))
+        if self.log_b > -np.inf and h[-1] - h[0] == h.size - 1:
+            return self._cdf_run(h, u, sign)
         k, low, high, c_left, c_right = self._lattice_parts(h, u, sign)
         out = np.empty(k.size)
         np.exp(self._k_log_b(k[low]) + c_left, out=out[low])
         np.exp(self._k_log_b(k[high]) + c_right, out=out[high])
+        np.subtract(1.0, out[high], out=out[high])
+        return out
+
+    def _cdf_run(self, h: np.ndarray, u: float, sign: float) -> np.ndarray:
+        """:meth:`cdf_lattice` (q = 0, b > 0) on consecutive integers, scalars in ``math``.
+
+        The same closed forms as :meth:`_lattice_parts`: ``x = sign (h - u)`` is
+        ``k + frac`` with one ``frac`` for all; ``F = b**|k| F(frac)`` below 0
+        and ``1 - b**|k| F(-frac)`` above.
+        """
+        log_b = self.log_b
+        d0 = sign * (float(h[0]) - u)
+        k0 = float(round(d0))
+        frac = d0 - k0
+        b = math.exp(log_b)
+        one_minus_b = -math.expm1(log_b)
+
+        def cell(f: float) -> float:  # tulap_cell_logcdf for a scalar
+            t = f + 0.5
+            return (math.log(b + t * one_minus_b) if t > 0 else log_b) - math.log1p(b)
+
+        # k = sign * (h - h0) + k0 is monotone; the lower half has k < 0 or k = 0, frac <= 0
+        j = np.arange(h.size, dtype=float)
+        k = j * sign + k0
+        n_low = int(np.count_nonzero((k < 0) | ((k == 0) & (frac <= 0))))
+        if sign > 0:
+            low, high = slice(0, n_low), slice(n_low, k.size)
+        else:
+            low, high = slice(k.size - n_low, k.size), slice(0, k.size - n_low)
+        np.abs(k, out=k)
+        k *= log_b  # |k| log b, with b**0 = 1 (b > 0 here)
+        out = np.empty(k.size)
+        np.exp(k[low] + cell(frac), out=out[low])
+        np.exp(k[high] + cell(-frac), out=out[high])
         np.subtract(1.0, out[high], out=out[high])
         return out
 
