@@ -50,3 +50,18 @@ def test_no_bound_for_other_noise():
 
     noise = resolve_noise(None, 0.0, stats.norm())
     assert _log_p_bound(3.0, (10, 10, 10, 10), 0.0, noise, "greater") == np.inf
+
+
+def test_privacy_noise_is_validated_then_reused():
+    from invariantdp import InvariantDPError
+
+    a = resolve_noise(1.0, 0.0, None)
+    assert resolve_noise(1.0, 0.0, None) is a
+    assert resolve_noise(1, 0, None).log_b == a.log_b
+    for _ in range(2):  # a refused value is never cached
+        with pytest.raises(InvariantDPError):
+            resolve_noise(-1.0, 0.0, None)
+        with pytest.raises(InvariantDPError):
+            resolve_noise(1.0, 1.5, None)
+    with pytest.raises(TypeError):
+        resolve_noise(True, 0.0, None)

@@ -19,7 +19,13 @@ import math
 import numpy as np
 from scipy import special
 
-__all__ = ["Binomial", "FisherNoncentralHypergeometric", "log_expectation"]
+__all__ = [
+    "Binomial",
+    "FisherNoncentralHypergeometric",
+    "continuous_mode",
+    "log_expectation",
+    "tulap_log_p_bound",
+]
 
 _TAIL_LOG = 40.0  # neglect mass below exp(-40) ~ 4e-18 of the peak
 _FULL = 4096  # supports this small are summed in full
@@ -375,3 +381,47 @@ def log_expectation(dist: _Lattice, logf, f=None, cut=None) -> float:
     # different windows, whose truncation can differ by a few ulps of float32
     # size (seen: 2**-25 at n = 1.6e7), which must not push a p-value above 1
     return float(min(log_num - log_den, 0.0))
+
+
+def continuous_mode(t1: int, t2: int, c1: int, log_w: float) -> float:
+    """Real root of ``h (t2 - c1 + h) = w (t1 - h)(c1 - h)``: where the pmf ratio is 1."""
+    w = math.exp(log_w)
+    a, b, c = 1.0 - w, t2 - c1 + w * (t1 + c1), -w * t1 * c1
+    disc = math.sqrt(max(b * b - 4.0 * a * c, 0.0))
+    return -2.0 * c / (b + disc) if b + disc > 0 else (-b + disc) / (2.0 * a)
+
+
+def tulap_log_p_bound(
+    u: float, t1: int, t2: int, c1: int, log_w: float, eps: float, side: str, limit: float
+) -> float:
+    """Upper bound on ``log E F(s (H - u))`` for Tulap ``F`` and the noncentral ``H``.
+
+    For Tulap noise ``F(x) <= exp(epsilon (x + 1))`` (also truncated, where
+    ``F <= 1/2``), so ``log p <= log(support size) + max_h phi(h)`` with the
+    concave ``phi(h) = log pmf(h) + min(0, epsilon (s (h - u) + 1))``
+    (``s = 1`` for "greater").  Its maximum is at the mode, at the kink
+    ``u - s`` or where ``pmf(h + 1) / pmf(h) = exp(-s epsilon)``, the mode of
+    the law with ``log w + s epsilon``; the integers next to those are
+    scored.  The log pmf comes from log-gamma values (rounding ~1e-7 at
+    n = 1e8), hence a margin of 1.  ``inf`` when no bound applies, or when
+    the bound is sure to be above ``limit`` (it is at least ``phi(mode)``).
+    """
+    s = 1.0 if side == "greater" else -1.0
+    lo, hi = max(0, c1 - t2), min(t1, c1)
+    if hi - lo < 2 or not (abs(log_w) < 50.0 and abs(log_w + s * eps) < 50.0 and abs(u) < 1e15):
+        return math.inf
+    mode = min(max(round(continuous_mode(t1, t2, c1, log_w)), lo), hi)
+    if eps * (s * (mode - u) + 1.0) >= limit:
+        return math.inf
+    lg = math.lgamma
+
+    def log_pmf(h: int) -> float:
+        return h * log_w - lg(h + 1) - lg(t1 - h + 1) - lg(c1 - h + 1) - lg(t2 - c1 + h + 1)
+
+    centres = (mode, continuous_mode(t1, t2, c1, log_w + s * eps), u - s)
+    top = max(
+        log_pmf(h) + min(0.0, eps * (s * (h - u) + 1.0))
+        for c in centres
+        for h in {min(max(math.floor(c) + k, lo), hi) for k in (-1, 0, 1, 2)}
+    )
+    return top - log_pmf(mode) + math.log(hi - lo + 1.0) + 1.0

@@ -329,6 +329,12 @@ def tulap_noise_from_release(params: dict, guarantee: dict) -> TestNoise:
     return tulap_noise(b, q, eps, delta)
 
 
+#: Tulap noise laws by (type, epsilon, type, delta) for plain Python numbers, which
+#: validate the same way every time (a TestNoise is immutable)
+_PRIVACY_NOISE: dict = {}
+_PLAIN = (float, int)
+
+
 def resolve_noise(epsilon, delta, noise) -> TestNoise:
     """Turn ``epsilon``/``delta`` or an explicit ``noise`` into a :class:`TestNoise`.
 
@@ -341,8 +347,17 @@ def resolve_noise(epsilon, delta, noise) -> TestNoise:
     if noise is None:
         if epsilon is None:
             raise InvariantDPError("give `epsilon` (and `delta`), a `noise` law, or a Release.")
+        key = (type(epsilon), epsilon, type(delta), delta)
+        cached = _PRIVACY_NOISE.get(key) if key[0] in _PLAIN and key[2] in _PLAIN else None
+        if cached is not None:
+            return cached
         epsilon, delta = check_epsilon(epsilon), check_delta(delta)
-        return tulap_noise_from_privacy(epsilon, delta)
+        out = tulap_noise_from_privacy(epsilon, delta)
+        if key[0] in _PLAIN and key[2] in _PLAIN:
+            if len(_PRIVACY_NOISE) >= 256:
+                _PRIVACY_NOISE.clear()
+            _PRIVACY_NOISE[key] = out
+        return out
     if epsilon is not None:
         raise InvariantDPError("give either `epsilon`/`delta` or `noise`, not both.")
     if isinstance(noise, TestNoise):
