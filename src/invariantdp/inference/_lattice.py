@@ -392,7 +392,7 @@ def continuous_mode(t1: int, t2: int, c1: int, log_w: float) -> float:
 
 
 def tulap_log_p_bound(
-    u: float, t1: int, t2: int, c1: int, log_w: float, eps: float, side: str, limit: float
+    u: float, t1: int, t2: int, c1: int, log_w: float, eps: float, side: str, limit=math.inf
 ) -> float:
     """Upper bound on ``log E F(s (H - u))`` for Tulap ``F`` and the noncentral ``H``.
 
@@ -403,8 +403,8 @@ def tulap_log_p_bound(
     ``u - s`` or where ``pmf(h + 1) / pmf(h) = exp(-s epsilon)``, the mode of
     the law with ``log w + s epsilon``; the integers next to those are
     scored.  The log pmf comes from log-gamma values (rounding ~1e-7 at
-    n = 1e8), hence a margin of 1.  ``inf`` when no bound applies, or when
-    the bound is sure to be above ``limit`` (it is at least ``phi(mode)``).
+    n = 1e8), hence a margin of 1.  ``inf`` when no bound applies, or as
+    soon as the bound is sure to be above ``limit``.
     """
     s = 1.0 if side == "greater" else -1.0
     lo, hi = max(0, c1 - t2), min(t1, c1)
@@ -418,10 +418,12 @@ def tulap_log_p_bound(
     def log_pmf(h: int) -> float:
         return h * log_w - lg(h + 1) - lg(t1 - h + 1) - lg(c1 - h + 1) - lg(t2 - c1 + h + 1)
 
-    centres = (mode, continuous_mode(t1, t2, c1, log_w + s * eps), u - s)
-    top = max(
-        log_pmf(h) + min(0.0, eps * (s * (h - u) + 1.0))
-        for c in centres
-        for h in {min(max(math.floor(c) + k, lo), hi) for k in (-1, 0, 1, 2)}
-    )
-    return top - log_pmf(mode) + math.log(hi - lo + 1.0) + 1.0
+    # the bound exceeds phi at any point: stop at the first point above the limit
+    offset = math.log(hi - lo + 1.0) + 1.0 - log_pmf(mode)
+    top = -math.inf
+    for c in (u - s, continuous_mode(t1, t2, c1, log_w + s * eps), mode):
+        for h in {min(max(math.floor(c) + k, lo), hi) for k in (-1, 0, 1, 2)}:
+            top = max(top, log_pmf(h) + min(0.0, eps * (s * (h - u) + 1.0)))
+            if top + offset >= limit:
+                return math.inf
+    return top + offset

@@ -163,7 +163,7 @@ _LOG_ZERO, _LOG_ONE = -713.0, -39.0
 _LOG_HALF = math.log(0.5) - 1e-6  # margin: sums near 1/2 may differ by rounding
 
 
-def _log_p_bound(u, margins, log_w, noise: TestNoise, side, limit=-math.inf) -> float:
+def _log_p_bound(u, margins, log_w, noise: TestNoise, side, limit=math.inf) -> float:
     """:func:`~._lattice.tulap_log_p_bound` for Tulap noise (``inf`` for other laws)."""
     if not (noise.is_tulap and noise.log_b < 0.0):
         return math.inf
