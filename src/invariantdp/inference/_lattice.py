@@ -80,7 +80,8 @@ class FisherNoncentralHypergeometric(_Lattice):
         self.log_w = float(log_w)
         self.lo = max(0, self.c1 - self.t2)
         self.hi = min(self.t1, self.c1)
-        self._w = float(np.exp(np.clip(self.log_w, -700.0, 700.0)))
+        self._w = math.exp(min(max(self.log_w, -700.0), 700.0))
+        self._mode = None
 
     def ratio(self, h):
         h = np.asarray(h, dtype=float)
@@ -106,6 +107,11 @@ class FisherNoncentralHypergeometric(_Lattice):
         )
 
     def mode(self) -> int:
+        if self._mode is None:
+            self._mode = self._find_mode()
+        return self._mode
+
+    def _find_mode(self) -> int:
         # root in [lo, hi] of h (t2 - c1 + h) = w (t1 - h)(c1 - h)
         t1, t2, c1 = self.t1, self.t2, self.c1
         if self.lo == self.hi:

@@ -151,8 +151,8 @@ def _law(margins, log_w) -> FisherNoncentralHypergeometric:
 
 def _log_p_one_sided(u: float, margins, log_w: float, noise: TestNoise, side: str) -> float:
     """log of Eq. 6: ``E F(H - u)`` ("greater") or ``E F(u - H)`` ("less")."""
-    dist = _law(margins, np.clip(log_w, -_LOG_W_MAX, _LOG_W_MAX))
-    if np.isinf(log_w):  # the law sits on an end of its support
+    dist = _law(margins, min(max(log_w, -_LOG_W_MAX), _LOG_W_MAX))
+    if math.isinf(log_w):  # the law sits on an end of its support
         return noise.log_point_tail(dist.hi if log_w > 0 else dist.lo, u, side)
     return noise.log_tail(dist, u, side)
 
