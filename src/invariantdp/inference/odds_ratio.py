@@ -371,9 +371,11 @@ def umpu_odds_ratio_test(
     -----
     The conditional law of ``x11`` is summed on a window of its support that
     grows until the neglected mass is below 1e-17 of the total, so the cost
-    grows like the square root of the table total (counts up to 1e8 take
-    milliseconds).  As ``epsilon -> inf`` the p-value for ``U = x11`` tends
-    to Fisher's one-sided mid-p value.
+    grows like the square root of the table total (about 1 ms at 1e8); F is
+    evaluated only within ~70/epsilon of ``U``, and a p-value bounded below
+    1e-310 (or its mirror below 1e-17) is 0 (or 1) without a sum.  As
+    ``epsilon -> inf`` the p-value for ``U = x11`` tends to Fisher's
+    one-sided mid-p value.
 
     References
     ----------
