@@ -3,7 +3,9 @@
 Figures are ratios to baselines measured in the same run:
 
 * p-value time / ``scipy.stats.fisher_exact(alternative="greater")`` time on
-  the same tables, n = 1e2 .. 1e8 (targets: <= 3x at n = 1e6, < 1 s at 1e8);
+  the same table, for a mildly associated table (x11 = n/4 + sqrt(n)/10) and a
+  strongly associated one (x11 = n/4 + n/100) at n = 1e6 and 1e8, null odds
+  ratio 1 and 2, epsilon = 1, each alternative (target, issue 13: <= 1.5x);
 * Tulap ``rvs`` throughput / ``numpy`` Laplace throughput (target >= 1/3).
 
 Run: ``python benchmarks/bench_umpu.py``.
@@ -36,23 +38,40 @@ def best_time(func, repeat=7, number=None):
     return best
 
 
-def table_of_size(n: int) -> np.ndarray:
-    """A balanced table with a moderate association (p-values away from 0 and 1)."""
+def table_of_size(n: int, kind: str = "mild") -> np.ndarray:
+    """A balanced table, mildly (sqrt(n)/10) or strongly (n/100) associated."""
     a = n // 4
-    d = max(1, int(np.sqrt(n) / 10))
+    d = max(1, int(np.sqrt(n) / 10)) if kind == "mild" else max(1, n // 100)
     return np.array([[a + d, a - d], [a - d, n - 3 * a + d]])
 
 
+ALTERNATIVES = ("greater", "less", "two-sided")
+
+
 def bench_pvalue():
-    print("UMPU odds-ratio p-value vs scipy.stats.fisher_exact (same table, epsilon = 1)")
-    print(f"{'n':>10} {'umpu [ms]':>10} {'fisher [ms]':>12} {'ratio':>7}")
-    for n in (10**2, 10**4, 10**6, 10**8):
-        t = table_of_size(n)
-        margins = (t[0].sum(), t[1].sum(), t[:, 0].sum(), t[:, 1].sum())
-        u = t[0, 0] + 0.37
-        t_umpu = best_time(lambda u=u, m=margins: idp.umpu_odds_ratio_test(u, m, epsilon=1.0))
-        t_fisher = best_time(lambda t=t: stats.fisher_exact(t, alternative="greater"))
-        print(f"{n:>10.0e} {1e3 * t_umpu:>10.3f} {1e3 * t_fisher:>12.3f} {t_umpu / t_fisher:>7.2f}")
+    print("UMPU odds-ratio p-value / scipy.stats.fisher_exact(greater) (same table, epsilon = 1)")
+    head = " ".join(f"{a:>9}" for a in ALTERNATIVES)
+    print(f"{'n':>7} {'table':>7} {'w0':>4} {'fisher [ms]':>12} {'umpu [ms]':>10} {head}")
+    for n in (10**6, 10**8):
+        for kind in ("mild", "strong"):
+            t = table_of_size(n, kind)
+            margins = (t[0].sum(), t[1].sum(), t[:, 0].sum(), t[:, 1].sum())
+            u = t[0, 0] + 0.37
+            t_fisher = best_time(lambda t=t: stats.fisher_exact(t, alternative="greater"))
+            for w0 in (1.0, 2.0):
+                times = [
+                    best_time(
+                        lambda u=u, m=margins, a=a, w0=w0: idp.umpu_odds_ratio_test(
+                            u, m, epsilon=1.0, alternative=a, null_odds_ratio=w0
+                        )
+                    )
+                    for a in ALTERNATIVES
+                ]
+                ratios = " ".join(f"{tu / t_fisher:>9.2f}" for tu in times)
+                print(
+                    f"{n:>7.0e} {kind:>7} {w0:>4g} {1e3 * t_fisher:>12.3f} "
+                    f"{1e3 * times[0]:>10.3f} {ratios}"
+                )
 
 
 def bench_rvs(size=10**7):
@@ -71,5 +90,8 @@ def bench_rvs(size=10**7):
 
 
 if __name__ == "__main__":
+    import sys
+
     bench_pvalue()
-    bench_rvs()
+    if "--pvalue-only" not in sys.argv:
+        bench_rvs()

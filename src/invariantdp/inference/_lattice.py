@@ -14,11 +14,18 @@ Inside a window the log pmf is accumulated from the ratio
 from __future__ import annotations
 
 import abc
+import math
 
 import numpy as np
 from scipy import special
 
-__all__ = ["Binomial", "FisherNoncentralHypergeometric", "log_expectation"]
+__all__ = [
+    "Binomial",
+    "FisherNoncentralHypergeometric",
+    "continuous_mode",
+    "log_expectation",
+    "tulap_log_p_bound",
+]
 
 _TAIL_LOG = 40.0  # neglect mass below exp(-40) ~ 4e-18 of the peak
 _FULL = 4096  # supports this small are summed in full
@@ -73,12 +80,20 @@ class FisherNoncentralHypergeometric(_Lattice):
         self.log_w = float(log_w)
         self.lo = max(0, self.c1 - self.t2)
         self.hi = min(self.t1, self.c1)
-        self._w = float(np.exp(np.clip(self.log_w, -700.0, 700.0)))
+        self._w = math.exp(min(max(self.log_w, -700.0), 700.0))
+        self._mode = None
 
     def ratio(self, h):
-        h = h.astype(float)
+        h = np.asarray(h, dtype=float)
         t1, t2, c1 = self.t1, self.t2, self.c1
-        return ((t1 - h) * (c1 - h)) / ((h + 1.0) * (t2 - c1 + h + 1.0)) * self._w
+        # in place, in the order of ((t1 - h) (c1 - h)) / ((h + 1) (t2 - c1 + h + 1)) w
+        num = t1 - h
+        num *= c1 - h
+        den = h + 1.0
+        den *= h + float(t2 - c1 + 1)
+        num /= den
+        num *= self._w
+        return num
 
     def logpmf_abs(self, h):
         h = np.asarray(h, dtype=float)
@@ -92,19 +107,25 @@ class FisherNoncentralHypergeometric(_Lattice):
         )
 
     def mode(self) -> int:
+        if self._mode is None:
+            self._mode = self._find_mode()
+        return self._mode
+
+    def _find_mode(self) -> int:
         # root in [lo, hi] of h (t2 - c1 + h) = w (t1 - h)(c1 - h)
         t1, t2, c1 = self.t1, self.t2, self.c1
         if self.lo == self.hi:
             return self.lo
-        lw = np.clip(self.log_w, -700.0, 700.0)
-        w = np.exp(lw)
+        lw = min(max(self.log_w, -700.0), 700.0)
+        w = math.exp(lw)
         A, B, C = 1.0 - w, t2 - c1 + w * (t1 + c1), -w * t1 * c1
-        disc = np.sqrt(max(B * B - 4.0 * A * C, 0.0))
+        disc = math.sqrt(max(B * B - 4.0 * A * C, 0.0))
         den = B + disc
-        h = -2.0 * C / den if den > 0 else (-B + disc) / (2.0 * A)
-        if not np.isfinite(h):
+        with np.errstate(all="ignore"):  # inf or nan at the ends: handled below
+            h = float(np.float64(-2.0 * C) / den if den > 0 else (-B + disc) / np.float64(2.0 * A))
+        if not math.isfinite(h):
             h = self.hi if lw > 0 else self.lo
-        return int(np.clip(np.rint(h), self.lo, self.hi))
+        return int(min(max(round(h), self.lo), self.hi))
 
     def sd(self) -> float:
         h = float(self.mode())
@@ -184,6 +205,37 @@ def _grow(dist: _Lattice, logf, center: int, half: int, absolute: bool):
         half *= 2
 
 
+#: longest window summed by recurrence in one piece (beyond it two windows are
+#: anchored on ``logpmf_abs``, whose log-gamma values at 1e8 carry ~1e-8 of rounding)
+_MAX_SPAN = 2**21
+
+
+def _grow_span(dist: _Lattice, logf, a: int, b: int, half: int) -> float | None:
+    """``log E exp(logf(H))`` on one window around ``a..b`` (the mode and the peak).
+
+    Numerator and denominator share the recurrence, so no absolute anchor
+    enters.  None when the window would exceed ``_MAX_SPAN`` points.
+    """
+    while True:
+        start, stop = max(dist.lo, a - half), min(dist.hi, b + half)
+        if stop - start > _MAX_SPAN:
+            return None
+        h, lp = dist.window_logpmf(start, stop)
+        lg = lp + logf(h)
+        peak_p, peak_g = float(np.max(lp)), float(np.max(lg))
+        if not np.isfinite(peak_g):
+            return -np.inf
+        ok = True
+        for i, j in ((0, 1), (-1, -2)):
+            edge = h[i] in (dist.lo, dist.hi)
+            ok = ok and (
+                edge or (_tail_ok(lp[i], lp[j], peak_p) and _tail_ok(lg[i], lg[j], peak_g))
+            )
+        if ok:
+            return float(_logsumexp(lg) - _logsumexp(lp))
+        half *= 2
+
+
 def _peak(dist: _Lattice, logf) -> int | None:
     """Argmax of ``logpmf + logf`` by successively finer grids (log-concave).
 
@@ -228,45 +280,87 @@ def _linear_tail_ok(end: float, inner: float, peak: float) -> bool:
     return end / (1.0 - end / inner) < peak * _LINEAR_TAIL
 
 
-def _linear_window(dist: _Lattice, start: int, stop: int, f) -> float | None:
+def _cut_sum(w: np.ndarray, w_sum: float, h: np.ndarray, f, cut) -> float | None:
+    """``sum(w * f(h))`` for a step-like ``f``, evaluated only where it is not 0 or 1.
+
+    ``cut = (a, b, increasing, f_edge)``: ``f`` rises (``increasing``) or falls
+    from at most ``f_edge`` below ``a`` to at least ``1 - f_edge`` above ``b``
+    (or the mirror image).  Terms where ``f`` is within ``f_edge`` of 1 are
+    summed as ``w``; those where it is within ``f_edge`` of 0 are dropped, and
+    None is returned when what is dropped could exceed ``exp(-_TAIL_LOG)`` of
+    the sum.
+    """
+    a, b, increasing, f_edge = cut
+    i0 = int(min(max(math.ceil(a) - h[0], 0), h.size))
+    i1 = int(min(max(math.floor(b) - h[0] + 1, i0), h.size))
+    mid = float(np.dot(w[i0:i1], f(h[i0:i1]))) if i1 > i0 else 0.0
+    one = float(np.sum(w[i1:] if increasing else w[:i0]))
+    total = mid + one
+    # what is dropped is at most f_edge times the whole window
+    if not (total > 0.0 and f_edge * w_sum <= total * _LINEAR_TAIL):
+        return None
+    return total
+
+
+def _linear_window(dist: _Lattice, start: int, stop: int, f, cut=None) -> float | None:
     """The common case on the linear scale (no log or exp for the pmf).
 
     Returns None when the window misses mass or the scale would overflow;
-    the caller then takes the log-scale path.
+    the caller then takes the log-scale path.  With ``cut`` (see
+    :func:`_cut_sum`) ``f`` is evaluated only where it is neither 0 nor 1.
     """
-    h = np.arange(start, stop + 1, dtype=np.int64)
+    h = np.arange(start, stop + 1, dtype=float)  # integers, exact below 2**53
     w = np.empty(h.size)
     w[0] = 1.0
     np.cumprod(dist.ratio(h[:-1]), out=w[1:])
-    w_max = float(np.max(w))
-    if not (np.isfinite(w_max) and w_max < 1e250 and np.all(np.isfinite(w))):
+    w_max = float(np.max(w))  # nan if any term is
+    if not (np.isfinite(w_max) and w_max < 1e250):
         return None
+    for a, b, edge in ((0, 1, dist.lo), (-1, -2, dist.hi)):
+        if h[a] != edge and not _linear_tail_ok(w[a], w[b], w_max):
+            return None
+    if cut is not None:
+        w_sum = float(np.sum(w))
+        num = _cut_sum(w, w_sum, h, f, cut)
+        if num is not None:
+            return math.log(num) - math.log(w_sum)
     g = w * f(h)
     g_max = float(np.max(g))
     if not g_max > 0.0:
         return None
     for a, b, edge in ((0, 1, dist.lo), (-1, -2, dist.hi)):
-        if h[a] != edge and not (
-            _linear_tail_ok(w[a], w[b], w_max) and _linear_tail_ok(g[a], g[b], g_max)
-        ):
+        if h[a] != edge and not _linear_tail_ok(g[a], g[b], g_max):
             return None
     return float(np.log(np.sum(g)) - np.log(np.sum(w)))
 
 
-def log_expectation(dist: _Lattice, logf, f=None) -> float:
+def _half_width(sd: float) -> int:
+    """Half width of a window around the mode holding all but ``exp(-_TAIL_LOG)``.
+
+    The geometric tail bound of :func:`_tail_ok` at ``z`` standard deviations
+    is about ``exp(-z**2 / 2) sd / z``, so ``z`` grows like
+    ``sqrt(2 (_TAIL_LOG + log sd))``; at least 9.5 (the former fixed width).
+    """
+    z = max(9.5, float(np.sqrt(2.0 * (_TAIL_LOG + 2.0 + max(np.log(max(sd, 1.0)), 0.0)))))
+    return int(np.ceil(z * sd)) + 8
+
+
+def log_expectation(dist: _Lattice, logf, f=None, cut=None) -> float:
     """``log E[exp(logf(H))]`` for ``H ~ dist`` with log-concave ``exp(logf)``.
 
     ``logf`` maps an int64 array of support points to log values in
     ``[-inf, 0]`` (a test function or a cdf); ``f``, optional, is the same
-    function on the linear scale, used for speed where nothing underflows.
+    function on the linear scale, used for speed where nothing underflows;
+    ``cut``, optional, says where ``f`` is 0 or 1 to double precision (see
+    :func:`_cut_sum`), so that it is evaluated only in between.
     """
     if dist.hi - dist.lo + 1 <= _FULL:
         h, lp = dist.window_logpmf(dist.lo, dist.hi)
         return float(_logsumexp(lp + logf(h)) - _logsumexp(lp))
     mode = dist.mode()
-    half = int(np.ceil(9.5 * dist.sd())) + 8
+    half = _half_width(dist.sd())
     if f is not None:
-        out = _linear_window(dist, max(dist.lo, mode - half), min(dist.hi, mode + half), f)
+        out = _linear_window(dist, max(dist.lo, mode - half), min(dist.hi, mode + half), f, cut)
         if out is not None:
             return out
     # common case: one window around the mode holds both sums
@@ -281,12 +375,61 @@ def log_expectation(dist: _Lattice, logf, f=None) -> float:
     if ok:
         return float(_logsumexp(lg) - _logsumexp(lp))
     # general case: the integrand peaks away from the bulk (tiny p-values)
-    log_den = _grow(dist, None, mode, half, absolute=True)
     peak = _peak(dist, logf)
     if peak is None:
         return -np.inf
+    out = _grow_span(dist, logf, min(mode, peak), max(mode, peak), half)
+    if out is not None:
+        return float(min(out, 0.0))
+    log_den = _grow(dist, None, mode, half, absolute=True)
     log_num = _grow(dist, logf, peak, half, absolute=True)
     # logf <= 0, so the expectation is at most 1; the two sums are grown over
     # different windows, whose truncation can differ by a few ulps of float32
     # size (seen: 2**-25 at n = 1.6e7), which must not push a p-value above 1
     return float(min(log_num - log_den, 0.0))
+
+
+def continuous_mode(t1: int, t2: int, c1: int, log_w: float) -> float:
+    """Real root of ``h (t2 - c1 + h) = w (t1 - h)(c1 - h)``: where the pmf ratio is 1."""
+    w = math.exp(log_w)
+    a, b, c = 1.0 - w, t2 - c1 + w * (t1 + c1), -w * t1 * c1
+    disc = math.sqrt(max(b * b - 4.0 * a * c, 0.0))
+    return -2.0 * c / (b + disc) if b + disc > 0 else (-b + disc) / (2.0 * a)
+
+
+def tulap_log_p_bound(
+    u: float, t1: int, t2: int, c1: int, log_w: float, eps: float, side: str, limit=math.inf
+) -> float:
+    """Upper bound on ``log E F(s (H - u))`` for Tulap ``F`` and the noncentral ``H``.
+
+    For Tulap noise ``F(x) <= exp(epsilon (x + 1))`` (also truncated, where
+    ``F <= 1/2``), so ``log p <= log(support size) + max_h phi(h)`` with the
+    concave ``phi(h) = log pmf(h) + min(0, epsilon (s (h - u) + 1))``
+    (``s = 1`` for "greater").  Its maximum is at the mode, at the kink
+    ``u - s`` or where ``pmf(h + 1) / pmf(h) = exp(-s epsilon)``, the mode of
+    the law with ``log w + s epsilon``; the integers next to those are
+    scored.  The log pmf comes from log-gamma values (rounding ~1e-7 at
+    n = 1e8), hence a margin of 1.  ``inf`` when no bound applies, or as
+    soon as the bound is sure to be above ``limit``.
+    """
+    s = 1.0 if side == "greater" else -1.0
+    lo, hi = max(0, c1 - t2), min(t1, c1)
+    if hi - lo < 2 or not (abs(log_w) < 50.0 and abs(log_w + s * eps) < 50.0 and abs(u) < 1e15):
+        return math.inf
+    mode = min(max(round(continuous_mode(t1, t2, c1, log_w)), lo), hi)
+    if eps * (s * (mode - u) + 1.0) >= limit:
+        return math.inf
+    lg = math.lgamma
+
+    def log_pmf(h: int) -> float:
+        return h * log_w - lg(h + 1) - lg(t1 - h + 1) - lg(c1 - h + 1) - lg(t2 - c1 + h + 1)
+
+    # the bound exceeds phi at any point: stop at the first point above the limit
+    offset = math.log(hi - lo + 1.0) + 1.0 - log_pmf(mode)
+    top = -math.inf
+    for c in (u - s, continuous_mode(t1, t2, c1, log_w + s * eps), mode):
+        for h in {min(max(math.floor(c) + k, lo), hi) for k in (-1, 0, 1, 2)}:
+            top = max(top, log_pmf(h) + min(0.0, eps * (s * (h - u) + 1.0)))
+            if top + offset >= limit:
+                return math.inf
+    return top + offset

@@ -84,6 +84,10 @@ def check_estimable(p_low: float, p_high: float, noise: TestNoise) -> None:
         )
 
 
+#: the test function is summed exactly where F is above exp(-_CUT_LOG) and below 1 minus it
+_CUT_LOG = 70.0
+
+
 @dataclass(frozen=True)
 class TestNoise:
     """A symmetric continuous noise law ``F`` with fast ``logcdf``.
@@ -180,10 +184,46 @@ class TestNoise:
         """``F(sign * (h - u))`` for increasing integers ``h`` (linear scale)."""
         if not self.is_tulap or self.q > 0 or h.size < 2 or np.any(np.diff(h) <= 0):
             return np.exp(self.logcdf_lattice(h, u, sign))
+        if self.log_b > -np.inf and h[-1] - h[0] == h.size - 1:
+            return self._cdf_run(h, u, sign)
         k, low, high, c_left, c_right = self._lattice_parts(h, u, sign)
         out = np.empty(k.size)
         np.exp(self._k_log_b(k[low]) + c_left, out=out[low])
         np.exp(self._k_log_b(k[high]) + c_right, out=out[high])
+        np.subtract(1.0, out[high], out=out[high])
+        return out
+
+    def _cdf_run(self, h: np.ndarray, u: float, sign: float) -> np.ndarray:
+        """:meth:`cdf_lattice` (q = 0, b > 0) on consecutive integers, scalars in ``math``.
+
+        The same closed forms as :meth:`_lattice_parts`: ``x = sign (h - u)`` is
+        ``k + frac`` with one ``frac`` for all; ``F = b**|k| F(frac)`` below 0
+        and ``1 - b**|k| F(-frac)`` above.
+        """
+        log_b = self.log_b
+        d0 = sign * (float(h[0]) - u)
+        k0 = float(round(d0))
+        frac = d0 - k0
+        b = math.exp(log_b)
+        one_minus_b = -math.expm1(log_b)
+
+        def cell(f: float) -> float:  # tulap_cell_logcdf for a scalar
+            t = f + 0.5
+            return (math.log(b + t * one_minus_b) if t > 0 else log_b) - math.log1p(b)
+
+        # k = sign * (h - h0) + k0 is monotone; the lower half has k < 0 or k = 0, frac <= 0
+        j = np.arange(h.size, dtype=float)
+        k = j * sign + k0
+        n_low = int(np.count_nonzero((k < 0) | ((k == 0) & (frac <= 0))))
+        if sign > 0:
+            low, high = slice(0, n_low), slice(n_low, k.size)
+        else:
+            low, high = slice(k.size - n_low, k.size), slice(0, k.size - n_low)
+        np.abs(k, out=k)
+        k *= log_b  # |k| log b, with b**0 = 1 (b > 0 here)
+        out = np.empty(k.size)
+        np.exp(k[low] + cell(frac), out=out[low])
+        np.exp(k[high] + cell(-frac), out=out[high])
         np.subtract(1.0, out[high], out=out[high])
         return out
 
@@ -198,7 +238,22 @@ class TestNoise:
             dist,
             lambda h: self.logcdf_lattice(h, u, sign),
             lambda h: self.cdf_lattice(h, u, sign),
+            self._cut(u, sign),
         )
+
+    def _cut(self, u: float, sign: float):
+        """Where ``F(sign * (h - u))`` is within ``F(-L)`` of 0 or 1 (``|h - u| >= L``).
+
+        For Tulap ``F(-L) <= b**(L - 1/2)``: with ``L`` about ``_CUT_LOG / epsilon``
+        the test function needs evaluating on ``2 L`` points only (see
+        ``_lattice._cut_sum``).  None for other laws.
+        """
+        if not self.is_tulap or not self.log_b < 0.0:
+            return None
+        half = min(_CUT_LOG / -self.log_b, 1e15) + 1.0
+        # F(-x) <= b**(x - 1/2) for x >= 0, also truncated (there F <= 1/2)
+        f_edge = math.exp(self.log_b * (half - 0.5))
+        return u - half, u + half, sign > 0, f_edge
 
     def log_point_tail(self, h: float, u: float, side: str) -> float:
         """:meth:`log_tail` for a law that puts all its mass on ``h``."""
@@ -274,6 +329,12 @@ def tulap_noise_from_release(params: dict, guarantee: dict) -> TestNoise:
     return tulap_noise(b, q, eps, delta)
 
 
+#: Tulap noise laws by (type, epsilon, type, delta) for plain Python numbers, which
+#: validate the same way every time (a TestNoise is immutable)
+_PRIVACY_NOISE: dict = {}
+_PLAIN = (float, int)
+
+
 def resolve_noise(epsilon, delta, noise) -> TestNoise:
     """Turn ``epsilon``/``delta`` or an explicit ``noise`` into a :class:`TestNoise`.
 
@@ -286,8 +347,17 @@ def resolve_noise(epsilon, delta, noise) -> TestNoise:
     if noise is None:
         if epsilon is None:
             raise InvariantDPError("give `epsilon` (and `delta`), a `noise` law, or a Release.")
+        key = (type(epsilon), epsilon, type(delta), delta)
+        cached = _PRIVACY_NOISE.get(key) if key[0] in _PLAIN and key[2] in _PLAIN else None
+        if cached is not None:
+            return cached
         epsilon, delta = check_epsilon(epsilon), check_delta(delta)
-        return tulap_noise_from_privacy(epsilon, delta)
+        out = tulap_noise_from_privacy(epsilon, delta)
+        if key[0] in _PLAIN and key[2] in _PLAIN:
+            if len(_PRIVACY_NOISE) >= 256:
+                _PRIVACY_NOISE.clear()
+            _PRIVACY_NOISE[key] = out
+        return out
     if epsilon is not None:
         raise InvariantDPError("give either `epsilon`/`delta` or `noise`, not both.")
     if isinstance(noise, TestNoise):
