@@ -23,6 +23,7 @@ from .._results import (
     format_table,
     hypothesis_test_rows,
 )
+from .._tidy import TidyResult
 from .._validation import (
     InvariantDPError,
     check_alternative,
@@ -101,7 +102,7 @@ def _two_sided_interval(z, n, noise, alpha) -> ConfidenceInterval:
 
 
 @dataclass(frozen=True)
-class BinomialTestResult:
+class BinomialTestResult(TidyResult):
     """Result of :func:`ump_binomial_test`.
 
     Attributes

@@ -27,6 +27,7 @@ from statsmodels.base.model import GenericLikelihoodModel, LikelihoodResultsWrap
 from statsmodels.tools.numdiff import approx_fprime
 
 from .._results import Summary, format_table
+from .._tidy import TidyResult
 from .._validation import InvariantDPError, check_finite_array
 from ..invariants import one_way_margins
 from .likelihood import degenerate_gaussian_logpdf, release_sigma
@@ -198,7 +199,7 @@ def _conditional_cov(mu: np.ndarray, C: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class IndependenceTestResult:
+class IndependenceTestResult(TidyResult):
     """Test of independence in an r x c table from a privatized release.
 
     Attributes

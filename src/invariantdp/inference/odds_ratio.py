@@ -1,9 +1,8 @@
 """The semi-DP UMPU test for the odds ratio of a 2 x 2 table (Cho & Awan, Thm 37).
 
 The null odds ratio is ``null_odds_ratio`` in the test, its critical value,
-its power and the result (the convention of :mod:`invariantdp.inference`:
-the null value of a parameter is ``null_<parameter>``); the power function
-takes the alternative as ``odds_ratio``.
+its power and the result (the package's convention, ``null_<parameter>``);
+the power function takes the alternative as ``odds_ratio``.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from .._results import (
     format_table,
     hypothesis_test_rows,
 )
+from .._tidy import TidyResult
 from .._validation import (
     InvariantDPError,
     check_alternative,
@@ -215,7 +215,7 @@ def _solve_log_w(u, margins, noise, side: str, target: float) -> float:
 
 
 @dataclass(frozen=True)
-class OddsRatioTestResult:
+class OddsRatioTestResult(TidyResult):
     """Result of :func:`umpu_odds_ratio_test`.
 
     Attributes
