@@ -16,8 +16,9 @@ def _results():
     return [
         idp.ump_binomial_test(4.2, 10, 0.5, epsilon=1.0),
         idp.umpu_odds_ratio_test(12.3, (17, 13, 16, 14), epsilon=1.0),  # interval to +inf
-        PrivatizedLogLinear(semi_dp_gaussian([[60, 20], [25, 55]], mu=0.5, rng=3))
-        .test_independence(),
+        PrivatizedLogLinear(
+            semi_dp_gaussian([[60, 20], [25, 55]], mu=0.5, rng=3)
+        ).test_independence(),
     ]
 
 
