@@ -37,12 +37,49 @@ def _data_dir():
 
 
 def list_datasets() -> list[str]:
-    """Names of the bundled CSV files (without the extension)."""
+    """Names of the bundled CSV files (without the extension).
+
+    Returns
+    -------
+    list of str
+        Sorted names, each accepted by :func:`data_path` and :func:`load_csv`.
+
+    References
+    ----------
+    The source of each file is stated in the repository's ``data/README.md``.
+
+    Examples
+    --------
+    >>> "fisher_tea_tasting" in list_datasets()
+    True
+    """
     return sorted(p.name[:-4] for p in _data_dir().iterdir() if p.name.endswith(".csv"))
 
 
 def data_path(name: str):
-    """Path (a ``Traversable``) of the bundled file ``name`` (``.csv`` optional)."""
+    """Path (a ``Traversable``) of the bundled file ``name`` (``.csv`` optional).
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`list_datasets`, with or without the ``.csv`` extension.
+
+    Returns
+    -------
+    importlib.resources.abc.Traversable
+        The file inside the installed package (or the source checkout's
+        ``data/`` folder); open it with ``.open()``.
+
+    Raises
+    ------
+    InvariantDPError
+        If ``name`` is not a bundled data set.
+
+    Examples
+    --------
+    >>> data_path("fisher_tea_tasting").name
+    'fisher_tea_tasting.csv'
+    """
     names = list_datasets()
     stem = name[:-4] if name.endswith(".csv") else name
     if stem not in names:
@@ -51,7 +88,28 @@ def data_path(name: str):
 
 
 def load_csv(name: str, **kwargs) -> pd.DataFrame:
-    """Read a bundled CSV file into a DataFrame (``kwargs`` go to ``read_csv``)."""
+    """Read a bundled CSV file into a DataFrame (``kwargs`` go to ``read_csv``).
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`list_datasets`, with or without the ``.csv`` extension.
+    **kwargs
+        Passed to :func:`pandas.read_csv` (e.g. ``index_col``).
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    References
+    ----------
+    The source of each file is stated in the repository's ``data/README.md``.
+
+    Examples
+    --------
+    >>> load_csv("fisher_tea_tasting", index_col="poured_first").shape
+    (2, 2)
+    """
     with data_path(name).open("r", encoding="utf-8") as fh:
         return pd.read_csv(fh, **kwargs)
 
@@ -79,7 +137,20 @@ def aspirin_myocardial_infarction() -> pd.DataFrame:
 def fisher_tea_tasting() -> pd.DataFrame:
     """Fisher's tea-tasting experiment (rows: poured first; columns: guess).
 
-    Source: Fisher (1935), *The Design of Experiments*, Sec. 2.
+    Returns
+    -------
+    pandas.DataFrame
+        The 2 x 2 table of counts, indexed by ``poured_first`` (``milk``,
+        ``tea``), with columns ``guessed_milk`` and ``guessed_tea``.
+
+    References
+    ----------
+    Fisher, R. A. (1935), *The Design of Experiments*, Sec. 2 (the source).
+
+    Examples
+    --------
+    >>> fisher_tea_tasting().to_numpy().tolist()
+    [[3, 1], [1, 3]]
     """
     return load_csv("fisher_tea_tasting", index_col="poured_first")
 

@@ -35,6 +35,14 @@ class SchemaContext:
     invariants, invariants_doc : Invariants or None, dict or None
         The release's invariants and their document; a noise law naming the
         same ``C`` reuses them instead of building a second copy.
+
+    Examples
+    --------
+    >>> fam = noise_family("laplace")
+    >>> fam.validate({"scale": 2.0}, "noise", SchemaContext(value_size=3))
+    {}
+    >>> SchemaContext().max_cells == 2**24
+    True
     """
 
     value_size: int | None = None
@@ -70,6 +78,17 @@ class NoiseLikelihood:
     support : tuple of float or None
         Bounds ``(lo, hi)`` of a noise coordinate when they are finite (the
         truncated Tulap), else None.
+
+    References
+    ----------
+    Gao, Gong & Yu, Sec. 4 (the likelihood of a projected release);
+    Awan & Slavkovic (2018), Def. 4.1 (the Tulap distribution).
+
+    Examples
+    --------
+    >>> lik = noise_family("laplace").likelihood({"scale": 2.0})
+    >>> lik.distribution, lik.structure, round(lik.sd, 4)
+    ('LaplaceLikelihood', 'independent', 2.8284)
     """
 
     distribution: str
@@ -251,7 +270,29 @@ def register_noise_family(
 
 
 def noise_family(name: str) -> NoiseFamily:
-    """The registered :class:`NoiseFamily` called ``name``; refused if there is none."""
+    """The registered :class:`NoiseFamily` called ``name``; refused if there is none.
+
+    Parameters
+    ----------
+    name : str
+        A family name, e.g. ``"tulap"``, ``"laplace"``, ``"discrete_gaussian"``
+        (see :func:`noise_families`).
+
+    Returns
+    -------
+    NoiseFamily
+
+    Raises
+    ------
+    InvariantDPError
+        If no family of that name is registered.
+
+    Examples
+    --------
+    >>> fam = noise_family("discrete_laplace")
+    >>> fam.name, fam.integer
+    ('discrete_laplace', True)
+    """
     try:
         return _FAMILIES[name]
     except (KeyError, TypeError):
@@ -262,5 +303,18 @@ def noise_family(name: str) -> NoiseFamily:
 
 
 def noise_families() -> dict[str, NoiseFamily]:
-    """All registered families by name (a copy)."""
+    """All registered families by name (a copy).
+
+    Returns
+    -------
+    dict of str to NoiseFamily
+        A new dict; changing it does not change the registry (use
+        :func:`register_noise_family`).
+
+    Examples
+    --------
+    >>> fams = noise_families()
+    >>> {"tulap", "laplace", "gaussian", "discrete_gaussian"} <= set(fams)
+    True
+    """
     return dict(_FAMILIES)
