@@ -91,7 +91,35 @@ def release_noise(release) -> NoiseLikelihood:
 
 
 def likelihood_class(spec: NoiseLikelihood):
-    """The PyMC distribution class a :class:`~invariantdp.families.NoiseLikelihood` names."""
+    """The PyMC distribution class a :class:`~invariantdp.families.NoiseLikelihood` names.
+
+    Parameters
+    ----------
+    spec : NoiseLikelihood
+        E.g. ``release.noise.spec.likelihood(release.noise.params)``.
+
+    Returns
+    -------
+    type
+        A PyMC distribution class of this module (``TulapLikelihood``,
+        ``LaplaceLikelihood``, ...).
+
+    Raises
+    ------
+    KeyError
+        If ``spec.distribution`` names no class of this module.
+
+    References
+    ----------
+    Gao, Gong & Yu, Sec. 4 and Theorem 22 (the likelihood of a projected
+    release); Awan & Slavkovic (2018), Def. 4.1 (Tulap).
+
+    Examples
+    --------
+    >>> from invariantdp.families import noise_family
+    >>> likelihood_class(noise_family("laplace").likelihood({"scale": 2.0})).__name__
+    'LaplaceLikelihood'
+    """
     return _CLASSES[spec.distribution]
 
 
