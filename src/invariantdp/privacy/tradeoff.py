@@ -333,6 +333,22 @@ def group(f, k) -> TradeoffFunction:
     A mechanism that is f-DP for neighbours at distance 1 is ``f∘...∘f``-DP
     (``k`` factors) for data at distance ``k``.
 
+    Parameters
+    ----------
+    f : TradeoffFunction or callable
+        The tradeoff function for neighbours at distance 1 (see
+        :func:`as_tradeoff`).
+    k : int
+        Group size (distance), ``k >= 1``.
+
+    Returns
+    -------
+    TradeoffFunction
+
+    References
+    ----------
+    Dong, Roth & Su (2022), Theorem 2.14; Cho & Awan, Sec. 2.2.
+
     Examples
     --------
     >>> from invariantdp.privacy.tradeoff import eps_delta, group
