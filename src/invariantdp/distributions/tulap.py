@@ -379,6 +379,18 @@ def tulap_params(epsilon, delta=0.0) -> tuple[float, float]:
     refused.  :func:`tulap_from_privacy` keeps ``epsilon`` itself and works
     for every epsilon > 0.
 
+    Parameters
+    ----------
+    epsilon : float
+        ``epsilon > 0``.
+    delta : float, optional
+        ``0 <= delta < 1``.
+
+    Returns
+    -------
+    (float, float)
+        ``(b, q)``, to pass to :func:`tulap` (``tulap(b, q)``).
+
     Raises
     ------
     InvariantDPError

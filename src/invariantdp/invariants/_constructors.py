@@ -17,6 +17,17 @@ def one_way_margins(shape) -> Invariants:
     null space is the space of interactions; :meth:`Invariants.project`
     centres along every axis (double centring for two axes), in ``O(n)``.
 
+    Parameters
+    ----------
+    shape : tuple of int
+        Shape of the table (any number of axes).
+
+    Returns
+    -------
+    Invariants
+        With one row per margin entry (the sums along every axis but one,
+        axis by axis) and values unset.
+
     References
     ----------
     Cho & Awan, Prop. 32 (tables with invariant one-way margins).
@@ -106,6 +117,27 @@ def null_space_projector(invariants: Invariants) -> splinalg.LinearOperator:
 
     It applies :meth:`Invariants.project`, so it costs ``O(n)`` per product for
     structured invariants and never stores an ``n x n`` matrix.
+
+    Parameters
+    ----------
+    invariants : Invariants
+        The invariants ``C x = c``; only ``C`` is used.
+
+    Returns
+    -------
+    scipy.sparse.linalg.LinearOperator
+        Symmetric ``n x n`` operator (``n`` cells) with ``P @ v`` the
+        orthogonal projection of ``v`` onto ker C.
+
+    Raises
+    ------
+    TypeError
+        If ``invariants`` is not an :class:`Invariants`.
+
+    References
+    ----------
+    Cho & Awan, Prop. 26 (projecting the noise onto the span of the
+    sensitivity space, here ker C); Gao, Gong & Yu, Sec. 4.
 
     Examples
     --------
