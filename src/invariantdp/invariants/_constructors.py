@@ -137,7 +137,8 @@ def null_space_projector(invariants: Invariants) -> splinalg.LinearOperator:
     References
     ----------
     Cho & Awan, Prop. 26 (projecting the noise onto the span of the
-    sensitivity space, here ker C); Gao, Gong & Yu, Sec. 4.
+    sensitivity space, which is ker C for one-way margins, Prop. 32);
+    Gao, Gong & Yu, Sec. 4.
 
     Examples
     --------
