@@ -332,6 +332,18 @@ def tulap_mechanism(x, *, epsilon, delta=0.0, sensitivity=1.0, rng=None, secure=
         Draw the noise exactly from :mod:`secrets` for a production release
         (about 30 microseconds per cell; see :mod:`invariantdp.secure`).
 
+    Returns
+    -------
+    Release
+        ``(epsilon, delta)``-DP guarantee; noise family ``"tulap"`` with
+        ``b``, ``q`` (:func:`~invariantdp.distributions.tulap_params`) and
+        ``scale``.
+
+    References
+    ----------
+    Awan & Slavkovic (2018), Def. 4.1 and Thm 4.3; Cho & Awan, Def. 35
+    (the canonical noise distribution).
+
     Examples
     --------
     >>> from invariantdp.mechanisms import tulap_mechanism
