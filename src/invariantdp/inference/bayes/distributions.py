@@ -74,6 +74,23 @@ def release_noise(release) -> NoiseLikelihood:
     Theorem 22).  A release conditioned on *inequalities* has a normaliser
     that depends on the confidential value; see :func:`mechanism_likelihood`.
 
+    Parameters
+    ----------
+    release : Release
+
+    Returns
+    -------
+    NoiseLikelihood
+
+    Raises
+    ------
+    TypeError
+        If ``release`` is not a :class:`~invariantdp.Release`.
+
+    References
+    ----------
+    Gong & Meng (2020), Theorem 2.1; Gao, Gong & Yu, Theorem 22.
+
     Examples
     --------
     >>> from invariantdp.mechanisms import discrete_laplace_mechanism
