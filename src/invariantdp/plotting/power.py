@@ -25,6 +25,18 @@ def plot_power_curves(x, curves: dict, *, alpha=None, xlabel="odds ratio", ax=No
     Returns
     -------
     matplotlib Axes
+
+    References
+    ----------
+    Cho & Awan, Sec. 5.3 (power of the semi-private UMPU odds-ratio test).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> ax = plot_power_curves([1, 2, 4], {"DP": [0.05, 0.3, 0.7]}, alpha=0.05)
+    >>> len(ax.get_lines()), ax.get_ylabel()
+    (2, 'power')
     """
     ax = get_ax(ax)
     x = np.asarray(x, dtype=float)
