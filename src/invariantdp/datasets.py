@@ -122,8 +122,15 @@ def aspirin_myocardial_infarction() -> pd.DataFrame:
     ratio ``(x11 x22) / (x12 x21)`` is that of a heart attack on placebo
     relative to aspirin (about 1.83).
 
-    Source: Physicians' Health Study Research Group (1989), NEJM 321:129-135;
-    Agresti, *Categorical Data Analysis*, Table 2.3.
+    Returns
+    -------
+    pandas.DataFrame
+        The 2 x 2 table of counts, indexed by ``group``.
+
+    References
+    ----------
+    Physicians' Health Study Research Group (1989), NEJM 321:129-135 (the
+    source); Agresti, *Categorical Data Analysis*, Table 2.3.
 
     Examples
     --------
@@ -165,7 +172,20 @@ def massachusetts_1940_ownership(*, swapped: bool = False) -> pd.DataFrame:
     size x state matched.  County totals (1,144,424 dwellings) and the state
     totals of owned (435,805) and rented (708,619) dwellings are invariant.
 
-    Source: Bailie, Gong & Meng, "Can swapping be differentially private?",
+    Parameters
+    ----------
+    swapped : bool, optional
+        Return the swapped table (right half of Table 5.1) instead of the
+        confidential one.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``county``, with columns ``owned``, ``rented``, ``total``.
+
+    References
+    ----------
+    Bailie, Gong & Meng, "Can swapping be differentially private?",
     Table 5.1, tabulated from the IPUMS USA full-count 1940 Census
     (Ruggles et al., 2021).
 
@@ -191,6 +211,20 @@ def congenial_sex_by_age(table: str = "confidential") -> pd.DataFrame:
     confidential table (top of Table 1; totals 130 female, 126 male, 43 under
     18); ``table="privatized"`` the congenial release printed beneath it, which
     keeps those three invariants.
+
+    Parameters
+    ----------
+    table : {"confidential", "privatized"}, optional
+
+    Returns
+    -------
+    pandas.DataFrame
+        2 x 23 counts, rows ``female`` and ``male``, one column per age group.
+
+    References
+    ----------
+    Gong & Meng (2020), "Congenial differential privacy under mandated
+    disclosure", Section 3, Table 1.
 
     Examples
     --------
