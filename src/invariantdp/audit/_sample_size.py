@@ -184,6 +184,12 @@ def audit_sample_size(
     violation a hundred times the claim (``sigma = 2.575``, delta ``1e-3``)
     needs ``1.26e6`` releases against the ``(1, 1e-5)`` claim.
 
+    References
+    ----------
+    Jagielski, Ullman & Oprea (2020), "Auditing differentially private
+    machine learning", NeurIPS 33 (Clopper-Pearson bounds from threshold
+    tests); Dong, Roth & Su (2022), JRSS-B 84(1) (tradeoff functions).
+
     Examples
     --------
     >>> from invariantdp.audit import audit_sample_size

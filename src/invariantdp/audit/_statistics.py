@@ -46,6 +46,11 @@ def neighbour_from_space(x, space, *, p=2, nonnegative=True) -> np.ndarray:
     numpy.ndarray
         ``x + v``, with the shape of ``x``.
 
+    References
+    ----------
+    Cho & Awan, Def. 4 (sensitivity space) and Def. 13 (semi-adjacent
+    parameter).
+
     Examples
     --------
     >>> import numpy as np

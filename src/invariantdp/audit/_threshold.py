@@ -227,6 +227,12 @@ def audit_samples(
     -------
     AuditResult
 
+    References
+    ----------
+    Jagielski, Ullman & Oprea (2020), "Auditing differentially private
+    machine learning", NeurIPS 33 (Clopper-Pearson bounds from threshold
+    tests); Dong, Roth & Su (2022), JRSS-B 84(1) (tradeoff functions).
+
     Examples
     --------
     Gaussian releases with ``mu = 1`` audited against the ``G_1`` claim and
