@@ -171,6 +171,11 @@ def mechanism_likelihood(name, release, confidential, *, flatten=False, **kwargs
     of the unconstrained noise divided by ``P(M(s) in S* | s)``, which depends
     on ``s``; that factor is not computed, and a warning says so.
 
+    References
+    ----------
+    Ju, Awan, Gong & Rao (2022), "Data augmentation MCMC for Bayesian
+    inference from privatized data", NeurIPS 35; Gao, Gong & Yu, Theorem 22.
+
     Examples
     --------
     >>> import numpy as np, pymc as pm
