@@ -387,6 +387,11 @@ def simulate(
         ``.frame`` has one row per run; ``.rejection_rate(alpha)`` and
         ``.mean(column)`` summarise it per setting with Monte Carlo errors.
 
+    References
+    ----------
+    Awan & Slavkovic (2018), Theorem 3.2 (the DP UMP test of the example);
+    numpy ``SeedSequence`` spawning (the independence of the streams).
+
     Examples
     --------
     The size of the DP UMP binomial test under its null (Awan & Slavkovic 2018):

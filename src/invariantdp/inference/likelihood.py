@@ -94,6 +94,11 @@ def degenerate_gaussian_logpdf(y, mean, cov, *, rtol=1e-9) -> np.ndarray:
     -------
     float or numpy.ndarray of shape (m,)
 
+    References
+    ----------
+    Gao, Gong & Yu, Theorem 22 and Appendix D (the projected Gaussian
+    release as a degenerate normal).
+
     Examples
     --------
     >>> import numpy as np

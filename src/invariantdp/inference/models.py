@@ -60,6 +60,11 @@ class PrivatizedPoisson(GenericLikelihoodModel):
         unless ``y`` is that release.
     offset : array_like, shape (n,), optional
 
+    References
+    ----------
+    Gao, Gong & Yu, Cor. 14 and Theorem 22 (the projected Gaussian release);
+    Cho & Awan, Algorithm 1.
+
     Examples
     --------
     >>> import numpy as np
@@ -268,6 +273,11 @@ class PrivatizedLogLinear(GenericLikelihoodModel):
     ----------
     release : Release
         A projected-Gaussian release of an r x c table with its one-way margins.
+
+    References
+    ----------
+    Cho & Awan, Algorithm 1 and Prop. 32 (the semi-DP Gaussian release of a
+    table with fixed one-way margins); Gao, Gong & Yu, Theorem 22.
 
     Examples
     --------
