@@ -145,6 +145,11 @@ def read_published(
     -------
     Release
 
+    References
+    ----------
+    Canonne, Kamath & Steinke (2020), Thm. 14; Bun & Steinke (2016),
+    Prop. 1.6 (the noise terms of published counts).
+
     Examples
     --------
     >>> import pandas as pd

@@ -127,6 +127,20 @@ class NoiseFamily:
         from the terms an agency publishes the noise in (``variance``,
         ``rho`` and ``sensitivity``, ...) and the guarantee they imply, as
         ``(definition, params)`` or None (:meth:`published_params`).
+
+    References
+    ----------
+    Gong & Meng, Definitions 1.1 and 1.2 (Laplace and double geometric);
+    Canonne, Kamath & Steinke (2020) (discrete Gaussian); Awan & Slavkovic
+    (2018), Def. 4.1 (Tulap); Gao, Gong & Yu, Theorem 22 (projected laws).
+
+    Examples
+    --------
+    >>> fam = noise_family("projected_gaussian")
+    >>> fam.name, fam.integer, fam.keeps_invariants
+    ('projected_gaussian', False, True)
+    >>> round(float(noise_family("gaussian").law({"scale": 2.0}).std()), 4)
+    2.0
     """
 
     name: str

@@ -98,6 +98,11 @@ def nested_totals(levels) -> Invariants:
         of finest groups, and the projection onto the null space is centring
         within the finest groups, ``O(n)``.
 
+    References
+    ----------
+    Bailie, Gong & Meng, Sec. 6.1 (the hierarchy of Census geography and the
+    invariants of the 2020 TopDown algorithm).
+
     Examples
     --------
     >>> from invariantdp.invariants import nested_totals

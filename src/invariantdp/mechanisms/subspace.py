@@ -405,6 +405,10 @@ def distributed_privatize(x_local, cells, invariants, *, mechanism, seed, secure
         the shares, equal to the central ``mechanism(x, invariants,
         rng=seed, **params)``, whose Release records the law and guarantee.
 
+    References
+    ----------
+    Gao, Gong & Yu (2022), Algorithm 4.
+
     Examples
     --------
     >>> import numpy as np
