@@ -262,6 +262,18 @@ def cell_names(labels: tuple[AxisLabels, ...] | None, shape: tuple[int, ...]) ->
     The labels of a cell on several axes are joined by ``", "`` and the levels
     of a multi-level label by ``"/"`` (``"Ada, F"``, ``"CA/001"``).
 
+    Parameters
+    ----------
+    labels : tuple of AxisLabels or None
+        One per axis; None names the cells by their positions.
+    shape : tuple of int
+        Shape of the value.
+
+    Returns
+    -------
+    list of str
+        ``prod(shape)`` names (one, ``"0"``, for a scalar).
+
     Examples
     --------
     >>> cell_names((AxisLabels("sex", ("F", "M")), AxisLabels(None, (1, 2))), (2, 2))

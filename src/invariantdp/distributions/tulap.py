@@ -113,7 +113,14 @@ class tulap_gen(stats.rv_continuous):
     .. [1] Awan, J. and Slavkovic, A. (2018). "Differentially private
        uniformly most powerful tests for binomial data", NeurIPS 31.
 
-    %(example)s
+    Examples
+    --------
+    >>> from invariantdp.distributions import tulap, tulap_params
+    >>> b, q = tulap_params(1.0)
+    >>> float(tulap.cdf(0.0, b, q)), round(float(tulap.pdf(0.0, b, q)), 4)
+    (0.5, 0.4621)
+    >>> round((1 - b) / (1 + b), 4)
+    0.4621
     """
 
     def _shape_info(self):
