@@ -268,6 +268,12 @@ def register_noise_family(
     NoiseFamily
         The registered family (it replaces one of the same name).
 
+    References
+    ----------
+    Gong & Meng, Definitions 1.1 and 1.2; Canonne, Kamath & Steinke (2020);
+    Awan & Slavkovic (2018), Def. 4.1; Gao, Gong & Yu, Theorem 22 (the
+    built-in families).
+
     Examples
     --------
     >>> from scipy import stats
@@ -301,6 +307,12 @@ def noise_family(name: str) -> NoiseFamily:
     InvariantDPError
         If no family of that name is registered.
 
+    References
+    ----------
+    Gong & Meng, Definitions 1.1 and 1.2; Canonne, Kamath & Steinke (2020);
+    Awan & Slavkovic (2018), Def. 4.1; Gao, Gong & Yu, Theorem 22 (the
+    built-in families).
+
     Examples
     --------
     >>> fam = noise_family("discrete_laplace")
@@ -324,6 +336,12 @@ def noise_families() -> dict[str, NoiseFamily]:
     dict of str to NoiseFamily
         A new dict; changing it does not change the registry (use
         :func:`register_noise_family`).
+
+    References
+    ----------
+    Gong & Meng, Definitions 1.1 and 1.2; Canonne, Kamath & Steinke (2020);
+    Awan & Slavkovic (2018), Def. 4.1; Gao, Gong & Yu, Theorem 22 (the
+    built-in families).
 
     Examples
     --------
