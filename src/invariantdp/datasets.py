@@ -75,6 +75,10 @@ def data_path(name: str):
     InvariantDPError
         If ``name`` is not a bundled data set.
 
+    References
+    ----------
+    The source of each file is stated in the repository's ``data/README.md``.
+
     Examples
     --------
     >>> data_path("fisher_tea_tasting").name

@@ -133,6 +133,11 @@ class discrete_laplace_gen(_integer_law_gen):
 
     %(before_notes)s
 
+    Parameters
+    ----------
+    t : float
+        Shape parameter of every method: the scale, ``t > 0``.
+
     Notes
     -----
     The probability mass function is
@@ -265,6 +270,11 @@ class discrete_gaussian_gen(_integer_law_gen):
     r"""A discrete Gaussian random variable :math:`N_{\mathbb Z}(0, \sigma^2)`.
 
     %(before_notes)s
+
+    Parameters
+    ----------
+    sigma : float
+        Shape parameter of every method: the scale, ``sigma > 0``.
 
     Notes
     -----

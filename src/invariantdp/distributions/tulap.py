@@ -74,6 +74,13 @@ class tulap_gen(stats.rv_continuous):
 
     %(before_notes)s
 
+    Parameters
+    ----------
+    b : float
+        Shape parameter of every method, in [0, 1) (``exp(-epsilon)``).
+    q : float
+        Shape parameter of every method, the truncated mass, in [0, 1).
+
     Notes
     -----
     The probability density function for `tulap` is, for ``q = 0``,
