@@ -21,7 +21,26 @@ __all__ = [
 
 
 class ConfidenceInterval(NamedTuple):
-    """A confidence interval ``(low, high)``; infinite ends mean no bound."""
+    """A confidence interval ``(low, high)``; infinite ends mean no bound.
+
+    Attributes
+    ----------
+    low : float
+        Lower end (``-inf`` for a one-sided upper interval).
+    high : float
+        Upper end (``inf`` for a one-sided lower interval).
+
+    References
+    ----------
+    Awan & Slavkovic (2018), Sec. 5 (DP confidence intervals from the
+    uniformly most powerful tests).
+
+    Examples
+    --------
+    >>> ci = ConfidenceInterval(0.25, float("inf"))
+    >>> ci.low, ci.high
+    (0.25, inf)
+    """
 
     low: float
     high: float

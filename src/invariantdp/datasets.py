@@ -37,12 +37,53 @@ def _data_dir():
 
 
 def list_datasets() -> list[str]:
-    """Names of the bundled CSV files (without the extension)."""
+    """Names of the bundled CSV files (without the extension).
+
+    Returns
+    -------
+    list of str
+        Sorted names, each accepted by :func:`data_path` and :func:`load_csv`.
+
+    References
+    ----------
+    The source of each file is stated in the repository's ``data/README.md``.
+
+    Examples
+    --------
+    >>> "fisher_tea_tasting" in list_datasets()
+    True
+    """
     return sorted(p.name[:-4] for p in _data_dir().iterdir() if p.name.endswith(".csv"))
 
 
 def data_path(name: str):
-    """Path (a ``Traversable``) of the bundled file ``name`` (``.csv`` optional)."""
+    """Path (a ``Traversable``) of the bundled file ``name`` (``.csv`` optional).
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`list_datasets`, with or without the ``.csv`` extension.
+
+    Returns
+    -------
+    importlib.resources.abc.Traversable
+        The file inside the installed package (or the source checkout's
+        ``data/`` folder); open it with ``.open()``.
+
+    Raises
+    ------
+    InvariantDPError
+        If ``name`` is not a bundled data set.
+
+    References
+    ----------
+    The source of each file is stated in the repository's ``data/README.md``.
+
+    Examples
+    --------
+    >>> data_path("fisher_tea_tasting").name
+    'fisher_tea_tasting.csv'
+    """
     names = list_datasets()
     stem = name[:-4] if name.endswith(".csv") else name
     if stem not in names:
@@ -51,7 +92,28 @@ def data_path(name: str):
 
 
 def load_csv(name: str, **kwargs) -> pd.DataFrame:
-    """Read a bundled CSV file into a DataFrame (``kwargs`` go to ``read_csv``)."""
+    """Read a bundled CSV file into a DataFrame (``kwargs`` go to ``read_csv``).
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`list_datasets`, with or without the ``.csv`` extension.
+    **kwargs
+        Passed to :func:`pandas.read_csv` (e.g. ``index_col``).
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    References
+    ----------
+    The source of each file is stated in the repository's ``data/README.md``.
+
+    Examples
+    --------
+    >>> load_csv("fisher_tea_tasting", index_col="poured_first").shape
+    (2, 2)
+    """
     with data_path(name).open("r", encoding="utf-8") as fh:
         return pd.read_csv(fh, **kwargs)
 
@@ -64,8 +126,15 @@ def aspirin_myocardial_infarction() -> pd.DataFrame:
     ratio ``(x11 x22) / (x12 x21)`` is that of a heart attack on placebo
     relative to aspirin (about 1.83).
 
-    Source: Physicians' Health Study Research Group (1989), NEJM 321:129-135;
-    Agresti, *Categorical Data Analysis*, Table 2.3.
+    Returns
+    -------
+    pandas.DataFrame
+        The 2 x 2 table of counts, indexed by ``group``.
+
+    References
+    ----------
+    Physicians' Health Study Research Group (1989), NEJM 321:129-135 (the
+    source); Agresti, *Categorical Data Analysis*, Table 2.3.
 
     Examples
     --------
@@ -79,7 +148,20 @@ def aspirin_myocardial_infarction() -> pd.DataFrame:
 def fisher_tea_tasting() -> pd.DataFrame:
     """Fisher's tea-tasting experiment (rows: poured first; columns: guess).
 
-    Source: Fisher (1935), *The Design of Experiments*, Sec. 2.
+    Returns
+    -------
+    pandas.DataFrame
+        The 2 x 2 table of counts, indexed by ``poured_first`` (``milk``,
+        ``tea``), with columns ``guessed_milk`` and ``guessed_tea``.
+
+    References
+    ----------
+    Fisher, R. A. (1935), *The Design of Experiments*, Sec. 2 (the source).
+
+    Examples
+    --------
+    >>> fisher_tea_tasting().to_numpy().tolist()
+    [[3, 1], [1, 3]]
     """
     return load_csv("fisher_tea_tasting", index_col="poured_first")
 
@@ -94,7 +176,20 @@ def massachusetts_1940_ownership(*, swapped: bool = False) -> pd.DataFrame:
     size x state matched.  County totals (1,144,424 dwellings) and the state
     totals of owned (435,805) and rented (708,619) dwellings are invariant.
 
-    Source: Bailie, Gong & Meng, "Can swapping be differentially private?",
+    Parameters
+    ----------
+    swapped : bool, optional
+        Return the swapped table (right half of Table 5.1) instead of the
+        confidential one.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``county``, with columns ``owned``, ``rented``, ``total``.
+
+    References
+    ----------
+    Bailie, Gong & Meng, "Can swapping be differentially private?",
     Table 5.1, tabulated from the IPUMS USA full-count 1940 Census
     (Ruggles et al., 2021).
 
@@ -120,6 +215,20 @@ def congenial_sex_by_age(table: str = "confidential") -> pd.DataFrame:
     confidential table (top of Table 1; totals 130 female, 126 male, 43 under
     18); ``table="privatized"`` the congenial release printed beneath it, which
     keeps those three invariants.
+
+    Parameters
+    ----------
+    table : {"confidential", "privatized"}, optional
+
+    Returns
+    -------
+    pandas.DataFrame
+        2 x 23 counts, rows ``female`` and ``male``, one column per age group.
+
+    References
+    ----------
+    Gong & Meng (2020), "Congenial differential privacy under mandated
+    disclosure", Section 3, Table 1.
 
     Examples
     --------

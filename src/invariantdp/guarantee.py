@@ -34,6 +34,20 @@ class PrivacyGuarantee:
         ``a(t)`` in the base adjacency.
     dataspace : str
         The data space, in words (e.g. ``"2x2 tables with these one-way margins"``).
+
+    References
+    ----------
+    Cho & Awan, Def. 3 (``(D, A, f)``-DP: data space, adjacency, tradeoff
+    function) and Def. 13 (the semi-adjacent parameter); Bailie, Gong & Meng,
+    Sec. 3 (the components of a DP definition).
+
+    Examples
+    --------
+    >>> g = PrivacyGuarantee("epsilon-DP", {"epsilon": 1.0})
+    >>> g.describe()
+    'epsilon-DP (epsilon=1)'
+    >>> round(float(g.tradeoff()(0.5)), 4)
+    0.1839
     """
 
     definition: str

@@ -69,6 +69,12 @@ class AxisLabels:
         ``MultiIndex``).
     labels : tuple
         One label per position along the axis (tuples for a ``MultiIndex``).
+
+    Examples
+    --------
+    >>> ax = AxisLabels("sex", ("F", "M"))
+    >>> ax.to_index().tolist(), ax.to_index().name
+    (['F', 'M'], 'sex')
     """
 
     name: object
@@ -116,6 +122,31 @@ def labels_of(data) -> tuple[AxisLabels, ...] | None:
 
     Positions alone (every axis a default, unnamed ``RangeIndex``) carry no
     labels and give None; otherwise every axis is kept.
+
+    Parameters
+    ----------
+    data : object
+        Typically the confidential data given to a mechanism.
+
+    Returns
+    -------
+    tuple of AxisLabels or None
+        One :class:`AxisLabels` per axis (index, then columns for a
+        ``DataFrame``).
+
+    Raises
+    ------
+    InvariantDPError
+        If a label or axis name is not a JSON scalar (string, integer up to
+        2**53, finite float or boolean).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> labels_of(pd.Series([3, 5], index=pd.Index(["F", "M"], name="sex")))
+    (AxisLabels(name='sex', labels=('F', 'M')),)
+    >>> labels_of(pd.Series([3, 5])) is None
+    True
     """
     if isinstance(data, pd.Series):
         axes = (data.index,)
@@ -141,7 +172,31 @@ def _is_default(index: pd.Index) -> bool:
 
 
 def check_labels(labels, shape: tuple[int, ...]) -> tuple[AxisLabels, ...] | None:
-    """``labels`` if they fit a value of ``shape`` (one axis per dimension, one label each)."""
+    """``labels`` if they fit a value of ``shape`` (one axis per dimension, one label each).
+
+    Parameters
+    ----------
+    labels : sequence of AxisLabels or None
+    shape : tuple of int
+        Shape of the value the labels describe.
+
+    Returns
+    -------
+    tuple of AxisLabels or None
+        ``labels`` as a tuple (None stays None).
+
+    Raises
+    ------
+    TypeError
+        If an entry is not an :class:`AxisLabels`.
+    InvariantDPError
+        If the number of axes or of labels along an axis does not match ``shape``.
+
+    Examples
+    --------
+    >>> check_labels([AxisLabels("sex", ("F", "M"))], (2,))
+    (AxisLabels(name='sex', labels=('F', 'M')),)
+    """
     if labels is None:
         return None
     labels = tuple(labels)
@@ -165,6 +220,27 @@ def to_pandas(value, labels: tuple[AxisLabels, ...] | None):
 
     A value of more dimensions becomes a ``Series`` on the product of its
     axes (C order, like ``value.ravel()``).
+
+    Parameters
+    ----------
+    value : array_like
+        The released value, at least 1-D.
+    labels : tuple of AxisLabels or None
+        One per axis of ``value``; None gives default integer indexes.
+
+    Returns
+    -------
+    pandas.Series or pandas.DataFrame
+
+    Raises
+    ------
+    InvariantDPError
+        If ``value`` is a scalar.
+
+    Examples
+    --------
+    >>> to_pandas([1.5, 2.5], (AxisLabels("sex", ("F", "M")),)).to_dict()
+    {'F': 1.5, 'M': 2.5}
     """
     value = np.asarray(value)
     if value.ndim == 0:
@@ -186,6 +262,18 @@ def cell_names(labels: tuple[AxisLabels, ...] | None, shape: tuple[int, ...]) ->
     The labels of a cell on several axes are joined by ``", "`` and the levels
     of a multi-level label by ``"/"`` (``"Ada, F"``, ``"CA/001"``).
 
+    Parameters
+    ----------
+    labels : tuple of AxisLabels or None
+        One per axis; None names the cells by their positions.
+    shape : tuple of int
+        Shape of the value.
+
+    Returns
+    -------
+    list of str
+        ``prod(shape)`` names (one, ``"0"``, for a scalar).
+
     Examples
     --------
     >>> cell_names((AxisLabels("sex", ("F", "M")), AxisLabels(None, (1, 2))), (2, 2))
@@ -206,7 +294,22 @@ def cell_names(labels: tuple[AxisLabels, ...] | None, shape: tuple[int, ...]) ->
 
 
 def labels_to_doc(labels: tuple[AxisLabels, ...] | None):
-    """The JSON form: a list of ``{"name", "labels"}``, tuples as lists."""
+    """The JSON form: a list of ``{"name", "labels"}``, tuples as lists.
+
+    Parameters
+    ----------
+    labels : tuple of AxisLabels or None
+
+    Returns
+    -------
+    list of dict or None
+        One ``{"name": ..., "labels": [...]}`` per axis; None for None.
+
+    Examples
+    --------
+    >>> labels_to_doc((AxisLabels("sex", ("F", "M")),))
+    [{'name': 'sex', 'labels': ['F', 'M']}]
+    """
     if labels is None:
         return None
 
@@ -217,7 +320,31 @@ def labels_to_doc(labels: tuple[AxisLabels, ...] | None):
 
 
 def labels_from_doc(path: str, doc, shape: tuple[int, ...]) -> tuple[AxisLabels, ...] | None:
-    """Validate the JSON form against a value of ``shape``; rebuild the labels."""
+    """Validate the JSON form against a value of ``shape``; rebuild the labels.
+
+    Parameters
+    ----------
+    path : str
+        Location of ``doc`` in the document, used in error messages.
+    doc : list of dict or None
+        Output of :func:`labels_to_doc` (e.g. read back from JSON).
+    shape : tuple of int
+        Shape of the value the labels describe.
+
+    Returns
+    -------
+    tuple of AxisLabels or None
+
+    Raises
+    ------
+    InvariantDPError
+        If ``doc`` is malformed or does not fit ``shape``.
+
+    Examples
+    --------
+    >>> labels_from_doc("labels", [{"name": "sex", "labels": ["F", "M"]}], (2,))
+    (AxisLabels(name='sex', labels=('F', 'M')),)
+    """
     if doc is None:
         return None
     axes = doc_list(path, doc, min_length=len(shape), max_length=len(shape))

@@ -70,6 +70,27 @@ def from_published(values, *, noise, invariants=None, **kwargs) -> Release:
     :meth:`Release.from_published <invariantdp.Release.from_published>` for
     the parameters and the table above for the terms the noise is given in.
 
+    Parameters
+    ----------
+    values : array_like
+        The published noisy numbers.
+    noise : str
+        The noise family (e.g. ``"gaussian"``, ``"discrete_gaussian"``).
+    invariants : Invariants, optional
+        Statistics published exactly alongside.
+    **kwargs
+        The noise parameters in the terms of the table above (e.g.
+        ``variance=``, ``rho=`` with ``sensitivity=``).
+
+    Returns
+    -------
+    Release
+
+    References
+    ----------
+    Canonne, Kamath & Steinke (2020), Thm. 14; Bun & Steinke (2016),
+    Prop. 1.6; Gao, Gong & Yu (2022), Section 2 (invariants).
+
     Examples
     --------
     >>> r = from_published([10.5, 3.2], noise="gaussian", variance=4.0)
@@ -123,6 +144,11 @@ def read_published(
     Returns
     -------
     Release
+
+    References
+    ----------
+    Canonne, Kamath & Steinke (2020), Thm. 14; Bun & Steinke (2016),
+    Prop. 1.6 (the noise terms of published counts).
 
     Examples
     --------

@@ -162,6 +162,19 @@ class NoiseLaw:
     params : dict
         Its parameters, JSON-able (e.g. ``{"b": 0.37, "q": 0.0}``); kept as a
         read-only deep copy.
+
+    References
+    ----------
+    Gong & Meng, Definitions 1.1 and 1.2 (the Laplace and double-geometric
+    noise laws); Canonne, Kamath & Steinke (2020) (the discrete Gaussian).
+
+    Examples
+    --------
+    >>> law = NoiseLaw("laplace", {"scale": 2.0})
+    >>> law.to_dict()
+    {'family': 'laplace', 'params': {'scale': 2.0}}
+    >>> round(float(law.distribution().std()), 4)
+    2.8284
     """
 
     family: str

@@ -124,6 +124,11 @@ class SecureGenerator:
     :mod:`secrets`: there is no state to seed, copy, share between threads or
     inherit across a fork.
 
+    References
+    ----------
+    Mironov (2012), ACM CCS (floating-point samplers leak); Canonne, Kamath &
+    Steinke (2020), Algorithms 1-3 (exact samplers from uniform integers).
+
     Examples
     --------
     >>> from invariantdp.secure import SecureGenerator
@@ -170,6 +175,26 @@ def random_source(rng, secure):
     draw cannot be seeded).  ``secure=False`` takes what
     ``numpy.random.default_rng`` takes and refuses a :class:`SecureGenerator`:
     a release from it would be recorded as a simulation.
+
+    Parameters
+    ----------
+    rng : None, int, SeedSequence, numpy.random.Generator or SecureGenerator
+    secure : bool
+
+    Returns
+    -------
+    SecureGenerator or numpy.random.Generator
+
+    Raises
+    ------
+    TypeError
+        If ``secure`` is not a bool.
+    InvariantDPError
+        If ``rng`` does not fit ``secure`` (see above).
+
+    References
+    ----------
+    Mironov (2012), ACM CCS; Canonne, Kamath & Steinke (2020), Algorithms 1-3.
 
     Examples
     --------

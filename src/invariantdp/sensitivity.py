@@ -311,7 +311,13 @@ def span_projector(space) -> np.ndarray:
 
 
 def project_onto_span(v, space) -> np.ndarray:
-    """Project ``v`` (shape ``(d,)`` or ``(m, d)``) onto ``span(S)`` (Prop. 26)."""
+    """Project ``v`` (shape ``(d,)`` or ``(m, d)``) onto ``span(S)`` (Cho & Awan, Prop. 26).
+
+    Examples
+    --------
+    >>> project_onto_span([1.0, 0, 0, 0], contingency_sensitivity_space(2, 2)).round(9).tolist()
+    [0.25, -0.25, -0.25, 0.25]
+    """
     B = span_basis(space)
     v = check_finite_array("v", v)
     if v.shape[-1] != B.shape[0]:

@@ -200,6 +200,14 @@ def audit_mechanism(
     with ``statistics=("threshold",)`` (with all three statistics, about 8%
     more).
 
+    References
+    ----------
+    Jagielski, Ullman & Oprea (2020), "Auditing differentially private
+    machine learning", NeurIPS 33 (Clopper-Pearson bounds from threshold
+    tests); Dong, Roth & Su (2022), JRSS-B 84(1) (tradeoff functions);
+    Mironov (2012), "On significance of the least significant bits for
+    differential privacy", ACM CCS (the achievable-output attack).
+
     Examples
     --------
     The exact (integer) discrete Laplace mechanism, simulated, on ``n``

@@ -46,6 +46,20 @@ class AuditSampleSize:
     n_tests : int
         The Bonferroni factor assumed.
     significance : float
+        Family-wise level of the audit.
+
+    References
+    ----------
+    Jagielski, Ullman & Oprea (2020), "Auditing differentially private
+    machine learning", NeurIPS 33 (Clopper-Pearson bounds from threshold
+    tests); Dong, Roth & Su (2022), JRSS-B 84(1) (tradeoff functions).
+
+    Examples
+    --------
+    >>> from invariantdp.privacy import gaussian_tradeoff
+    >>> size = audit_sample_size(gaussian_tradeoff(0.5), gaussian_tradeoff(1.0))
+    >>> size.n > 0, size.type2_true < size.type2_claimed
+    (True, True)
     """
 
     n: int
@@ -169,6 +183,12 @@ def audit_sample_size(
     (0.018 at type I 0.38) and ``9.3e4`` releases suffice.  A
     violation a hundred times the claim (``sigma = 2.575``, delta ``1e-3``)
     needs ``1.26e6`` releases against the ``(1, 1e-5)`` claim.
+
+    References
+    ----------
+    Jagielski, Ullman & Oprea (2020), "Auditing differentially private
+    machine learning", NeurIPS 33 (Clopper-Pearson bounds from threshold
+    tests); Dong, Roth & Su (2022), JRSS-B 84(1) (tradeoff functions).
 
     Examples
     --------

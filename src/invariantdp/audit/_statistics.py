@@ -46,6 +46,11 @@ def neighbour_from_space(x, space, *, p=2, nonnegative=True) -> np.ndarray:
     numpy.ndarray
         ``x + v``, with the shape of ``x``.
 
+    References
+    ----------
+    Cho & Awan, Def. 4 (sensitivity space) and Def. 13 (semi-adjacent
+    parameter).
+
     Examples
     --------
     >>> import numpy as np
@@ -86,6 +91,23 @@ def projection_statistic(direction) -> Callable:
     ``direction``, the projection is the likelihood ratio statistic, hence
     the most powerful.
 
+    Parameters
+    ----------
+    direction : array_like
+        Nonzero vector, typically ``x' - x`` (flattened).
+
+    Returns
+    -------
+    callable
+        ``stat(V)`` mapping releases (flattened to ``direction.size``
+        coordinates, one per row) to their projections; marked
+        ``vectorized``.
+
+    References
+    ----------
+    Dong, Roth & Su (2022), JRSS-B 84(1), Sec. 2 (Gaussian tradeoff curves
+    from the Neyman-Pearson lemma).
+
     Examples
     --------
     >>> import numpy as np
@@ -116,6 +138,24 @@ def likelihood_ratio_statistic(logpdf: Callable, x, x_prime) -> Callable:
     audit on it has the most power.  Points where both densities vanish get
     0; where one does, ``-inf``/``+inf`` are mapped to the finite extremes
     ``-1e300``/``1e300``.
+
+    Parameters
+    ----------
+    logpdf : callable
+        Log density of the noise on an ``(n, d)`` batch, one value per row.
+    x, x_prime : array_like
+        The two neighbouring inputs (same size ``d``).
+
+    Returns
+    -------
+    callable
+        ``stat(V)`` giving the log likelihood ratio of each release (row);
+        marked ``vectorized``.
+
+    References
+    ----------
+    Dong, Roth & Su (2022), JRSS-B 84(1), Sec. 2 (tradeoff functions and the
+    Neyman-Pearson lemma).
 
     Examples
     --------

@@ -73,6 +73,23 @@ class AuditResult:
     components : tuple of AuditResult
         With several statistics, the result of each one (each at its share
         of the significance); empty for a single statistic.
+
+    References
+    ----------
+    Dong, Roth & Su (2022), "Gaussian differential privacy", JRSS-B 84(1)
+    (tradeoff functions); Jagielski, Ullman & Oprea (2020), "Auditing
+    differentially private machine learning", NeurIPS 33 (Clopper-Pearson
+    bounds from threshold tests).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from invariantdp.privacy import gaussian_tradeoff
+    >>> rng = np.random.default_rng(0)
+    >>> s0, s1 = rng.normal(0.0, 1.0, 20_000), rng.normal(1.0, 1.0, 20_000)
+    >>> res = audit_samples(s0, s1, gaussian_tradeoff(1.0))
+    >>> res.passed, res.significant_violation <= 0.0, res.n_samples
+    (True, True, 20000)
     """
 
     passed: bool
@@ -209,6 +226,12 @@ def audit_samples(
     Returns
     -------
     AuditResult
+
+    References
+    ----------
+    Jagielski, Ullman & Oprea (2020), "Auditing differentially private
+    machine learning", NeurIPS 33 (Clopper-Pearson bounds from threshold
+    tests); Dong, Roth & Su (2022), JRSS-B 84(1) (tradeoff functions).
 
     Examples
     --------

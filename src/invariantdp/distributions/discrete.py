@@ -133,6 +133,11 @@ class discrete_laplace_gen(_integer_law_gen):
 
     %(before_notes)s
 
+    Parameters
+    ----------
+    t : float
+        Shape parameter of every method: the scale, ``t > 0``.
+
     Notes
     -----
     The probability mass function is
@@ -152,7 +157,19 @@ class discrete_laplace_gen(_integer_law_gen):
 
     %(after_notes)s
 
-    %(example)s
+    References
+    ----------
+    Canonne, Kamath & Steinke (2020), "The discrete Gaussian for differential
+    privacy", NeurIPS 33 (the discrete Laplace); Gong & Meng, Definition 1.2
+    (the double geometric mechanism).
+
+    Examples
+    --------
+    >>> from invariantdp.distributions import discrete_laplace
+    >>> round(float(discrete_laplace.pmf(0, 2.0)), 4), round(float(np.tanh(0.25)), 4)
+    (0.2449, 0.2449)
+    >>> discrete_laplace.rvs(2.0, size=5, random_state=0).dtype.kind
+    'i'
     """
 
     def _logpmf(self, k, t):
@@ -254,6 +271,11 @@ class discrete_gaussian_gen(_integer_law_gen):
 
     %(before_notes)s
 
+    Parameters
+    ----------
+    sigma : float
+        Shape parameter of every method: the scale, ``sigma > 0``.
+
     Notes
     -----
     The probability mass function is
@@ -273,7 +295,18 @@ class discrete_gaussian_gen(_integer_law_gen):
 
     %(after_notes)s
 
-    %(example)s
+    References
+    ----------
+    Canonne, Kamath & Steinke (2020), "The discrete Gaussian for differential
+    privacy", NeurIPS 33, Definition 1, Theorem 4 and Algorithm 3.
+
+    Examples
+    --------
+    >>> from invariantdp.distributions import discrete_gaussian
+    >>> round(float(discrete_gaussian.pmf(0, 1.0)), 4)
+    0.3989
+    >>> bool(discrete_gaussian.var(1.0) < 1.0)
+    True
     """
 
     _scale_name = "sigma"

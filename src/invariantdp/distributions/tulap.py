@@ -74,6 +74,13 @@ class tulap_gen(stats.rv_continuous):
 
     %(before_notes)s
 
+    Parameters
+    ----------
+    b : float
+        Shape parameter of every method, in [0, 1) (``exp(-epsilon)``).
+    q : float
+        Shape parameter of every method, the truncated mass, in [0, 1).
+
     Notes
     -----
     The probability density function for `tulap` is, for ``q = 0``,
@@ -113,7 +120,14 @@ class tulap_gen(stats.rv_continuous):
     .. [1] Awan, J. and Slavkovic, A. (2018). "Differentially private
        uniformly most powerful tests for binomial data", NeurIPS 31.
 
-    %(example)s
+    Examples
+    --------
+    >>> from invariantdp.distributions import tulap, tulap_params
+    >>> b, q = tulap_params(1.0)
+    >>> float(tulap.cdf(0.0, b, q)), round(float(tulap.pdf(0.0, b, q)), 4)
+    (0.5, 0.4621)
+    >>> round((1 - b) / (1 + b), 4)
+    0.4621
     """
 
     def _shape_info(self):
@@ -378,6 +392,18 @@ def tulap_params(epsilon, delta=0.0) -> tuple[float, float]:
     which is no Tulap law: that range, and a ``q`` that rounds to 1, are
     refused.  :func:`tulap_from_privacy` keeps ``epsilon`` itself and works
     for every epsilon > 0.
+
+    Parameters
+    ----------
+    epsilon : float
+        ``epsilon > 0``.
+    delta : float, optional
+        ``0 <= delta < 1``.
+
+    Returns
+    -------
+    (float, float)
+        ``(b, q)``, to pass to :func:`tulap` (``tulap(b, q)``).
 
     Raises
     ------

@@ -94,6 +94,11 @@ def degenerate_gaussian_logpdf(y, mean, cov, *, rtol=1e-9) -> np.ndarray:
     -------
     float or numpy.ndarray of shape (m,)
 
+    References
+    ----------
+    Gao, Gong & Yu, Theorem 22 and Appendix D (the projected Gaussian
+    release as a degenerate normal).
+
     Examples
     --------
     >>> import numpy as np
@@ -146,6 +151,18 @@ def projected_gaussian_logpdf(y, x, invariants, *, sigma, rtol=1e-9) -> np.ndarr
     sigma : float
         Standard deviation of the noise before projection.
 
+    rtol : float, optional
+        Relative tolerance of the test that ``y`` lies on the affine space.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        One log-density per release (a float for a single release).
+
+    References
+    ----------
+    Gao, Gong & Yu, Theorem 22 (projection equals conditioning) and Cor. 14.
+
     Examples
     --------
     >>> import numpy as np
@@ -183,6 +200,33 @@ def conditional_laplace_logpdf(y, x, invariants, *, scale, rtol=1e-9) -> np.ndar
     space of dimension two or more the normaliser has no simple closed form
     and a ``ValueError`` is raised; use
     :func:`invariantdp.mechanisms.conditional_release` to sample instead.
+
+    Parameters
+    ----------
+    y : array_like
+        Release(s): shape ``invariants.shape``, ``(n,)`` or ``(m, n)``.
+    x : array_like
+        Confidential query.
+    invariants : Invariants
+        Their null space must have dimension one.
+    scale : float
+        Laplace scale ``b`` of the unconditioned noise.
+    rtol : float, optional
+        Relative tolerance of the test that ``y`` lies on the line.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        One log-density per release (a float for a single release).
+
+    Raises
+    ------
+    InvariantDPError
+        If the null space of ``C`` does not have dimension one.
+
+    References
+    ----------
+    Gong & Meng (2020), Eq. 2.3, Example 4.1 and Eq. 4.6.
 
     Examples
     --------
@@ -241,6 +285,15 @@ def projected_gaussian_marginal_loglik(y, mean, cov, invariants, *, sigma) -> fl
     invariants : Invariants
     sigma : float
         Noise standard deviation before projection.
+
+    Returns
+    -------
+    float
+        The Gaussian log-likelihood of ``y``.
+
+    References
+    ----------
+    Gao, Gong & Yu, Theorem 22 and Appendix D.
 
     Examples
     --------

@@ -61,6 +61,11 @@ class PrivatizedPoisson(GenericLikelihoodModel):
         unless ``y`` is that release.
     offset : array_like, shape (n,), optional
 
+    References
+    ----------
+    Gao, Gong & Yu, Cor. 14 and Theorem 22 (the projected Gaussian release);
+    Cho & Awan, Algorithm 1.
+
     Examples
     --------
     >>> import numpy as np
@@ -205,13 +210,31 @@ class IndependenceTestResult(TidyResult):
     Attributes
     ----------
     statistic : float
+        The test statistic, asymptotically chi-squared with ``df`` degrees of
+        freedom under independence.
     df : int
+        Degrees of freedom, ``(r - 1) (c - 1)``.
     pvalue : float
+        Upper-tail chi-squared p-value of :attr:`statistic`.
     method : str
         ``"pearson"`` (generalised Pearson / score statistic with the
         pseudo-inverse of ``V_0 + sigma^2 Pi_N``) or ``"lr"`` (likelihood ratio).
     sigma : float
         The release's noise standard deviation.
+
+    References
+    ----------
+    Cho & Awan, Algorithm 1 (the semi-DP Gaussian release of a table with
+    fixed margins); Gao, Gong & Yu, Sec. 4 (inference from a projected
+    release).
+
+    Examples
+    --------
+    >>> from invariantdp.mechanisms import semi_dp_gaussian
+    >>> rel = semi_dp_gaussian([[60, 20], [25, 55]], mu=0.5, rng=3)
+    >>> res = PrivatizedLogLinear(rel).test_independence()
+    >>> res.df, res.method, bool(res.pvalue < 0.001)
+    (1, 'pearson', True)
     """
 
     statistic: float
@@ -251,6 +274,11 @@ class PrivatizedLogLinear(GenericLikelihoodModel):
     ----------
     release : Release
         A projected-Gaussian release of an r x c table with its one-way margins.
+
+    References
+    ----------
+    Cho & Awan, Algorithm 1 and Prop. 32 (the semi-DP Gaussian release of a
+    table with fixed one-way margins); Gao, Gong & Yu, Theorem 22.
 
     Examples
     --------

@@ -176,6 +176,11 @@ def ump_binomial_sample_size(
     -------
     int
 
+    References
+    ----------
+    Awan & Slavkovic (2018), "Differentially private uniformly most powerful
+    tests for binomial data", Theorem 3.2 (the test) and Section 5 (power).
+
     Examples
     --------
     >>> ump_binomial_sample_size(0.6, null_p=0.5, epsilon=0.1, power=0.8)

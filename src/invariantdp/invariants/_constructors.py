@@ -17,6 +17,17 @@ def one_way_margins(shape) -> Invariants:
     null space is the space of interactions; :meth:`Invariants.project`
     centres along every axis (double centring for two axes), in ``O(n)``.
 
+    Parameters
+    ----------
+    shape : tuple of int
+        Shape of the table (any number of axes).
+
+    Returns
+    -------
+    Invariants
+        With one row per margin entry (the sums along every axis but one,
+        axis by axis) and values unset.
+
     References
     ----------
     Cho & Awan, Prop. 32 (tables with invariant one-way margins).
@@ -87,6 +98,11 @@ def nested_totals(levels) -> Invariants:
         of finest groups, and the projection onto the null space is centring
         within the finest groups, ``O(n)``.
 
+    References
+    ----------
+    Bailie, Gong & Meng, Sec. 6.1 (the hierarchy of Census geography and the
+    invariants of the 2020 TopDown algorithm).
+
     Examples
     --------
     >>> from invariantdp.invariants import nested_totals
@@ -106,6 +122,28 @@ def null_space_projector(invariants: Invariants) -> splinalg.LinearOperator:
 
     It applies :meth:`Invariants.project`, so it costs ``O(n)`` per product for
     structured invariants and never stores an ``n x n`` matrix.
+
+    Parameters
+    ----------
+    invariants : Invariants
+        The invariants ``C x = c``; only ``C`` is used.
+
+    Returns
+    -------
+    scipy.sparse.linalg.LinearOperator
+        Symmetric ``n x n`` operator (``n`` cells) with ``P @ v`` the
+        orthogonal projection of ``v`` onto ker C.
+
+    Raises
+    ------
+    TypeError
+        If ``invariants`` is not an :class:`Invariants`.
+
+    References
+    ----------
+    Cho & Awan, Prop. 26 (projecting the noise onto the span of the
+    sensitivity space, which is ker C for one-way margins, Prop. 32);
+    Gao, Gong & Yu, Sec. 4.
 
     Examples
     --------

@@ -104,6 +104,12 @@ def discrete_laplace_mechanism(x, *, epsilon, sensitivity=1, rng=None, secure=Fa
         integers from :mod:`secrets` (see :mod:`invariantdp.secure`).  About
         40 microseconds per cell instead of nanoseconds.
 
+    Returns
+    -------
+    Release
+        Integer-valued; ``epsilon``-DP guarantee, noise family
+        ``"discrete_laplace"`` with ``scale = sensitivity / epsilon``.
+
     References
     ----------
     Ghosh, Roughgarden & Sundararajan (2012); Canonne, Kamath & Steinke
@@ -171,6 +177,16 @@ def discrete_gaussian_mechanism(
         :math:`\Delta_2^2` summed exactly for a sensitivity space) by CKS
         Algorithm 3 with uniform integers from :mod:`secrets` (see
         :mod:`invariantdp.secure`).
+
+    Returns
+    -------
+    Release
+        Integer-valued; zCDP guarantee with ``rho``, noise family
+        ``"discrete_gaussian"`` with ``sigma``.
+
+    References
+    ----------
+    Canonne, Kamath & Steinke (2020), Def. 1, Theorem 4 and Algorithm 3.
 
     Examples
     --------
@@ -315,6 +331,18 @@ def tulap_mechanism(x, *, epsilon, delta=0.0, sensitivity=1.0, rng=None, secure=
     secure : bool, optional
         Draw the noise exactly from :mod:`secrets` for a production release
         (about 30 microseconds per cell; see :mod:`invariantdp.secure`).
+
+    Returns
+    -------
+    Release
+        ``(epsilon, delta)``-DP guarantee; noise family ``"tulap"`` with
+        ``b``, ``q`` (:func:`~invariantdp.distributions.tulap_params`) and
+        ``scale``.
+
+    References
+    ----------
+    Awan & Slavkovic (2018), Def. 4.1 and Thm 4.3; Cho & Awan, Def. 35
+    (the canonical noise distribution).
 
     Examples
     --------

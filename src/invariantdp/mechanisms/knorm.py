@@ -213,6 +213,12 @@ def lp_mechanism(x, p, sensitivity=1.0, epsilon=None, *, rng=None, secure=False)
     secure : bool, optional
         Must be False: there is no exact l_p sampler.
 
+    Returns
+    -------
+    Release
+        ``epsilon``-DP guarantee; noise family ``"knorm"`` with ``norm``
+        (``"l1"``, ``"l2"`` or ``"linf"``), ``dim`` and ``scale``.
+
     References
     ----------
     Cho & Awan, Appendix B, Algorithms 4-6; Hardt & Talwar (2010).

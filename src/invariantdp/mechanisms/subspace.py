@@ -206,6 +206,27 @@ def projected_laplace(
     Simulation only: ``secure=True`` is refused (module notes), and
     ``metadata["randomness"]`` is ``"simulation"``.
 
+    Parameters
+    ----------
+    x : array_like
+        The confidential query (shape ``invariants.shape``).
+    invariants : Invariants
+        ``C`` with the values ``c``; values absent are computed from ``x``,
+        values present must agree with ``x``.
+    epsilon : float
+        ``epsilon > 0``.
+    sensitivity : float or array_like, optional
+        :math:`\Delta_1(A)` (default 1) or a sensitivity space.
+    rng : None, int, SeedSequence or numpy.random.Generator
+    secure : bool, optional
+        Must be False (simulation only).
+
+    Returns
+    -------
+    Release
+        ``epsilon``-DP guarantee (induced subspace DP), noise family
+        ``"projected_laplace"`` with ``scale`` and the invariants.
+
     References
     ----------
     Gao, Gong & Yu (2022), Lemma 16, Cor. 17; Sec. 5.1 (county populations
@@ -250,6 +271,12 @@ def extended_gaussian(
     Other parameters (including ``secure``: simulation only) are as in
     :func:`projected_gaussian`.
 
+    Returns
+    -------
+    Release
+        GDP guarantee with ``mu``, noise family ``"extended_gaussian"`` with
+        ``scale = sigma`` and the invariants.
+
     References
     ----------
     Gao, Gong & Yu (2022), Theorem 12, Algorithm 1, Cor. 15.
@@ -284,6 +311,27 @@ def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secur
     ``A``, from which it is computed in that basis.  Simulation only:
     ``secure=True`` is refused (module notes), and ``metadata["randomness"]``
     is ``"simulation"``.
+
+    Parameters
+    ----------
+    x : array_like
+        The confidential query (shape ``invariants.shape``).
+    invariants : Invariants
+        ``C`` with the values ``c``; values absent are computed from ``x``,
+        values present must agree with ``x``.
+    epsilon : float
+        ``epsilon > 0``.
+    sensitivity : float or array_like, optional
+        :math:`\Delta_1(Q_N^T A)` (default 1) or the sensitivity space of ``A``.
+    rng : None, int, SeedSequence or numpy.random.Generator
+    secure : bool, optional
+        Must be False (simulation only).
+
+    Returns
+    -------
+    Release
+        ``epsilon``-DP guarantee (induced subspace DP), noise family
+        ``"extended_laplace"`` with ``scale`` and the invariants.
 
     References
     ----------
@@ -356,6 +404,10 @@ def distributed_privatize(x_local, cells, invariants, *, mechanism, seed, secure
         family describes on its own.  The release is the concatenation of
         the shares, equal to the central ``mechanism(x, invariants,
         rng=seed, **params)``, whose Release records the law and guarantee.
+
+    References
+    ----------
+    Gao, Gong & Yu (2022), Algorithm 4.
 
     Examples
     --------

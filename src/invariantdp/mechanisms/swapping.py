@@ -99,6 +99,17 @@ class SwapResult(Release):
     ----------
     data : pandas.DataFrame or dask.dataframe.DataFrame
         The swapped microdata (see :func:`permutation_swap`).
+
+    References
+    ----------
+    Bailie, Gong & Meng, Algorithm 5.1 and Theorem 5.6.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"county": list("aabbab"), "owned": [1, 0, 1, 0, 0, 1]})
+    >>> data, rel = permutation_swap(df, swap="county", swap_rate=0.5, rng=3)
+    >>> rel.data is data, len(data) == len(df), rel.mechanism
+    (True, True, 'permutation_swap')
     """
 
     data: object
@@ -128,6 +139,16 @@ class SwappingInvariants(NamedTuple):
         :math:`n_{jl}`: counts by all holding variables (matching and other).
     match_swap : pandas.Series
         :math:`n_{jk}`: counts by matching x swapping variables.
+
+    References
+    ----------
+    Bailie, Gong & Meng, Definition 5.4.
+
+    Examples
+    --------
+    >>> inv = swapping_invariants(pd.DataFrame({"c": list("abb"), "o": [1, 0, 1]}), swap="c")
+    >>> inv.match_swap.to_dict(), inv.equals(inv)
+    ({'a': 1, 'b': 2}, True)
     """
 
     match_hold: pd.Series

@@ -24,6 +24,21 @@ def plot_release_distances(distances, *, metric="L1", ax=None):
     Returns
     -------
     matplotlib.axes.Axes
+
+    References
+    ----------
+    Gong & Meng (2020), Sec. 3, Eq. 3.1 and Figure 1.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import pandas as pd
+    >>> d = pd.DataFrame({"method": ["congenial", "congenial", "NNL2", "NNL2"],
+    ...                   "metric": "L1", "distance": [3.0, 4.0, 5.0, 6.0]})
+    >>> ax = plot_release_distances(d)
+    >>> [t.get_text() for t in ax.get_xticklabels()]
+    ['congenial', 'NNL2']
     """
     ax = get_ax(ax)
     sub = distances[distances["metric"] == metric]

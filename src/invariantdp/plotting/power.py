@@ -25,6 +25,18 @@ def plot_power_curves(x, curves: dict, *, alpha=None, xlabel="odds ratio", ax=No
     Returns
     -------
     matplotlib Axes
+
+    References
+    ----------
+    Cho & Awan, Sec. 5.3 (power of the semi-private UMPU odds-ratio test).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> ax = plot_power_curves([1, 2, 4], {"DP": [0.05, 0.3, 0.7]}, alpha=0.05)
+    >>> len(ax.get_lines()), ax.get_ylabel()
+    (2, 'power')
     """
     ax = get_ax(ax)
     x = np.asarray(x, dtype=float)
@@ -44,6 +56,34 @@ def plot_pvalue_histogram(pvalues, *, bins=20, ax=None, label=None):
 
     Under the null hypothesis the p-values of an exact test with continuous
     noise are uniform, so the bars should scatter around the dashed line.
+
+    Parameters
+    ----------
+    pvalues : array_like
+        The p-values, in [0, 1].
+    bins : int, optional
+        Number of equal-width bins on [0, 1].
+    ax : matplotlib Axes, optional
+        Axes to draw on (default: a new figure).
+    label : str, optional
+        Legend label of the bars (no legend when None).
+
+    Returns
+    -------
+    matplotlib Axes
+
+    References
+    ----------
+    Awan & Slavkovic (2018), Thm 4.5 (the p-value of the DP UMP binomial
+    test, a function of the continuous Tulap release).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> ax = plot_pvalue_histogram(np.random.default_rng(0).uniform(size=200), bins=10)
+    >>> len(ax.patches), ax.get_xlabel()
+    (10, 'p-value')
     """
     ax = get_ax(ax)
     p = np.asarray(pvalues, dtype=float)
@@ -60,9 +100,36 @@ def plot_pvalue_histogram(pvalues, *, bins=20, ax=None, label=None):
 def plot_pvalue_vs_epsilon(epsilons, pvalues, *, band=None, reference=None, ax=None):
     """p-value as a function of the privacy-loss parameter (log-scaled x axis).
 
-    ``band`` is an optional ``(low, high)`` pair of arrays (e.g. quartiles over
-    noise draws); ``reference`` an optional horizontal line (e.g. the
-    non-private mid-p value) as ``(value, label)``.
+    Parameters
+    ----------
+    epsilons : array_like
+        Privacy-loss parameters, positive (the x axis is log-scaled).
+    pvalues : array_like
+        The p-value at each epsilon (e.g. at the median noise draw).
+    band : (array_like, array_like), optional
+        ``(low, high)`` arrays shaded around the curve (e.g. quartiles over
+        noise draws).
+    reference : (float, str), optional
+        A horizontal line (e.g. the non-private mid-p value) and its label.
+    ax : matplotlib Axes, optional
+        Axes to draw on (default: a new figure).
+
+    Returns
+    -------
+    matplotlib Axes
+
+    References
+    ----------
+    Awan & Slavkovic (2018), Thm 4.5 (p-values of the DP UMP binomial test).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> eps = [0.1, 1.0, 10.0]
+    >>> ax = plot_pvalue_vs_epsilon(eps, [0.6, 0.2, 0.05], reference=(0.03, "non-private"))
+    >>> ax.get_xscale(), len(ax.get_lines())
+    ('log', 2)
     """
     ax = get_ax(ax)
     eps = np.asarray(epsilons, dtype=float)

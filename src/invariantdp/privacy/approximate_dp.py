@@ -35,6 +35,18 @@ __all__ = [
 def pure_dp_group_privacy(epsilon, k) -> float:
     r"""Pure DP for groups of size ``k``: :math:`\epsilon`-DP gives :math:`k\epsilon`-DP.
 
+    Parameters
+    ----------
+    epsilon : float
+        Privacy-loss parameter of the mechanism, ``epsilon > 0``.
+    k : int
+        Group size, ``k >= 1``.
+
+    Returns
+    -------
+    float
+        ``k * epsilon``, correctly rounded.
+
     References
     ----------
     Dwork & Roth (2014), Theorem 2.2; Cho & Awan, Section 2.2.
@@ -57,6 +69,20 @@ def approximate_dp_group_privacy(epsilon, delta, k) -> tuple[float, float]:
     the standard bound obtained by chaining ``k`` neighbouring pairs.  A
     returned ``delta`` of 1 is a valid but vacuous bound (every mechanism is
     :math:`(\epsilon, 1)`-DP).
+
+    Parameters
+    ----------
+    epsilon : float
+        ``epsilon > 0``.
+    delta : float
+        ``0 <= delta < 1``.
+    k : int
+        Group size, ``k >= 1``.
+
+    Returns
+    -------
+    (float, float)
+        The group ``(epsilon, delta)``.
 
     References
     ----------
@@ -91,6 +117,16 @@ def approximate_dp_group_privacy(epsilon, delta, k) -> tuple[float, float]:
 def pure_dp_composition(epsilons: Iterable) -> float:
     r"""Basic composition of pure DP: the :math:`\epsilon_i` add.
 
+    Parameters
+    ----------
+    epsilons : iterable of float
+        The ``epsilon_i > 0`` of the composed mechanisms.
+
+    Returns
+    -------
+    float
+        Their sum (computed with ``math.fsum``).
+
     References
     ----------
     Dwork & Roth (2014), Theorem 3.14.
@@ -107,6 +143,18 @@ def pure_dp_composition(epsilons: Iterable) -> float:
 
 def approximate_dp_composition(epsilons: Iterable, deltas: Iterable) -> tuple[float, float]:
     r"""Basic composition of :math:`(\epsilon_i, \delta_i)`-DP: both parameters add.
+
+    Parameters
+    ----------
+    epsilons : iterable of float
+        The ``epsilon_i > 0``.
+    deltas : iterable of float
+        The ``delta_i`` in [0, 1), one per ``epsilon_i``; their sum must be < 1.
+
+    Returns
+    -------
+    (float, float)
+        ``(sum of epsilons, sum of deltas)``.
 
     References
     ----------

@@ -65,6 +65,16 @@ class CensusSemiDPAnalysis:
         Advertised :math:`\epsilon = \rho + 2\sqrt{\rho \log(1/\delta)}` (Lemma 40).
     semi_dp_epsilon : float
         The same conversion applied to ``semi_dp_rho``.
+
+    References
+    ----------
+    Cho & Awan, Section 6.1, Lemmas 39 and 40.
+
+    Examples
+    --------
+    >>> res = census_semi_dp_analysis(rho=2.56, a=2, delta=1e-10)
+    >>> res.a, round(res.semi_dp_rho, 9), round(res.semi_dp_epsilon, 2)
+    (2, 10.24, 40.95)
     """
 
     rho: float
@@ -155,7 +165,7 @@ TOPDOWN_RHO: dict[tuple[str, str], float] = {
 
 @dataclass(frozen=True)
 class TopDownAccounting:
-    """Result of :func:`topdown_privacy_accounting`.
+    r"""Result of :func:`topdown_privacy_accounting`.
 
     Attributes
     ----------
@@ -166,6 +176,18 @@ class TopDownAccounting:
     total_epsilon : float
         ``total_rho`` converted at ``delta``.
     delta : float
+        The ``delta`` of the :math:`(\epsilon, \delta)` conversions.
+
+    References
+    ----------
+    Bailie, Gong & Meng, Section 6.1 and Table 6.2; Bun & Steinke (2016),
+    Lemma 2.3 and Proposition 1.3.
+
+    Examples
+    --------
+    >>> acc = topdown_privacy_accounting()
+    >>> len(acc.rows), round(acc.total_rho, 2), round(acc.total_epsilon, 2)
+    (4, 15.29, 52.82)
     """
 
     rows: tuple[tuple[str, str, float, float], ...]

@@ -424,6 +424,18 @@ def gdp_group_privacy(mu, k) -> float:
 
     :math:`G_\mu` composed with itself ``k`` times is :math:`G_{k\mu}`.
 
+    Parameters
+    ----------
+    mu : float
+        ``mu > 0``.
+    k : int
+        Group size, ``k >= 1``.
+
+    Returns
+    -------
+    float
+        ``k * mu``, correctly rounded.
+
     References
     ----------
     Dong, Roth & Su (2022), Theorem 2.14; Cho & Awan, Section 2.2.
@@ -441,6 +453,16 @@ def gdp_group_privacy(mu, k) -> float:
 
 def gdp_composition(mus: Iterable) -> float:
     r"""Composition of GDP: :math:`\mu = \sqrt{\mu_1^2 + \cdots + \mu_n^2}`.
+
+    Parameters
+    ----------
+    mus : iterable of float
+        The ``mu_i > 0`` of the composed mechanisms.
+
+    Returns
+    -------
+    float
+        The ``mu`` of the composition.
 
     References
     ----------

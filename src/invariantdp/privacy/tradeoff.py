@@ -43,6 +43,25 @@ class TradeoffFunction(abc.ABC):
     Instances are callables that broadcast over ``alpha``.  Subclasses give a
     closed form for ``__call__`` and, where available, for ``inverse``; the
     base class inverts numerically by vectorised bisection.
+
+    Attributes
+    ----------
+    name : str
+        Short description used in ``repr`` and summaries.
+
+    References
+    ----------
+    Dong, Roth & Su (2022), Definition 2.1 (tradeoff functions); Cho & Awan,
+    Sec. 2.2 (f-DP and semi-DP).
+
+    Examples
+    --------
+    >>> from invariantdp.privacy import eps_delta
+    >>> f = eps_delta(1.0)
+    >>> isinstance(f, TradeoffFunction), round(float(f(0.5)), 4)
+    (True, 0.1839)
+    >>> round(float(f.fixed_point()), 4)
+    0.2689
     """
 
     #: short description used in ``repr`` and summaries
@@ -209,7 +228,34 @@ class _Callable(TradeoffFunction):
 
 
 def as_tradeoff(f) -> TradeoffFunction:
-    """Wrap a plain callable ``f(alpha)`` as a :class:`TradeoffFunction`."""
+    """Wrap a plain callable ``f(alpha)`` as a :class:`TradeoffFunction`.
+
+    Parameters
+    ----------
+    f : TradeoffFunction or callable
+        A tradeoff function (returned unchanged) or a callable mapping
+        ``alpha`` in [0, 1] to ``f(alpha)``; it is not checked to be a valid
+        (convex, continuous, non-increasing) tradeoff function.
+
+    Returns
+    -------
+    TradeoffFunction
+
+    Raises
+    ------
+    TypeError
+        If `f` is not callable.
+
+    References
+    ----------
+    Dong, Roth & Su (2022), Definition 2.1; Cho & Awan, Sec. 2.2.
+
+    Examples
+    --------
+    >>> f = as_tradeoff(lambda a: 1.0 - a)
+    >>> isinstance(f, TradeoffFunction), float(f(0.25))
+    (True, 0.75)
+    """
     if isinstance(f, TradeoffFunction):
         return f
     if not callable(f):
@@ -286,6 +332,22 @@ def group(f, k) -> TradeoffFunction:
 
     A mechanism that is f-DP for neighbours at distance 1 is ``f∘...∘f``-DP
     (``k`` factors) for data at distance ``k``.
+
+    Parameters
+    ----------
+    f : TradeoffFunction or callable
+        The tradeoff function for neighbours at distance 1 (see
+        :func:`as_tradeoff`).
+    k : int
+        Group size (distance), ``k >= 1``.
+
+    Returns
+    -------
+    TradeoffFunction
+
+    References
+    ----------
+    Dong, Roth & Su (2022), Theorem 2.14; Cho & Awan, Sec. 2.2.
 
     Examples
     --------

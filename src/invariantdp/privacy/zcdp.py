@@ -279,6 +279,16 @@ def zcdp_group_privacy(rho, k) -> float:
 def zcdp_composition(rhos: Iterable) -> float:
     r"""Composition of zCDP: the parameters add, :math:`\sum_i \rho_i`.
 
+    Parameters
+    ----------
+    rhos : iterable of float
+        The ``rho_i > 0`` of the composed mechanisms.
+
+    Returns
+    -------
+    float
+        Their sum.
+
     References
     ----------
     Bun & Steinke (2016), Lemma 2.3.
@@ -300,6 +310,16 @@ def gdp_to_zcdp(mu) -> float:
     standard deviation :math:`\sigma = \Delta/\mu` is :math:`\mu`-GDP and
     :math:`\Delta^2/(2\sigma^2) = \mu^2/2`-zCDP.
 
+    Parameters
+    ----------
+    mu : float
+        ``mu > 0``.
+
+    Returns
+    -------
+    float
+        ``rho = mu**2 / 2``.
+
     References
     ----------
     Bun & Steinke (2016), Proposition 1.6; Dong, Roth & Su (2022), Theorem 2.7.
@@ -316,6 +336,16 @@ def gdp_to_zcdp(mu) -> float:
 
 def pure_dp_to_zcdp(epsilon) -> float:
     r""":math:`\epsilon`-DP implies :math:`\epsilon^2/2`-zCDP.
+
+    Parameters
+    ----------
+    epsilon : float
+        ``epsilon > 0``.
+
+    Returns
+    -------
+    float
+        ``rho = epsilon**2 / 2``.
 
     References
     ----------

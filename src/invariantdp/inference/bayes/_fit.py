@@ -96,6 +96,11 @@ def fit(
     NUTS in one compound step; the lattice step's acceptance rate is in
     ``sample_stats.lattice_accept``.
 
+    References
+    ----------
+    Ju, Awan, Gong & Rao (2022), "Data augmentation MCMC for Bayesian
+    inference from privatized data", NeurIPS 35.
+
     Examples
     --------
     >>> idata = fit(model, draws=1000, tune=1000, chains=4, rng=0)  # doctest: +SKIP

@@ -43,6 +43,13 @@ class LatticeMoves:
     probability as ``s + t m -> s``, so the Metropolis-Hastings ratio is the
     ratio of target densities.
 
+    References
+    ----------
+    Diaconis & Sturmfels (1998), "Algebraic algorithms for sampling from
+    conditional distributions", Ann. Statist. 26 (Markov bases); Ju, Awan,
+    Gong & Rao (2022), "Data augmentation MCMC for Bayesian inference from
+    privatized data", NeurIPS 35.
+
     Examples
     --------
     >>> import numpy as np
@@ -203,6 +210,12 @@ def fibre_point(target, invariants, values=None, *, lower=0, upper=None, fixed_t
     Returns
     -------
     numpy.ndarray of int64
+
+    References
+    ----------
+    Ju, Awan, Gong & Rao (2022), "Data augmentation MCMC for Bayesian
+    inference from privatized data", NeurIPS 35 (the sampler of the latent
+    counts that this point starts).
 
     Examples
     --------

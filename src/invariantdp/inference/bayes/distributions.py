@@ -74,6 +74,23 @@ def release_noise(release) -> NoiseLikelihood:
     Theorem 22).  A release conditioned on *inequalities* has a normaliser
     that depends on the confidential value; see :func:`mechanism_likelihood`.
 
+    Parameters
+    ----------
+    release : Release
+
+    Returns
+    -------
+    NoiseLikelihood
+
+    Raises
+    ------
+    TypeError
+        If ``release`` is not a :class:`~invariantdp.Release`.
+
+    References
+    ----------
+    Gong & Meng (2020), Theorem 2.1; Gao, Gong & Yu, Theorem 22.
+
     Examples
     --------
     >>> from invariantdp.mechanisms import discrete_laplace_mechanism
@@ -91,7 +108,35 @@ def release_noise(release) -> NoiseLikelihood:
 
 
 def likelihood_class(spec: NoiseLikelihood):
-    """The PyMC distribution class a :class:`~invariantdp.families.NoiseLikelihood` names."""
+    """The PyMC distribution class a :class:`~invariantdp.families.NoiseLikelihood` names.
+
+    Parameters
+    ----------
+    spec : NoiseLikelihood
+        E.g. ``release.noise.spec.likelihood(release.noise.params)``.
+
+    Returns
+    -------
+    type
+        A PyMC distribution class of this module (``TulapLikelihood``,
+        ``LaplaceLikelihood``, ...).
+
+    Raises
+    ------
+    KeyError
+        If ``spec.distribution`` names no class of this module.
+
+    References
+    ----------
+    Gao, Gong & Yu, Sec. 4 and Theorem 22 (the likelihood of a projected
+    release); Awan & Slavkovic (2018), Def. 4.1 (Tulap).
+
+    Examples
+    --------
+    >>> from invariantdp.families import noise_family
+    >>> likelihood_class(noise_family("laplace").likelihood({"scale": 2.0})).__name__
+    'LaplaceLikelihood'
+    """
     return _CLASSES[spec.distribution]
 
 
@@ -125,6 +170,11 @@ def mechanism_likelihood(name, release, confidential, *, flatten=False, **kwargs
     release conditioned on inequalities (e.g. non-negativity) has the density
     of the unconstrained noise divided by ``P(M(s) in S* | s)``, which depends
     on ``s``; that factor is not computed, and a warning says so.
+
+    References
+    ----------
+    Ju, Awan, Gong & Rao (2022), "Data augmentation MCMC for Bayesian
+    inference from privatized data", NeurIPS 35; Gao, Gong & Yu, Theorem 22.
 
     Examples
     --------

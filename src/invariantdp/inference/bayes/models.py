@@ -200,6 +200,12 @@ def poisson_regression_model(
     space of ``C``); the model keeps ``w`` as the latent ``row_space_noise``
     (flat prior), so marginally over ``w`` the likelihood is exact.
 
+    References
+    ----------
+    Gao, Gong & Yu (2022), Cor. 14 and 17; Ju, Awan, Gong & Rao (2022),
+    "Data augmentation MCMC for Bayesian inference from privatized data",
+    NeurIPS 35.
+
     Examples
     --------
     >>> import numpy as np

@@ -105,6 +105,11 @@ def affine_counts(invariants, base_point, z):
     a density in ``s`` on the affine space is the same density in ``z``.
     See the module docstring for when the relaxation is adequate.
 
+    References
+    ----------
+    Gao, Gong & Yu, Theorem 22 (given the invariants, the confidential
+    counts lie on the affine space ``{C s = c}``).
+
     Examples
     --------
     >>> import numpy as np, pytensor.tensor as pt

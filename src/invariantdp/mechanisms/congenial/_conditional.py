@@ -51,6 +51,27 @@ class ConditionalRelease(Release):
         and the ArviZ ESS is close to the number of draws.
     method : str
         The sampler used.
+    inequalities : LinearInequalities or None
+        The inequality invariants :math:`B s \ge b` the draws satisfy, if any.
+
+    References
+    ----------
+    Gong & Meng (2020), Theorem 2.1 (the congenial release
+    :math:`M(x) \mid M(x) \in S^*`) and Algorithm 1; Gao, Gong & Yu,
+    Theorem 22.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from invariantdp import Invariants
+    >>> from invariantdp.mechanisms import conditional_release
+    >>> res = conditional_release([30, 70], "laplace", Invariants(np.ones((1, 2))),
+    ...                           epsilon=1.0, sensitivity=2.0, inequalities="nonnegative",
+    ...                           sampler="gibbs", draws=200, chains=2, rng=0)
+    >>> res.method, res.draws.shape, round(float(res.value.sum()), 9)
+    ('gibbs', (2, 200, 2), 100.0)
+    >>> bool((res.draws >= 0).all())
+    True
     """
 
     draws: np.ndarray

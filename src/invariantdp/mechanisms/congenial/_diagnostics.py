@@ -59,6 +59,25 @@ class SamplerDiagnostics:
 
     ``ess_min``, ``rhat_max``, ``ess_per_second`` and ``ok`` are computed
     once, on first access.
+
+    References
+    ----------
+    Gong & Meng (2020), Sec. 2.3 and Algorithm 1 (MCMC for the congenial release, whose output
+    is only approximately a draw of the target); Vehtari et al. (2021),
+    "Rank-normalization, folding, and localization: an improved R-hat",
+    Bayesian Analysis 16(2) (bulk ESS and split R-hat).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from invariantdp import Invariants
+    >>> from invariantdp.mechanisms import conditional_release
+    >>> res = conditional_release([30, 70], "laplace", Invariants(np.ones((1, 2))),
+    ...                           epsilon=1.0, sensitivity=2.0, inequalities="nonnegative",
+    ...                           sampler="gibbs", draws=200, chains=2, rng=0)
+    >>> d = res.diagnostics
+    >>> d.sampler, d.chains, d.draws, d.ess.shape, d.ok
+    ('gibbs', 2, 200, (2,), True)
     """
 
     sampler: str

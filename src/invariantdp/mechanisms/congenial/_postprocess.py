@@ -173,6 +173,16 @@ def l1_postprocess(m, invariants, *, beta=None) -> np.ndarray:
         With values.
     beta : float in [0, 1], optional
 
+    Returns
+    -------
+    numpy.ndarray
+        The post-processed releases, of the shape of ``m``, satisfying the
+        invariants.
+
+    References
+    ----------
+    Gong & Meng (2020), Eq. 4.1, Example 4.1, Table 2 and Appendix A.
+
     Examples
     --------
     >>> import numpy as np
@@ -223,6 +233,21 @@ def l1_privacy_level(epsilon, beta) -> float:
     :math:`\epsilon/(2\max\{\beta, 1-\beta\})`-DP and no better (Gong & Meng,
     Appendix A, Theorem A.1); at ``beta = 1/2`` this is the L2 projection,
     :math:`\epsilon`-DP.
+
+    Parameters
+    ----------
+    epsilon : float
+        ``epsilon > 0`` of the unconstrained release (Laplace(2/epsilon) per bin).
+    beta : float in [0, 1]
+        Weight of the convex combination (see :func:`l1_postprocess`).
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    Gong & Meng (2020), Example 4.1 and Appendix A, Theorem A.1.
 
     Examples
     --------
