@@ -276,20 +276,34 @@ def run_poisson(args) -> int:
     data = _align(data, release, args.label_columns)
     model, response = _poisson_model(args, release, data)
     res = model.fit(disp=0)
-    names = list(model.exog_names)
+    return _report(
+        args,
+        release,
+        model,
+        res,
+        {
+            "model": "PrivatizedPoisson",
+            "response": response,
+            "response_values": "the release's values",
+            "formula": args.formula,
+            "exog": list(model.exog_names),
+        },
+    )
+
+
+def _report(args, release, model, res, head: dict, test=None) -> int:
+    """Print the fit as strict JSON (``--json``) or as its summary (and the test's)."""
     if args.json:
+        extra = {} if test is None else {"independence_test": test.to_dict()}
         print_json(
             {
-                "model": "PrivatizedPoisson",
-                "response": response,
-                "response_values": "the release's values",
-                "formula": args.formula,
-                "exog": names,
-                **_coefficients(res, names),
+                **head,
+                **_coefficients(res, list(model.exog_names)),
                 "llf": res.llf,
                 "nobs": int(res.nobs),
                 "converged": bool(res.mle_retvals.get("converged", True)),
                 "sigma": model.sigma,
+                **extra,
                 "randomness": release.metadata.get("randomness"),
                 "simulation": release.simulation,
             }
@@ -298,6 +312,9 @@ def run_poisson(args) -> int:
     summary = str(res.summary())
     _simulation_line(release, args.release)
     print(summary)
+    if test is not None:
+        print()
+        print(test.summary())
     return 0
 
 
@@ -311,31 +328,5 @@ def run_loglinear(args) -> int:
     model = _named(args.release, lambda: PrivatizedLogLinear(release))
     res = model.fit(disp=0)
     test = model.test_independence(method=args.independence_method)
-    names = list(model.exog_names)
-    if args.json:
-        print_json(
-            {
-                "model": "PrivatizedLogLinear",
-                "table_shape": list(model.table_shape),
-                **_coefficients(res, names),
-                "llf": res.llf,
-                "nobs": int(res.nobs),
-                "converged": bool(res.mle_retvals.get("converged", True)),
-                "sigma": model.sigma,
-                "independence_test": {
-                    "statistic": test.statistic,
-                    "df": test.df,
-                    "pvalue": test.pvalue,
-                    "method": test.method,
-                },
-                "randomness": release.metadata.get("randomness"),
-                "simulation": release.simulation,
-            }
-        )
-        return 0
-    summary = str(res.summary())
-    _simulation_line(release, args.release)
-    print(summary)
-    print()
-    print(test.summary())
-    return 0
+    head = {"model": "PrivatizedLogLinear", "table_shape": list(model.table_shape)}
+    return _report(args, release, model, res, head, test)
