@@ -30,7 +30,7 @@ SETTINGS = {"n": [30, 300, 3000], "epsilon": [0.5, 1.0, 2.0], "p": [0.3, 0.4]}
 def run(rng, n, epsilon, p):
     b, q = tulap_params(epsilon)
     z = rng.binomial(n, p) + tulap(b, q).rvs(random_state=rng)
-    res = ump_binomial_test(z, n, 0.3, epsilon=epsilon)
+    res = ump_binomial_test(z, n, 0.3, epsilon=epsilon, alternative="greater")
     return {"pvalue": res.pvalue}
 
 

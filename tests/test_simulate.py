@@ -192,7 +192,7 @@ def test_rejection_rate_and_mean_have_their_monte_carlo_errors():
 def _binomial_run(rng, n, epsilon, p):
     b, q = tulap_params(epsilon)
     z = rng.binomial(n, p) + tulap(b, q).rvs(random_state=rng)
-    return {"pvalue": ump_binomial_test(z, n, 0.4, epsilon=epsilon).pvalue}
+    return {"pvalue": ump_binomial_test(z, n, 0.4, epsilon=epsilon, alternative="greater").pvalue}
 
 
 def test_a_study_of_the_dp_binomial_test_finds_its_size_and_power():

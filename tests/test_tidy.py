@@ -14,8 +14,10 @@ from invariantdp.mechanisms import semi_dp_gaussian
 
 def _results():
     return [
-        idp.ump_binomial_test(4.2, 10, 0.5, epsilon=1.0),
-        idp.umpu_odds_ratio_test(12.3, (17, 13, 16, 14), epsilon=1.0),  # interval to +inf
+        idp.ump_binomial_test(4.2, 10, 0.5, epsilon=1.0, alternative="greater"),
+        idp.umpu_odds_ratio_test(
+            12.3, (17, 13, 16, 14), epsilon=1.0, alternative="greater"
+        ),  # interval to +inf
         PrivatizedLogLinear(
             semi_dp_gaussian([[60, 20], [25, 55]], mu=0.5, rng=3)
         ).test_independence(),

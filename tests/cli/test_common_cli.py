@@ -201,19 +201,43 @@ def test_temp_file_removed_when_the_writer_fails(tmp_path):
 
 @pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
 def test_sigint_removes_the_temp_file_and_restores_handlers(tmp_path):
-    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    seen = []
+    # A shell starts background jobs with SIGINT ignored (and Python keeps it
+    # so), which is how CI may run us: give SIGINT Python's usual handler.
+    outer = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+        seen = []
 
-    def interrupted(fh):
-        fh.write(b"partial")
-        seen.extend(_leftovers(tmp_path))
-        os.kill(os.getpid(), signal.SIGINT)
+        def interrupted(fh):
+            fh.write(b"partial")
+            seen.extend(_leftovers(tmp_path))
+            # raise_signal, unlike os.kill, delivers to this thread, at once
+            signal.raise_signal(signal.SIGINT)
 
-    with pytest.raises(KeyboardInterrupt):
-        write_atomic(tmp_path / "out.csv", interrupted)
-    assert len(seen) == 1  # the temporary file existed during the write ...
-    assert list(tmp_path.iterdir()) == []  # ... and is gone, with no output
-    assert {s: signal.getsignal(s) for s in before} == before
+        with pytest.raises(KeyboardInterrupt):
+            write_atomic(tmp_path / "out.csv", interrupted)
+        assert len(seen) == 1  # the temporary file existed during the write ...
+        assert list(tmp_path.iterdir()) == []  # ... and is gone, with no output
+        assert {s: signal.getsignal(s) for s in before} == before
+    finally:
+        signal.signal(signal.SIGINT, outer)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+def test_an_ignored_sigint_stays_ignored(tmp_path):
+    """A process that ignores SIGINT keeps ignoring it: the write completes."""
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+
+        def interrupted(fh):
+            fh.write(b"whole")
+            signal.raise_signal(signal.SIGINT)
+
+        out = write_atomic(tmp_path / "out.csv", interrupted)
+        assert out.read_bytes() == b"whole"
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, old)
 
 
 @pytest.mark.skipif(os.name != "posix", reason="POSIX signals")

@@ -33,20 +33,21 @@ def test_analyst_path(capsys):
     )  # fmt: skip
     assert code == 0
     out = _strict(capsys.readouterr().out)
-    ref = idp.umpu_odds_ratio_test(14.3, (20, 20, 20, 20), epsilon=1.0)
+    ref = idp.umpu_odds_ratio_test(14.3, (20, 20, 20, 20), epsilon=1.0)  # two-sided, both
+    assert out["alternative"] == ref.alternative == "two-sided"
     assert out["pvalue"] == pytest.approx(ref.pvalue)
-    assert out["confidence_interval"][0] == pytest.approx(ref.confidence_interval().low)
+    assert out["confidence_interval"] == pytest.approx(list(ref.confidence_interval()))
     assert out["randomness"] is None and out["simulation"] is None  # nothing was released
 
 
 def test_json_is_strict_with_an_unbounded_interval(capsys):
     """The one-sided interval's upper limit is infinite: written as null, never Infinity."""
     argv = ["odds-ratio-test", "--statistic", "14.3", "--margins", "20,20,20,20"]
-    assert main([*argv, "--epsilon", "1", "--json"]) == 0
+    assert main([*argv, "--epsilon", "1", "--alternative", "greater", "--json"]) == 0
     text = capsys.readouterr().out
     assert "Infinity" not in text and "NaN" not in text
     out = _strict(text)
-    ref = idp.umpu_odds_ratio_test(14.3, (20, 20, 20, 20), epsilon=1.0)
+    ref = idp.umpu_odds_ratio_test(14.3, (20, 20, 20, 20), epsilon=1.0, alternative="greater")
     assert math.isinf(ref.confidence_interval().high)
     assert out["confidence_interval"][1] is None
 

@@ -38,7 +38,9 @@ def test_binomialDP_reference_values():
         )
         assert res.pvalue == pytest.approx(float(r["expected"]), abs=float(r["tolerance"]))
     r = ref["ci_lower_one_sided"]
-    res = idp.ump_binomial_test(float(r["statistic"]), int(r["n"]), 0.5, **_noise(r))
+    res = idp.ump_binomial_test(
+        float(r["statistic"]), int(r["n"]), 0.5, alternative="greater", **_noise(r)
+    )
     assert res.confidence_interval(0.95).low == pytest.approx(
         float(r["expected"]), abs=float(r["tolerance"])
     )
@@ -63,7 +65,7 @@ def test_pvalue_is_the_expectation_over_the_binomial():
     k = np.arange(n + 1)
     F = tulap_from_privacy(0.8, 0.01)
     expected = np.sum(stats.binom(n, p0).pmf(k) * F.cdf(k - z))
-    res = idp.ump_binomial_test(z, n, p0, epsilon=0.8, delta=0.01)
+    res = idp.ump_binomial_test(z, n, p0, epsilon=0.8, delta=0.01, alternative="greater")
     assert res.pvalue == pytest.approx(expected, rel=1e-12)
     less = idp.ump_binomial_test(z, n, p0, epsilon=0.8, delta=0.01, alternative="less")
     assert less.pvalue == pytest.approx(1 - expected, rel=1e-12)
@@ -73,7 +75,9 @@ def test_size_and_uniformity(rng):
     n, p0, eps, n_rep = 40, 0.4, 1.0, 3000
     x = rng.binomial(n, p0, size=n_rep)
     z = x + tulap.rvs(np.exp(-eps), 0.0, size=n_rep, random_state=rng)
-    p = np.array([idp.ump_binomial_test(zi, n, p0, epsilon=eps).pvalue for zi in z])
+    p = np.array(
+        [idp.ump_binomial_test(zi, n, p0, epsilon=eps, alternative="greater").pvalue for zi in z]
+    )
     assert stats.kstest(p, "uniform").pvalue > 1e-3
 
 
@@ -89,7 +93,7 @@ def test_interval_coverage(rng):
 
 
 def test_large_n():
-    res = idp.ump_binomial_test(50_000_100.5, 10**8, 0.5, epsilon=0.5)
+    res = idp.ump_binomial_test(50_000_100.5, 10**8, 0.5, epsilon=0.5, alternative="greater")
     z = 100.5 / np.sqrt(10**8 * 0.25 + 2 * np.exp(-0.5) / (1 - np.exp(-0.5)) ** 2)
     assert res.pvalue == pytest.approx(stats.norm.sf(z), rel=1e-3)
 
@@ -119,7 +123,7 @@ def test_bad_input(args, kwargs, match):
 def test_pvalue_tends_to_binomial_mid_p(n, p0, x, epsilon):
     """ump_binomial_test was nan above epsilon ~745; the limit is the binomial mid-p."""
     B = stats.binom(n, p0)
-    res = idp.ump_binomial_test(x, n, p0, epsilon=epsilon)
+    res = idp.ump_binomial_test(x, n, p0, epsilon=epsilon, alternative="greater")
     assert res.pvalue == pytest.approx(B.sf(x) + B.pmf(x) / 2, rel=1e-12, abs=1e-15)
     res = idp.ump_binomial_test(x, n, p0, epsilon=epsilon, alternative="less")
     assert res.pvalue == pytest.approx(B.cdf(x - 1) + B.pmf(x) / 2, rel=1e-12, abs=1e-15)
@@ -130,9 +134,11 @@ def test_pvalue_tends_to_binomial_mid_p(n, p0, x, epsilon):
 
 def test_pvalue_continuous_across_745():
     eps = np.linspace(700.0, 800.0, 26)
-    at_x = [idp.ump_binomial_test(7, 20, 0.3, epsilon=e).pvalue for e in eps]
+    at_x = [idp.ump_binomial_test(7, 20, 0.3, epsilon=e, alternative="greater").pvalue for e in eps]
     assert np.ptp(at_x) == 0.0
-    above = [idp.ump_binomial_test(21.2, 20, 0.3, epsilon=e).pvalue for e in eps]
+    above = [
+        idp.ump_binomial_test(21.2, 20, 0.3, epsilon=e, alternative="greater").pvalue for e in eps
+    ]
     assert np.all(np.isfinite(above)) and np.all(np.diff(above) <= 0)
     assert above[0] == pytest.approx(0.3**20 * 0.3 * np.exp(-700.0), rel=1e-9)
 
@@ -140,20 +146,24 @@ def test_pvalue_continuous_across_745():
 @pytest.mark.parametrize("epsilon", [1e-17, 1e-300])
 def test_tiny_epsilon(epsilon):
     """epsilon below ~1.1e-16 gave ZeroDivisionError."""
-    res = idp.ump_binomial_test(7, 20, 0.3, epsilon=epsilon)
+    res = idp.ump_binomial_test(7, 20, 0.3, epsilon=epsilon, alternative="greater")
     assert res.pvalue == pytest.approx(0.5, abs=1e-12)
     with pytest.raises(ValueError, match="estimate .* is not resolvable in double precision"):
         _ = res.estimate
     assert "not resolvable at this epsilon" in res.summary()
     # small but resolvable: the estimate is the proportion with n p = z (p ~ 1/2 + (np - z) eps/2)
-    assert idp.ump_binomial_test(7, 20, 0.3, epsilon=1e-4).estimate == pytest.approx(0.35, rel=1e-3)
+    assert idp.ump_binomial_test(
+        7, 20, 0.3, epsilon=1e-4, alternative="greater"
+    ).estimate == pytest.approx(0.35, rel=1e-3)
     assert idp.ump_binomial_test(
         7, 20, 0.3, epsilon=epsilon, alternative="two-sided"
     ).confidence_interval() == (0.0, 1.0)
     # delta > 0: Uniform(-1/(2 delta), 1/(2 delta)) noise in the limit
     k = np.arange(21)
     expected = np.sum(stats.binom(20, 0.3).pmf(k) * np.clip((k - 7.0) * 0.25 + 0.5, 0, 1))
-    got = idp.ump_binomial_test(7, 20, 0.3, epsilon=epsilon, delta=0.25).pvalue
+    got = idp.ump_binomial_test(
+        7, 20, 0.3, epsilon=epsilon, delta=0.25, alternative="greater"
+    ).pvalue
     assert got == pytest.approx(expected, rel=1e-12)
 
 
@@ -173,8 +183,10 @@ def test_pvalue_never_above_one_for_large_n(alternative):
 
 def test_release_of_a_count_is_accepted():
     release = tulap_mechanism(7, epsilon=0.8, delta=1e-6, rng=3)
-    res = idp.ump_binomial_test(release, 20, 0.3)
-    same = idp.ump_binomial_test(float(release.value), 20, 0.3, epsilon=0.8, delta=1e-6)
+    res = idp.ump_binomial_test(release, 20, 0.3, alternative="greater")
+    same = idp.ump_binomial_test(
+        float(release.value), 20, 0.3, epsilon=0.8, delta=1e-6, alternative="greater"
+    )
     assert res.pvalue == same.pvalue
     assert (res.epsilon, res.delta, res.noise) == (0.8, 1e-6, same.noise)
 
@@ -195,20 +207,22 @@ def test_release_refuses_a_second_noise_law(kwargs, match):
 
 def test_release_must_be_one_tulap_count():
     with pytest.raises(ValueError, match="needs Tulap .* the Release has 'laplace'"):
-        idp.ump_binomial_test(laplace(7.0, epsilon=1.0, rng=1), 20, 0.3)
+        idp.ump_binomial_test(laplace(7.0, epsilon=1.0, rng=1), 20, 0.3, alternative="greater")
     with pytest.raises(ValueError, match=r"must hold one count .* shape \(2,\)"):
-        idp.ump_binomial_test(tulap_mechanism([3, 4], epsilon=1.0, rng=1), 20, 0.3)
+        idp.ump_binomial_test(
+            tulap_mechanism([3, 4], epsilon=1.0, rng=1), 20, 0.3, alternative="greater"
+        )
 
 
 def test_p0_is_a_deprecated_alias_of_null_p():
-    new = idp.ump_binomial_test(3, 10, null_p=0.4, epsilon=1.0)
+    new = idp.ump_binomial_test(3, 10, null_p=0.4, epsilon=1.0, alternative="greater")
     with pytest.warns(DeprecationWarning, match="`p0` .* use `null_p`"):
-        old = idp.ump_binomial_test(3, 10, p0=0.4, epsilon=1.0)
+        old = idp.ump_binomial_test(3, 10, p0=0.4, epsilon=1.0, alternative="greater")
     assert old == new
     with pytest.warns(DeprecationWarning, match="`p0` of BinomialTestResult"):
         assert new.p0 == new.null_p == 0.4
     with pytest.raises(TypeError, match="both `p0`"):
-        idp.ump_binomial_test(3, 10, p0=0.4, null_p=0.4, epsilon=1.0)
+        idp.ump_binomial_test(3, 10, p0=0.4, null_p=0.4, epsilon=1.0, alternative="greater")
 
 
 def test_estimate_and_interval_are_computed_once():
@@ -221,7 +235,7 @@ def test_estimate_and_interval_are_computed_once():
 
 
 def test_str_is_the_summary_text():
-    res = idp.ump_binomial_test(3, 10, 0.5, epsilon=1.0)
+    res = idp.ump_binomial_test(3, 10, 0.5, epsilon=1.0, alternative="greater")
     assert isinstance(str(res), str)
     assert str(res) == str(res.summary())
     assert "null proportion p0" in res.summary()
@@ -231,7 +245,7 @@ def test_a_statistic_far_outside_zero_to_n_warns():
     import warnings
 
     with pytest.warns(UserWarning, match=r"below the smallest possible count of n trials"):
-        idp.ump_binomial_test(-500.0, 10, 0.5, epsilon=1.0)
+        idp.ump_binomial_test(-500.0, 10, 0.5, epsilon=1.0, alternative="greater")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        idp.ump_binomial_test(-3.0, 10, 0.5, epsilon=1.0)
+        idp.ump_binomial_test(-3.0, 10, 0.5, epsilon=1.0, alternative="greater")

@@ -395,11 +395,14 @@ def test_huge_counts_give_finite_answers():
     assert abs(float(rel.value) - HUGE) < 100
     # the exact tests stop at 5e8 records, with a clear error instead of exhausting memory
     with pytest.raises(ValueError, match=r"`margins`.*above 5e\+08"):
-        umpu_odds_ratio_test(rel)
+        umpu_odds_ratio_test(rel, alternative="greater")
     with pytest.raises(ValueError, match="`n`"):
-        ump_binomial_test(0.3 * HUGE, HUGE, 0.3, epsilon=1.0)
+        ump_binomial_test(0.3 * HUGE, HUGE, 0.3, epsilon=1.0, alternative="greater")
     res = umpu_odds_ratio_test(
-        10**8 + 3.5, (2 * 10**8, 2 * 10**8, 2 * 10**8, 2 * 10**8), epsilon=1.0
+        10**8 + 3.5,
+        (2 * 10**8, 2 * 10**8, 2 * 10**8, 2 * 10**8),
+        epsilon=1.0,
+        alternative="greater",
     )
     assert 0.0 <= res.pvalue <= 1.0
     r = M.semi_dp_gaussian(table, mu=1.0, rng=0)
@@ -475,7 +478,9 @@ def test_invariants_the_data_do_not_satisfy_are_refused():
         with pytest.raises(ValueError, match="`invariants`"):
             mech([1.0, 2.0, 4.0], inv, rng=0, **kw)
     with pytest.raises(ValueError, match="`margins`"):
-        umpu_odds_ratio_test(3.0, (5, 5, 4, 7), epsilon=1.0)  # rows 10, columns 11
+        umpu_odds_ratio_test(
+            3.0, (5, 5, 4, 7), epsilon=1.0, alternative="greater"
+        )  # rows 10, columns 11
 
 
 def test_conditional_release_refuses_inconsistent_invariants():
@@ -502,7 +507,10 @@ def test_conditional_release_refuses_inconsistent_invariants():
         (lambda: M.permutation_swap(SWAP_DF, swap="nope", swap_rate=0.5), "`swap`"),
         (lambda: M.permutation_swap(SWAP_DF.iloc[:0], swap="county", swap_rate=0.5), "`data`"),
         (lambda: M.permutation_swap([[1, 2]], swap="county", swap_rate=0.5), "`data`"),
-        (lambda: umpu_odds_ratio_test(3.0, (5, 5, 5), epsilon=1.0), "`margins`"),
+        (
+            lambda: umpu_odds_ratio_test(3.0, (5, 5, 5), epsilon=1.0, alternative="greater"),
+            "`margins`",
+        ),
         (lambda: M.gaussian_mechanism([1.0], mu=1.0, epsilon=1.0, delta=0.1), "`mu`"),
         (lambda: M.laplace_mechanism([1.0], epsilon=1.0, rng=-1), "`rng`"),
         (lambda: M.laplace_mechanism([1.0], epsilon=1.0, rng="seed"), "`rng`"),

@@ -166,7 +166,7 @@ def test_extreme_counts_give_finite_intervals(epsilon):
     ci = res.confidence_interval()
     assert np.isfinite(res.pvalue) and np.isfinite(res.estimate)
     assert 0 < ci.low <= res.estimate <= ci.high < np.inf
-    b = ump_binomial_test(3e7 + 0.4, 10**8, 0.3, epsilon=epsilon)
+    b = ump_binomial_test(3e7 + 0.4, 10**8, 0.3, epsilon=epsilon, alternative="greater")
     assert np.isfinite(b.pvalue) and 0 <= b.pvalue <= 1
 
 
@@ -224,7 +224,12 @@ def check_odds_ratio_any(margins, epsilon, delta, frac):
     ci = res.confidence_interval(0.9)
     assert 0 <= ci.low <= ci.high <= np.inf
     power = umpu_odds_ratio_power(
-        margins, epsilon=epsilon, delta=delta, odds_ratio=[0.5, 1.0, 4.0], alpha=0.1
+        margins,
+        epsilon=epsilon,
+        delta=delta,
+        odds_ratio=[0.5, 1.0, 4.0],
+        alpha=0.1,
+        alternative="greater",
     )
     assert np.all(np.isfinite(power)) and np.all((power >= 0) & (power <= 1))
     assert power[1] == pytest.approx(0.1, abs=1e-8)  # the size is exact at any epsilon

@@ -48,7 +48,7 @@ def register(sub) -> None:
     src.add_argument("--release", help="Release JSON written by invariantdp")
     p.add_argument("--margins", type=int_list, help="t1.,t2.,t.1,t.2 (with --statistic)")
     add_privacy_args(p)
-    add_test_args(p, default_alternative="greater")
+    add_test_args(p, default_alternative="two-sided")
     p.add_argument(
         "--null-odds-ratio",
         "--odds-ratio",  # its name before the null_<parameter> convention

@@ -180,7 +180,7 @@ class BinomialTestResult(TidyResult):
 
 @renamed_keywords(p0="null_p")
 def ump_binomial_test(
-    statistic, n, null_p, *, epsilon=None, delta=0.0, alternative="greater", noise=None
+    statistic, n, null_p, *, epsilon=None, delta=0.0, alternative="two-sided", noise=None
 ) -> BinomialTestResult:
     r"""Differentially private UMP test for a binomial proportion.
 
@@ -192,7 +192,9 @@ def ump_binomial_test(
 
     which is a post-processing of ``Z`` and the p-value of the uniformly
     most powerful (epsilon, delta)-DP test (Awan & Slavkovic 2018, Thm 4.5;
-    Cho & Awan, Lemma 47 form 3).
+    Cho & Awan, Lemma 47 form 3).  That one-sided test is
+    ``alternative="greater"``; the default, ``"two-sided"``, is the
+    binomialDP two-sided p-value described below.
 
     Parameters
     ----------
@@ -207,7 +209,9 @@ def ump_binomial_test(
         Null proportion ``p0`` in (0, 1).  (Formerly ``p0``, deprecated.)
     epsilon, delta : float
         Privacy parameters of the Tulap noise.
-    alternative : {"greater", "less", "two-sided"}
+    alternative : {"two-sided", "greater", "less"}
+        Default "two-sided", as in :func:`scipy.stats.binomtest`.
+        "greater" is the UMP test of ``p <= p0`` against ``p > p0`` above;
         "two-sided" follows the R package binomialDP: with
         ``T = |Z - n p0|``, the right-tail p-value at ``n p0 + T`` plus the
         left-tail p-value at ``n p0 - T``.
@@ -228,7 +232,10 @@ def ump_binomial_test(
     --------
     >>> from invariantdp import ump_binomial_test
     >>> res = ump_binomial_test(3, 10, 0.5, epsilon=0.5, delta=1e-8)
-    >>> round(res.pvalue, 10)
+    >>> round(res.pvalue, 10)  # two-sided
+    0.4767584937
+    >>> one = ump_binomial_test(3, 10, 0.5, epsilon=0.5, delta=1e-8, alternative="greater")
+    >>> round(one.pvalue, 10)
     0.7616207531
 
     From a release of the count (the noise law travels with it):

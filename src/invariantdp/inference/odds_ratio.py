@@ -321,7 +321,7 @@ def umpu_odds_ratio_test(
     *,
     epsilon=None,
     delta=0.0,
-    alternative="greater",
+    alternative="two-sided",
     null_odds_ratio=1.0,
     noise=None,
 ) -> OddsRatioTestResult:
@@ -337,6 +337,8 @@ def umpu_odds_ratio_test(
 
     is the p-value of the UMPU test of ``H0: w <= w0`` against ``w > w0``
     (Cho & Awan, Theorem 37, Eq. 6): ``P(p <= alpha | x) = F(x11 - m(t))``.
+    That one-sided test is ``alternative="greater"``; the default,
+    ``"two-sided"``, combines it with its mirror image.
 
     Parameters
     ----------
@@ -349,9 +351,11 @@ def umpu_odds_ratio_test(
     epsilon, delta : float
         Privacy parameters of the Tulap noise, ``epsilon > 0``,
         ``0 <= delta < 1``.  The release is semi-DP with ``a(t) = 3``.
-    alternative : {"greater", "less", "two-sided"}
-        ``"greater"`` tests ``w <= w0`` against ``w > w0``; ``"less"`` the
-        mirror image; ``"two-sided"`` doubles the smaller one-sided p-value
+    alternative : {"two-sided", "greater", "less"}
+        Default ``"two-sided"``, as in :func:`scipy.stats.fisher_exact`.
+        ``"greater"`` (the one-sided UMPU test of Theorem 37) tests
+        ``w <= w0`` against ``w > w0``; ``"less"`` the mirror image;
+        ``"two-sided"`` doubles the smaller one-sided p-value
         (capped at 1), which matches the equal-tailed confidence interval.
     null_odds_ratio : float
         The null odds ratio ``w0 > 0``.  (Formerly ``odds_ratio``, deprecated:
@@ -387,7 +391,10 @@ def umpu_odds_ratio_test(
     --------
     >>> from invariantdp import umpu_odds_ratio_test
     >>> res = umpu_odds_ratio_test(14.3, (20, 20, 20, 20), epsilon=1.0)
-    >>> round(res.pvalue, 4)
+    >>> round(res.pvalue, 4)  # two-sided
+    0.0456
+    >>> res = umpu_odds_ratio_test(14.3, (20, 20, 20, 20), epsilon=1.0, alternative="greater")
+    >>> round(res.pvalue, 4)  # the one-sided test of Eq. 6
     0.0228
     >>> res.confidence_interval().low > 1
     True
@@ -466,7 +473,7 @@ def umpu_odds_ratio_critical_value(
     epsilon=None,
     alpha=0.05,
     delta=0.0,
-    alternative="greater",
+    alternative="two-sided",
     null_odds_ratio=1.0,
     noise=None,
 ):
@@ -490,7 +497,8 @@ def umpu_odds_ratio_critical_value(
         Privacy parameters of the Tulap noise (or give ``noise``).
     alpha : float
         Level, in (0, 1).
-    alternative : {"greater", "less", "two-sided"}
+    alternative : {"two-sided", "greater", "less"}
+        Default "two-sided", as in :func:`umpu_odds_ratio_test`.
     null_odds_ratio : float
         ``w0`` of the null hypothesis.
     noise : frozen distribution or TradeoffFunction, optional
@@ -509,9 +517,12 @@ def umpu_odds_ratio_critical_value(
     Examples
     --------
     >>> from invariantdp import umpu_odds_ratio_critical_value
-    >>> m = umpu_odds_ratio_critical_value((20, 20, 20, 20), epsilon=1.0)
+    >>> m = umpu_odds_ratio_critical_value((20, 20, 20, 20), epsilon=1.0, alternative="greater")
     >>> round(m, 3)
     13.417
+    >>> low, high = umpu_odds_ratio_critical_value((20, 20, 20, 20), epsilon=1.0)  # two-sided
+    >>> round(low, 3), round(high, 3)
+    (5.78, 14.22)
     """
     alpha = check_in_open_unit("alpha", alpha)
     alternative = check_alternative(alternative)
@@ -533,7 +544,7 @@ def umpu_odds_ratio_power(
     odds_ratio,
     alpha=0.05,
     delta=0.0,
-    alternative="greater",
+    alternative="two-sided",
     null_odds_ratio=1.0,
     noise=None,
 ):
@@ -557,7 +568,8 @@ def umpu_odds_ratio_power(
         Odds ratio(s) of the alternative at which to evaluate the power.
     alpha : float
         Level, in (0, 1).
-    alternative : {"greater", "less", "two-sided"}
+    alternative : {"two-sided", "greater", "less"}
+        Default "two-sided", as in :func:`umpu_odds_ratio_test`.
     null_odds_ratio : float
         ``w0`` of the null hypothesis.
     noise : frozen distribution or TradeoffFunction, optional

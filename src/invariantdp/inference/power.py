@@ -18,7 +18,9 @@ Examples
 >>> from invariantdp.inference import ump_binomial_power, ump_binomial_sample_size
 >>> round(ump_binomial_power(100, 0.5, null_p=0.5, epsilon=1.0), 6)  # size at the null
 0.05
->>> ump_binomial_sample_size(0.6, null_p=0.5, epsilon=1.0, power=0.8)
+>>> ump_binomial_sample_size(0.6, null_p=0.5, epsilon=1.0, power=0.8)  # two-sided
+201
+>>> ump_binomial_sample_size(0.6, null_p=0.5, epsilon=1.0, power=0.8, alternative="greater")
 160
 """
 
@@ -73,7 +75,7 @@ def _binomial_critical(n, lp0, noise, alternative, log_alpha):
 
 
 def ump_binomial_power(
-    n, p, *, null_p, epsilon=None, delta=0.0, alpha=0.05, alternative="greater", noise=None
+    n, p, *, null_p, epsilon=None, delta=0.0, alpha=0.05, alternative="two-sided", noise=None
 ):
     r"""Power of :func:`~invariantdp.inference.ump_binomial_test` at the proportion ``p``.
 
@@ -89,7 +91,8 @@ def ump_binomial_power(
         Privacy parameters of the Tulap noise (or give ``noise``).
     alpha : float
         Level of the test, in (0, 1).
-    alternative : {"greater", "less", "two-sided"}
+    alternative : {"two-sided", "greater", "less"}
+        Default "two-sided", as in scipy.stats.
     noise : frozen distribution or TradeoffFunction, optional
         As in :func:`~invariantdp.inference.ump_binomial_test`.
 
@@ -107,6 +110,9 @@ def ump_binomial_power(
     Examples
     --------
     >>> round(float(ump_binomial_power(200, 0.6, null_p=0.5, epsilon=1.0)), 3)
+    0.797
+    >>> one = ump_binomial_power(200, 0.6, null_p=0.5, epsilon=1.0, alternative="greater")
+    >>> round(float(one), 3)
     0.875
     """
     n = check_positive_int("n", n)
@@ -163,7 +169,7 @@ def ump_binomial_sample_size(
     epsilon=None,
     delta=0.0,
     alpha=0.05,
-    alternative="greater",
+    alternative="two-sided",
     noise=None,
     max_n=10**7,
 ) -> int:
@@ -184,7 +190,7 @@ def ump_binomial_sample_size(
     Examples
     --------
     >>> ump_binomial_sample_size(0.6, null_p=0.5, epsilon=0.1, power=0.8)
-    413
+    500
     """
     target = check_in_open_unit("power", power)
     max_n = check_positive_int("max_n", max_n)
@@ -215,7 +221,7 @@ def umpu_odds_ratio_sample_size(
     epsilon=None,
     delta=0.0,
     alpha=0.05,
-    alternative="greater",
+    alternative="two-sided",
     noise=None,
     max_n=10**7,
 ) -> int:
@@ -250,7 +256,7 @@ def umpu_odds_ratio_sample_size(
     Examples
     --------
     >>> umpu_odds_ratio_sample_size(2.0, row_share=0.5, column_share=0.5, epsilon=1.0)
-    235
+    292
     """
     target = check_in_open_unit("power", power)
     max_n = check_positive_int("max_n", max_n)
