@@ -443,6 +443,42 @@ def test_nested_and_group_totals_match_a_direct_indicator_construction(seed):
     )
     np.testing.assert_array_equal(nested.toarray(), expect)
     np.testing.assert_array_equal(totals(tract).matrix.toarray(), indicator(tract))
+    # FIPS-style codes reused under every parent (not a refinement: paths are hashed),
+    # and codes too far apart to count (hashed labels)
+    county_local = rng.integers(0, 4, m)
+    tract_local = rng.integers(0, 3, m) * 10**12
+    reused = nested_totals([state, county_local, tract_local]).matrix
+    expect = np.vstack(
+        [
+            indicator(state),
+            indicator(state, county_local),
+            indicator(state, county_local, tract_local),
+        ]
+    )
+    np.testing.assert_array_equal(reused.toarray(), expect)
+
+
+def test_nested_names_follow_the_paths_whether_labels_refine_or_repeat():
+    # county 1 exists in both states: its groups are the paths (state, county)
+    state = np.array([2, 2, 1, 1, 2])
+    county = np.array([1, 7, 1, 3, 1])
+    inv = nested_totals([state, county])
+    assert inv.names == (
+        "level[0][1]",
+        "level[0][2]",
+        "level[1][0/1]",
+        "level[1][0/3]",
+        "level[1][1/1]",
+        "level[1][1/7]",
+    )
+    # refining codes (each county in one state) give the same names as hashing would
+    county = np.array([21, 27, 11, 13, 21])
+    assert nested_totals([state, county]).names[2:] == (
+        "level[1][0/11]",
+        "level[1][0/13]",
+        "level[1][1/21]",
+        "level[1][1/27]",
+    )
 
 
 def test_consistency_of_values_near_the_float_limit_is_decided_without_overflow():
@@ -473,3 +509,23 @@ def test_repr_is_one_short_line_at_any_size():
     inv = nested_totals([np.repeat(np.arange(4), n // 4), np.arange(n) // 10]).of(np.ones(n))
     text = repr(inv)
     assert len(text) < 300 and "\n" not in text and "nested_totals" in text
+
+
+def test_cached_label_arrays_stand_for_their_lists():
+    """The structure document keeps label arrays (no million-entry lists) but reads as lists."""
+    import pickle
+
+    from invariantdp.mechanisms import projected_gaussian
+
+    state = np.array([1, 1, 2, 2, 2])
+    county = np.array([10, 11, 20, 20, 21])
+    r = projected_gaussian(np.arange(5.0), nested_totals([state, county]), mu=1.0, rng=0)
+    levels = r.noise.params["invariants"]["structure"]["levels"]
+    assert levels[0] == [1, 1, 2, 2, 2] and levels[1] == [10, 11, 20, 20, 21]
+    assert levels[0] != [1, 1, 2, 2, 3] and levels[1] != ["10", "11", "20", "20", "21"]
+    with pytest.raises(ValueError, match="read-only"):
+        np.asarray(levels[0])[0] = 7
+    doc = json.loads(r.to_json())
+    assert doc["noise"]["params"]["invariants"]["structure"]["levels"][1] == [10, 11, 20, 20, 21]
+    back = type(r).from_json(r.to_json())
+    assert back.noise.params == r.noise.params == pickle.loads(pickle.dumps(r)).noise.params

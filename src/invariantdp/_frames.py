@@ -101,7 +101,7 @@ def dense_codes(keys: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray, n
     return lookup[keys], np.flatnonzero(present), lookup
 
 
-def _small_int_range(values, n: int):
+def small_int_range(values, n: int):
     """``(array, low, size)`` for integer values spanning at most DENSE_SPACE, else None."""
     dtype = getattr(values, "dtype", None)
     if not isinstance(dtype, np.dtype) or dtype.kind not in "iu" or n == 0:
@@ -120,7 +120,7 @@ def factorize(values) -> tuple[np.ndarray, int]:
     range are coded by counting (:func:`dense_codes`), anything else by
     hashing (``pandas.factorize``); the codes are the same.
     """
-    small = _small_int_range(values, len(values))
+    small = small_int_range(values, len(values))
     if small is not None:
         a, low, size = small
         codes, uniques, _ = dense_codes(a.astype(np.int64) - low, size)

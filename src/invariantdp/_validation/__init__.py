@@ -56,7 +56,7 @@ from ._documents import (
     doc_str,
     parse_json_document,
 )
-from ._frozen import FrozenDict, FrozenList, freeze, frozen_scalars, thaw
+from ._frozen import FrozenDict, FrozenList, LabelArray, freeze, frozen_scalars, thaw
 from ._messages import format_value
 from ._scalars import (
     EXACT_INT,
@@ -75,6 +75,7 @@ __all__ = [
     "MAX_JSON_CHARS",
     "FrozenDict",
     "FrozenList",
+    "LabelArray",
     "InvariantDPError",
     "check_alternative",
     "check_confidence_level",

@@ -51,6 +51,61 @@ class FrozenList(list):
         return type(self)(copy.deepcopy(list(self), memo))
 
 
+class LabelArray:
+    """A read-only array of labels that stands for the list of them in a document.
+
+    A census structure holds millions of labels per level; listing them as
+    Python objects costs more than the release itself.  The cached document
+    keeps the array, compares equal to the list it stands for, and
+    :func:`thaw` (``to_dict``, JSON) makes the list only when a document is
+    written.
+    """
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        a = np.array(array, copy=True) if np.asarray(array).flags.writeable else array
+        a.setflags(write=False)
+        self.array = a
+
+    def __len__(self) -> int:
+        return len(self.array)
+
+    def __getitem__(self, i):
+        out = self.array[i]
+        return out.tolist() if isinstance(out, np.ndarray | np.generic) else out
+
+    def __iter__(self):
+        return iter(self.array.tolist())
+
+    def __array__(self, dtype=None, copy=None):
+        return self.array if dtype is None else self.array.astype(dtype)
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, LabelArray):
+            other = other.array
+        elif not isinstance(other, list | tuple | np.ndarray):
+            return NotImplemented
+        b = np.asarray(other)
+        if b.shape != self.array.shape or (b.dtype.kind == "U") != (self.array.dtype.kind == "U"):
+            return False
+        return bool(np.array_equal(self.array, b))
+
+    __hash__ = None
+
+    def __reduce__(self):
+        return (LabelArray, (self.array,))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __repr__(self) -> str:
+        return f"LabelArray({self.array.size} labels, dtype={self.array.dtype})"
+
+
 class _FrozenScalars(FrozenList):
     """A :class:`FrozenList` known to hold only scalars, so it is never scanned again.
 
@@ -84,7 +139,7 @@ def freeze(obj, _depth: int = 0):
     """
     if _depth > 100:
         raise InvariantDPError("a release field is nested more than 100 levels deep.")
-    if isinstance(obj, FrozenDict | FrozenList):
+    if isinstance(obj, FrozenDict | FrozenList | LabelArray):
         return obj
     if isinstance(obj, dict):
         return FrozenDict({k: freeze(v, _depth + 1) for k, v in obj.items()})
@@ -93,6 +148,8 @@ def freeze(obj, _depth: int = 0):
             return _FrozenScalars(obj)
         return FrozenList(freeze(v, _depth + 1) for v in obj)
     if isinstance(obj, np.ndarray):
+        if not obj.flags.writeable and obj.flags.owndata:
+            return obj  # already a private read-only array: no second copy
         out = np.array(obj, copy=True)
         out.setflags(write=False)
         return out
@@ -109,6 +166,8 @@ def thaw(obj):
         return list(obj)
     if isinstance(obj, list):
         return [thaw(v) for v in obj]
+    if isinstance(obj, LabelArray):
+        return obj.array.tolist()
     return obj
 
 

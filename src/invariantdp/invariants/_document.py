@@ -15,6 +15,7 @@ import numpy as np
 from scipy import sparse
 
 from .._validation import (
+    LabelArray,
     doc_error,
     doc_int,
     doc_list,
@@ -24,7 +25,6 @@ from .._validation import (
     doc_path,
     doc_shape,
     doc_str,
-    frozen_scalars,
 )
 from ._consistency import check_consistent
 from ._structure import (
@@ -37,10 +37,10 @@ from ._structure import (
 
 
 def _labels_doc(labels):
-    """A label array as a (nested) list; a flat numeric or string one is marked as scalars."""
+    """A flat label array as a :class:`LabelArray` (listed only when a document is written)."""
     a = np.asarray(labels)
     if a.ndim == 1 and a.dtype.kind in "biufU":
-        return frozen_scalars(a.tolist())  # never scanned again when frozen
+        return LabelArray(a)
     return a.tolist()
 
 
@@ -69,6 +69,15 @@ def matrix_to_doc(C) -> dict:
 
 def _doc_labels(path: str, value, shape) -> np.ndarray:
     """A label array of the exact ``shape``: all integers (int64 range) or all strings."""
+    if isinstance(value, LabelArray):  # a cached document of this package: no lists to scan
+        a = value.array
+        if a.shape != tuple(shape):
+            raise doc_error(path, value, f"must have shape {list(shape)}, got {list(a.shape)}.")
+        if a.dtype.kind == "U":
+            return a
+        if a.dtype.kind in "biu" and (a.size == 0 or int(a.max()) < 2**63):
+            return a.astype(np.int64, copy=False)
+        value = a.tolist()  # the checks (and messages) of a written document
     flat = doc_nested(path, value, shape)
     types = set(map(type, flat))
     if types <= {int}:
