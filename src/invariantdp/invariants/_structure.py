@@ -220,7 +220,7 @@ def totals_structure(labels) -> tuple:
     uniq, codes = sorted_codes(arr.reshape(-1))
     C = group_matrix(codes, uniq.size)
     names = tuple(f"total[{u}]" for u in uniq.tolist())
-    return C, arr.shape, names, {"kind": "totals", "labels": arr, "codes": codes}
+    return C, arr.shape, names, {"kind": "totals", "labels": arr, "codes": read_only(codes)}
 
 
 def nested_structure(levels) -> tuple:
@@ -257,7 +257,7 @@ def nested_structure(levels) -> tuple:
             names.extend(
                 f"level[{j}][{p}/{u}]" for p, u in zip(parent.tolist(), own.tolist(), strict=True)
             )
-        codes_per_level.append(codes)
+        codes_per_level.append(read_only(codes))  # ours: freezing needs no copy
         sizes.append(own.size)
         prev = codes
     C = group_matrix(codes_per_level, sizes)
