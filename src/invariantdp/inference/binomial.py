@@ -120,6 +120,28 @@ class BinomialTestResult(TidyResult):
     method : str
     estimate : float
         Median-unbiased estimate of the proportion (computed on first access).
+
+    See Also
+    --------
+    scipy.stats._result_classes.BinomTestResult : the non-private counterpart.
+
+    References
+    ----------
+    Awan, J. and Slavkovic, A. (2018). "Differentially private uniformly most
+    powerful tests for binomial data", NeurIPS 31 (the test, its p-value and
+    the interval that inverts it).
+
+    Examples
+    --------
+    >>> from invariantdp import ump_binomial_test
+    >>> res = ump_binomial_test(31.4, 50, 0.4, epsilon=1.0)
+    >>> res.alternative, round(res.pvalue, 4), round(res.estimate, 3)
+    ('two-sided', 0.0024, 0.627)
+    >>> ci = res.confidence_interval(0.95)
+    >>> round(ci.low, 3), round(ci.high, 3)
+    (0.48, 0.758)
+    >>> sorted(res.to_dict())[:3]
+    ['alternative', 'confidence_interval', 'confidence_level']
     """
 
     statistic: float

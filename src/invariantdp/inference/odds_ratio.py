@@ -55,11 +55,6 @@ _LOG_W_MAX = 700.0  # beyond this the noncentral law sits on an end of its suppo
 MAX_TOTAL = 5 * 10**8
 
 
-# ---------------------------------------------------------------------------
-# validation
-# ---------------------------------------------------------------------------
-
-
 def _check_margins(margins) -> tuple[int, int, int, int]:
     m = check_counts("margins", margins)
     if m.shape != (4,):
@@ -243,6 +238,20 @@ class OddsRatioTestResult(TidyResult):
         Raises :class:`~invariantdp.exceptions.InvariantDPError` when the
         p-value varies by less than 1e-6 over all odds ratios (epsilon below
         ~1e-6 / table size), where that crossing is lost in rounding.
+
+    References
+    ----------
+    Cho & Awan, Theorem 37 and Eq. 6 (the estimate and interval invert it).
+
+    Examples
+    --------
+    >>> from invariantdp import umpu_odds_ratio_test
+    >>> res = umpu_odds_ratio_test(14.3, (20, 20, 20, 20), epsilon=1.0)
+    >>> res.alternative, round(res.pvalue, 4), round(res.estimate, 2)
+    ('two-sided', 0.0456, 5.92)
+    >>> ci = res.confidence_interval(0.95)
+    >>> round(ci.low, 3), round(ci.high, 1)
+    (1.039, 55.8)
     """
 
     statistic: float
@@ -550,6 +559,10 @@ def umpu_odds_ratio_power(
     -------
     float or numpy.ndarray
         Power, with the shape of ``odds_ratio``.
+
+    References
+    ----------
+    Cho & Awan, Theorem 37 and Eq. 5 (the threshold whose power this is).
 
     Examples
     --------
