@@ -9,20 +9,34 @@ a polytope ``K = Hull(vertices)`` such as the sensitivity space of a table
 with fixed margins (Cho & Awan, Prop. 32).
 
 Draws use ``V = R U`` with ``R ~ Gamma(s + 1, scale)``, ``s = dim span(K)``,
-and ``U`` uniform in ``K``: a simplex of a triangulation of ``K`` picked
-with probability proportional to its volume, then a flat-Dirichlet
-combination of its vertices (``method="triangulation"``, ``O(s^2)`` per
-draw once the hull is built); the cube rejection sampler of Cho & Awan,
-Algorithm 3, is ``method="rejection"``.  The noise is floating point drawn
-from a numpy ``Generator``: a simulation law, which is why the mechanism
-refuses ``secure=True`` (see :mod:`invariantdp.mechanisms.knorm`).
+and ``U`` uniform in ``K`` (so that ``||V||_K ~ Gamma(s, scale)``), by one of
+three exact samplers (``method``):
+
+* ``"triangulation"``: a simplex of a triangulation of ``K`` picked with
+  probability proportional to its volume, then a flat-Dirichlet combination
+  of its vertices (``O(s^2)`` per draw once the hull is built);
+* ``"rejection"``: the cube rejection sampler of Cho & Awan, Algorithm 3;
+* ``"polar"``: rejection in polar coordinates with one linear programme per
+  draw (:class:`~invariantdp.distributions.polar.LPHullNorm`), which needs
+  no facets.
+
+**Size limits.**  The first two need the facets of ``K``, enumerated by
+Qhull for ``s <= MAX_HULL_DIM`` (9) only (module notes of
+:mod:`invariantdp.sensitivity`); ``"auto"`` (the default) uses the
+triangulation there and the polar sampler beyond, where the norm is a
+linear programme per vector and ``vol(K)`` is not known: ``logpdf`` then
+needs ``normalized=False`` and ``cov`` raises.  The polar sampler draws from
+the contingency spaces up to ``(r-1)(c-1) = MAX_POLAR_DIM`` (16; 0.2 s per
+5 x 5 draw) and refuses larger ones before drawing.  The noise is floating
+point drawn from a numpy ``Generator``: a simulation law, which is why the
+mechanism refuses ``secure=True`` (see :mod:`invariantdp.mechanisms.knorm`).
 
 References
 ----------
 .. [1] Hardt, M. and Talwar, K. (2010). "On the geometry of differential
    privacy", STOC.
 .. [2] Cho, J. and Awan, J. "Semi-DP and invariant statistics", Prop. 7,
-   Algorithms 2-3, Prop. 32.
+   Algorithms 2-3, Theorem 31, Prop. 32.
 """
 
 from __future__ import annotations
@@ -71,6 +85,10 @@ class KNormNoise:
         ``Delta / epsilon``.
     vertices : array_like, shape (m, d), optional
         For ``"polytope"``: the finite symmetric set whose hull is ``K``.
+        Its facets are enumerated (:class:`~invariantdp.sensitivity.HullNorm`)
+        within the limits of :mod:`invariantdp.sensitivity`; beyond, the norm
+        is a linear programme and draws use the polar sampler
+        (:class:`~invariantdp.distributions.polar.LPHullNorm`; module notes).
 
     References
     ----------

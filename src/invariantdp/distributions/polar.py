@@ -172,6 +172,9 @@ class LPHullNorm:
         The largest norm ``R`` of a vertex (2 for ``S_Semi``).
     volume : None
         ``vol(K)`` is not computed (it would need the facets).
+    last_call : dict
+        Counts of the last :meth:`sample_uniform` call: ``draws``,
+        ``directions`` proposed and ``linear_programmes`` solved.
 
     References
     ----------
@@ -208,6 +211,7 @@ class LPHullNorm:
         self.radius = float(np.max(np.linalg.norm(self.points, axis=1)))
         self.volume = None
         self.contingency_shape = _contingency_shape(S)
+        self.last_call = {"draws": 0, "directions": 0, "linear_programmes": 0}
         # vertex duals u / max_w |<u, w>|: rows of the first bound for any S
         self._vertex_duals = None
         if self.contingency_shape is not None:
@@ -341,7 +345,6 @@ class LPHullNorm:
                 )
             n = min(batch, max_dirs - tested)
             tested += n
-            batch = min(4 * batch, 2**15)
             theta = gen.standard_normal((n, s))
             theta /= np.linalg.norm(theta, axis=1, keepdims=True)
             # step 1: (h1 / R)^s with h1 = min(R, 1 / bound)
@@ -349,6 +352,7 @@ class LPHullNorm:
             keep = gen.random(n) < (h / R) ** s
             theta, h = theta[keep], h[keep]
             if theta.shape[0] == 0:
+                batch = self._next_batch(batch, got, tested, m)
                 continue
             second = self._second_bound(theta)
             if second is not None:
@@ -365,7 +369,16 @@ class LPHullNorm:
                 if gen.random() < min(1.0, (rho / ht) ** s):
                     out[got] = (rho * gen.random() ** (1.0 / s)) * t
                     got += 1
+            batch = self._next_batch(batch, got, tested, m)
+        self.last_call = {"draws": m, "directions": tested, "linear_programmes": lps}
         return out[0] if size is None else out
+
+    @staticmethod
+    def _next_batch(batch: int, got: int, tested: int, m: int) -> int:
+        """Directions to propose next: enough for the remaining draws at the rate seen so far
+        (times 1.25), 4 times more while nothing was accepted; 1024 to 32768."""
+        want = 1.25 * (m - got) * tested / got if got else 4.0 * batch
+        return int(min(2**15, max(1024, want)))
 
     def __repr__(self) -> str:
         return (
