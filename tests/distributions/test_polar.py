@@ -244,3 +244,13 @@ def test_volume_is_unknown_but_the_unnormalised_density_is_available():
     w = small.rvs(size=2, random_state=0)
     const = math.lgamma(5) + math.log(small.unit_ball_volume()) + 4 * math.log(2.0)
     np.testing.assert_allclose(small.logpdf(w), small.logpdf(w, normalized=False) - const)
+
+
+def test_one_dimensional_space_gives_the_laplace_law():
+    # 2 x 2: the sphere is {-1, +1} and K = [-2, 2] along (1, -1, -1, 1) / 2, so the noise
+    # coordinate is Laplace with scale 2 * scale (Gamma(2) times a uniform)
+    law = KNormNoise("polytope", 4, 1.0, contingency_sensitivity_space(2, 2))
+    v = law.rvs(size=1500, random_state=14, method="polar")
+    x = v @ np.array([1.0, -1.0, -1.0, 1.0]) / 2
+    assert stats.kstest(x, stats.laplace(scale=2.0).cdf).pvalue > 1e-3
+    assert stats.kstest(x, stats.laplace(scale=2.4).cdf).pvalue < 1e-3

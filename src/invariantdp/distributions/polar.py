@@ -87,8 +87,9 @@ def _lp_norm(P: np.ndarray, y: np.ndarray) -> float:
     The simplex solution is checked against its dual certificate: the dual
     vector ``z`` normalised by ``max |P z|`` lies in the polar of ``K``, so
     ``z . y / max|P z|`` is a lower bound of the norm and the primal value an
-    upper bound; their relative gap must be below ``_LP_GAP`` (it is about
-    1e-14 for the contingency spaces).
+    upper bound (when ``P^T lambda = y``); their relative gap and the relative
+    residual of the equations must be below ``_LP_GAP`` (both are about 1e-14
+    for the contingency spaces).
     """
     res = optimize.linprog(
         np.ones(P.shape[0]), A_eq=P.T, b_eq=y, bounds=(0, None), method="highs-ds"
@@ -101,10 +102,16 @@ def _lp_norm(P: np.ndarray, y: np.ndarray) -> float:
     upper = float(res.fun)
     denom = float(np.max(np.abs(P @ z)))
     lower = float(z @ y) / denom if denom > 0 else 0.0
-    if upper - lower > _LP_GAP * max(upper, 1e-300):
+    # the primal value bounds the norm from above only if P^T lambda = y holds
+    residual = float(np.max(np.abs(P.T @ res.x - y)))
+    floor = 64 * np.finfo(float).eps * float(np.max(np.abs(P)))  # rounding of a zero y
+    if upper - lower > _LP_GAP * max(upper, 1e-300) or residual > max(
+        _LP_GAP * float(np.max(np.abs(y))), floor
+    ):
         raise InvariantDPError(
             f"the linear programme of ||.||_K did not certify its value: primal {upper!r}, "
-            f"dual bound {lower!r} (relative gap above {_LP_GAP:g})"
+            f"dual bound {lower!r}, residual {residual!r} (relative gap or residual above "
+            f"{_LP_GAP:g})"
         )
     return upper
 
