@@ -11,6 +11,11 @@
 2. Semi-DP K-norm mechanism (Cho & Awan, Algorithms 2-3) draws per second
    by table size: the exact triangulation sampler versus the paper's cube
    rejection sampler (Algorithm 3), and the hull set-up time.
+3. The polar K-norm sampler (issue 13) beyond the facet enumeration,
+   (r-1)(c-1) = 10 .. 16: time per release, directions proposed and linear
+   programmes solved per draw, as a ratio to the warm 4 x 4 triangulation
+   release (the largest the facets allow) measured in the same run; and the
+   polar sampler on 3 x 3 and 4 x 4, where both run.
 
 Run: ``.venv/bin/python benchmarks/bench_mechanisms.py [--max-n 1e7]``
 """
@@ -27,6 +32,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 
+from invariantdp.distributions.polar import LPHullNorm
 from invariantdp.invariants import Invariants, nested_totals
 from invariantdp.mechanisms import KNormNoise, projected_gaussian, semi_dp_knorm
 from invariantdp.sensitivity import HullNorm, contingency_sensitivity_space
@@ -129,14 +135,59 @@ def bench_knorm() -> None:
         )
 
 
+def _per_release(table, calls, **kw) -> float:
+    gen = np.random.default_rng(0)
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        semi_dp_knorm(table, epsilon=1.0, rng=gen, **kw)
+    return (time.perf_counter() - t0) / calls
+
+
+def bench_knorm_polar() -> None:
+    print("\nPolar K-norm sampler (issue 13), (r-1)(c-1) up to 16; ratio to a warm 4x4")
+    print("triangulation release; directions and linear programmes per draw")
+    semi_dp_knorm(np.ones((4, 4), dtype=int), epsilon=1.0, rng=0)  # builds the hull
+    base = _per_release(np.arange(1, 17).reshape(4, 4), 200)
+    print(f"  baseline: 4x4 triangulation release {base * 1e3:.2f} ms")
+    print(
+        f"{'table':>7} {'s':>3} {'method':>14} {'release ms':>11} {'ratio':>7} "
+        f"{'dirs/draw':>10} {'LPs/draw':>9}"
+    )
+    cases = [(3, 3, "triangulation"), (3, 3, "polar"), (4, 4, "triangulation")]
+    cases += [(4, 4, "polar"), (3, 6, "auto"), (2, 11, "auto"), (4, 5, "auto")]
+    cases += [(3, 9, "auto"), (2, 17, "auto"), (5, 5, "auto")]
+    for r, c, method in cases:
+        table = np.arange(1, r * c + 1).reshape(r, c) * 5
+        s = (r - 1) * (c - 1)
+        calls = 200 if s <= 12 else 30
+        per = _per_release(table, calls, method=method)
+        dirs = lps = float("nan")
+        if method != "triangulation":
+            L = LPHullNorm.from_space(contingency_sensitivity_space(r, c))
+            L.sample_uniform(calls, rng=1)
+            dirs = L.last_call["directions"] / calls
+            lps = L.last_call["linear_programmes"] / calls
+        print(
+            f"{r}x{c:<5} {s:>3} {method:>14} {per * 1e3:>11.2f} {per / base:>7.1f} "
+            f"{dirs:>10.3g} {lps:>9.2f}"
+        )
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-n", type=float, default=1e7)
     parser.add_argument("--skip-knorm", action="store_true")
+    parser.add_argument(
+        "--polar-only", action="store_true", help="only the polar K-norm sampler (issue 13)"
+    )
     args = parser.parse_args(argv)
+    if args.polar_only:
+        bench_knorm_polar()
+        return
     bench_projected_gaussian(args.max_n)
     if not args.skip_knorm:
         bench_knorm()
+        bench_knorm_polar()
 
 
 if __name__ == "__main__":

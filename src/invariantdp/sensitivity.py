@@ -13,18 +13,17 @@ one difference vector per row.  This module gives
   ``K = Hull(S)`` on ``span(S)`` (Lemma 29), with exact uniform sampling in
   ``K`` (used by the K-norm mechanisms).
 
-**Size limits.**  The facets of ``K`` are enumerated by Qhull, whose time
-and memory grow with the number of facets of its triangulation -- roughly
-exponentially in ``s = dim span(S)``.  Measured on two shared cores, the
-contingency space of a 4 x 4 table (``s = 9``, 72 vertices, 88 258 simplices)
-takes 4.4 s, a 2 x 11 table (``s = 10``, 110 vertices, 288 831 simplices) 47 s
-and 0.8 GB, a 3 x 6 table (``s = 10``) more than 150 s.  So a hull is built
-only for ``s <= MAX_HULL_DIM`` (9) and at most ``MAX_HULL_POINTS[s]`` distinct
-vertices ``+-u``: sizes at which points spread on the unit sphere, the worst
-of the configurations measured, still build in a few seconds.  Anything
-larger is refused at once with the alternatives (the linear programme of
-:func:`hull_norm`, the Gaussian mechanisms), and no function here allocates
-an array larger than ``MAX_BYTES`` (2 GiB).
+**Size limits.**  Qhull's time and memory grow with the number of facets
+of the triangulation -- roughly exponentially in ``s = dim span(S)``: on two
+shared cores the contingency space of a 4 x 4 table (``s = 9``, 88 258
+simplices) takes 4.4 s, 2 x 11 (``s = 10``) 47 s and 0.8 GB, 3 x 6 over
+150 s.  So a hull is built only for ``s <= MAX_HULL_DIM`` (9) and at most
+``MAX_HULL_POINTS[s]`` distinct vertices ``+-u`` (points on the unit sphere,
+the worst case measured, build in a few seconds); larger ones are refused at
+once, naming the linear programme of :func:`hull_norm` and the polar sampler
+:class:`~invariantdp.distributions.polar.LPHullNorm` (no facets; draws for
+the contingency spaces up to ``(r-1)(c-1) = 16``, 5 x 5, in well under a
+second).  No function here allocates more than ``MAX_BYTES`` (2 GiB).
 
 :func:`check_bytes` (the memory guard) is internal to the package: the K-norm
 mechanisms share it, it is not in ``__all__``.
@@ -80,8 +79,9 @@ _BLOCK_ELEMENTS = 2**22
 
 _HULL_ALTERNATIVES = (
     "for the norm, hull_norm(v, space, method='lp') (one linear programme per vector, any "
-    "dimension); for a release, a mechanism that needs no hull: semi_dp_gaussian (tables "
-    "with invariant margins), projected_gaussian / extended_gaussian, or lp_mechanism"
+    "dimension); for draws, the polar sampler (knorm(..., method='polar'), LPHullNorm of "
+    "invariantdp.distributions.polar), or a mechanism that needs no hull: semi_dp_gaussian, "
+    "projected_gaussian / extended_gaussian, or lp_mechanism"
 )
 
 
@@ -544,6 +544,14 @@ def _cached_hull(shape, data: bytes) -> HullNorm:
     return HullNorm(np.frombuffer(data, dtype=float).reshape(shape))
 
 
+def facets_within_limits(S: np.ndarray) -> bool:
+    """True when :class:`HullNorm` would build the hull of ``S`` (internal, shared)."""
+    if _span_exceeds(S, MAX_HULL_DIM):
+        return False
+    P = _symmetric_points(S)
+    return _hull_refusal(P.shape[0], np.linalg.matrix_rank(P) if P.shape[0] else 0) is None
+
+
 def hull_norm(v, space, *, method: str = "auto") -> np.ndarray:
     r"""The norm :math:`\|v\|_K` of ``K = Hull(S)`` on ``span(S)`` (Lemma 29).
 
@@ -578,12 +586,7 @@ def hull_norm(v, space, *, method: str = "auto") -> np.ndarray:
     if method not in ("auto", "facets", "lp"):
         raise InvariantDPError(f"`method` ({method!r}) must be 'auto', 'facets' or 'lp'.")
     if method == "auto":
-        method = "lp"
-        if not _span_exceeds(S, MAX_HULL_DIM):
-            P = _symmetric_points(S)
-            rank = np.linalg.matrix_rank(P) if P.shape[0] else 0
-            if _hull_refusal(P.shape[0], rank) is None:
-                method = "facets"
+        method = "facets" if facets_within_limits(S) else "lp"
     if method == "facets":
         return HullNorm.from_space(S)(v)
     Ssym = np.vstack([S, -S])

@@ -8,7 +8,7 @@ import pytest
 from invariantdp import InvariantDPError, Release
 from invariantdp.distributions.knorm import knorm_from_params
 from invariantdp.mechanisms import KNormNoise, knorm, semi_dp_knorm
-from invariantdp.sensitivity import HullNorm, contingency_sensitivity_space
+from invariantdp.sensitivity import HullNorm, contingency_sensitivity_space, hull_norm
 
 ALL_TABLES = [(r, c) for r in range(2, 11) for c in range(2, 11) if (r - 1) * (c - 1) <= 9]
 
@@ -84,6 +84,18 @@ def test_speed_small_tables(r, c):
     assert _rate(r, c) >= 200
 
 
+@pytest.mark.parametrize("r,c", [(3, 6), (4, 5), (5, 5)])
+def test_one_release_beyond_nine_dimensions_is_fast(r, c):
+    # issue 13: the polar sampler, no set-up; 5 x 5 takes 0.2 s on average
+    table = np.arange(1, r * c + 1).reshape(r, c) * 3
+    gen = np.random.default_rng(2)
+    for _ in range(3):
+        t0 = time.perf_counter()
+        rel = semi_dp_knorm(table, epsilon=1.0, rng=gen)
+        assert time.perf_counter() - t0 < 5.0
+        assert rel.metadata["method"] == "polar"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("r,c", ALL_TABLES)
 def test_speed_every_table_up_to_nine_dimensions(r, c):
@@ -103,14 +115,45 @@ def _refused_fast(call, match):
 
 
 @pytest.mark.parametrize("r,c", [(3, 6), (2, 11), (4, 5)])
-def test_polytopes_beyond_the_limits_are_refused_at_once(r, c):
+def test_polytopes_beyond_the_facet_limits_use_the_polar_sampler(r, c):
+    # 3 x 6 and 4 x 5 ran for more than 150 s in Qhull; the facets are still refused at
+    # once, and "auto" (the default) draws without them
     S = contingency_sensitivity_space(r, c)
     x = np.full(r * c, 5.0)
-    assert _refused_fast(lambda: knorm(x, S, epsilon=1.0, rng=0), "dimension at least 10") < 1
-    assert _refused_fast(lambda: KNormNoise("polytope", r * c, 1.0, S), "method='lp'") < 1
-    # a published release naming such a space is refused on load, not after hours
+    for method in ("triangulation", "rejection"):
+        assert (
+            _refused_fast(
+                lambda method=method: knorm(x, S, epsilon=1.0, rng=0, method=method),
+                rf"`method` \('{method}'\) needs the facets.*dimension {(r - 1) * (c - 1)}"
+                ".*method='polar'",
+            )
+            < 1
+        )
+    t0 = time.perf_counter()
+    rel = knorm(x, S, epsilon=1.0, rng=0)
+    assert time.perf_counter() - t0 < 5.0
+    assert rel.metadata["method"] == "polar"
+    assert rel == knorm(x, S, epsilon=1.0, rng=0, method="polar")
+    T = rel.value.reshape(r, c)
+    np.testing.assert_allclose(T.sum(axis=0), 5.0 * r)
+    np.testing.assert_allclose(T.sum(axis=1), 5.0 * c)
+    # a published release naming such a space is loaded without building a hull
     law = {"norm": "polytope", "dim": r * c, "scale": 1.0, "space": {"r": r, "c": c}}
-    assert _refused_fast(lambda: knorm_from_params(law), "up to dimension 9") < 1
+    t0 = time.perf_counter()
+    noise = knorm_from_params(law)
+    assert time.perf_counter() - t0 < 1.0 and noise.intrinsic_dim == (r - 1) * (c - 1)
+    v = rel.value - x
+    assert noise.norm(v) == pytest.approx(float(hull_norm(v, S, method="lp")), rel=1e-9)
+
+
+@pytest.mark.parametrize("r,c", [(5, 6), (2, 19), (6, 6)])
+def test_polytopes_beyond_the_polar_limit_are_refused_at_once(r, c):
+    S = contingency_sensitivity_space(r, c)
+    x = np.full(r * c, 5.0)
+    msg = rf"{r} x {c} table \(dimension \(r-1\)\(c-1\) = {(r - 1) * (c - 1)}\).*<= 16 only"
+    assert _refused_fast(lambda: knorm(x, S, epsilon=1.0, rng=0), msg) < 1
+    law = {"norm": "polytope", "dim": r * c, "scale": 1.0, "space": {"r": r, "c": c}}
+    assert _refused_fast(lambda: knorm_from_params(law).rvs(random_state=0), msg) < 1
 
 
 @pytest.mark.parametrize("norm", ["l1", "l2", "linf", "polytope"])

@@ -3,7 +3,8 @@
 The laws the mechanisms add and the tests assume: Tulap (:mod:`.tulap`, its
 closed forms in :mod:`.tulap_forms`), canonical noise of any symmetric
 tradeoff function (:mod:`.cnd`), the discrete Laplace and discrete Gaussian
-(:mod:`.discrete`), the K-norm law (:mod:`.knorm`) and the projected and
+(:mod:`.discrete`), the K-norm law (:mod:`.knorm`, with the polar sampler
+of large polytopes in :mod:`.polar`) and the projected and
 extended noise of subspace DP (:mod:`.subspace`).  The exact samplers for
 releases are in :mod:`._exact`, re-exported by :mod:`.discrete` and
 :mod:`.tulap`.

@@ -9,20 +9,34 @@ a polytope ``K = Hull(vertices)`` such as the sensitivity space of a table
 with fixed margins (Cho & Awan, Prop. 32).
 
 Draws use ``V = R U`` with ``R ~ Gamma(s + 1, scale)``, ``s = dim span(K)``,
-and ``U`` uniform in ``K``: a simplex of a triangulation of ``K`` picked
-with probability proportional to its volume, then a flat-Dirichlet
-combination of its vertices (``method="triangulation"``, ``O(s^2)`` per
-draw once the hull is built); the cube rejection sampler of Cho & Awan,
-Algorithm 3, is ``method="rejection"``.  The noise is floating point drawn
-from a numpy ``Generator``: a simulation law, which is why the mechanism
-refuses ``secure=True`` (see :mod:`invariantdp.mechanisms.knorm`).
+and ``U`` uniform in ``K`` (so that ``||V||_K ~ Gamma(s, scale)``), by one of
+three exact samplers (``method``):
+
+* ``"triangulation"``: a simplex of a triangulation of ``K`` picked with
+  probability proportional to its volume, then a flat-Dirichlet combination
+  of its vertices (``O(s^2)`` per draw once the hull is built);
+* ``"rejection"``: the cube rejection sampler of Cho & Awan, Algorithm 3;
+* ``"polar"``: rejection in polar coordinates with one linear programme per
+  draw (:class:`~invariantdp.distributions.polar.LPHullNorm`), which needs
+  no facets.
+
+**Size limits.**  The first two need the facets of ``K``, enumerated by
+Qhull for ``s <= MAX_HULL_DIM`` (9) only (module notes of
+:mod:`invariantdp.sensitivity`); ``"auto"`` (the default) uses the
+triangulation there and the polar sampler beyond, where the norm is a
+linear programme per vector and ``vol(K)`` is not known: ``logpdf`` then
+needs ``normalized=False`` and ``cov`` raises.  The polar sampler draws from
+the contingency spaces up to ``(r-1)(c-1) = MAX_POLAR_DIM`` (16; 0.2 s per
+5 x 5 draw) and refuses larger ones before drawing.  The noise is floating
+point drawn from a numpy ``Generator``: a simulation law, which is why the
+mechanism refuses ``secure=True`` (see :mod:`invariantdp.mechanisms.knorm`).
 
 References
 ----------
 .. [1] Hardt, M. and Talwar, K. (2010). "On the geometry of differential
    privacy", STOC.
 .. [2] Cho, J. and Awan, J. "Semi-DP and invariant statistics", Prop. 7,
-   Algorithms 2-3, Prop. 32.
+   Algorithms 2-3, Theorem 31, Prop. 32.
 """
 
 from __future__ import annotations
@@ -34,9 +48,28 @@ from scipy import special
 
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_positive, check_positive_int
-from ..sensitivity import HullNorm, check_bytes, contingency_sensitivity_space
+from ..sensitivity import (
+    HullNorm,
+    check_bytes,
+    contingency_sensitivity_space,
+    facets_within_limits,
+)
+from .polar import LPHullNorm
 
 __all__ = ["KNormNoise", "knorm_from_params"]
+
+
+#: the uniform samplers of a polytope K (module notes)
+METHODS = ("auto", "triangulation", "rejection", "polar")
+
+
+def check_method(method) -> str:
+    """``method`` if it names a uniform sampler of ``K``; internal, shared with the mechanisms."""
+    if not isinstance(method, str) or method not in METHODS:
+        raise InvariantDPError(
+            f"`method` ({method!r}) must be 'auto', 'triangulation', 'rejection' or 'polar'."
+        )
+    return method
 
 
 class KNormNoise:
@@ -52,6 +85,10 @@ class KNormNoise:
         ``Delta / epsilon``.
     vertices : array_like, shape (m, d), optional
         For ``"polytope"``: the finite symmetric set whose hull is ``K``.
+        Its facets are enumerated (:class:`~invariantdp.sensitivity.HullNorm`)
+        within the limits of :mod:`invariantdp.sensitivity`; beyond, the norm
+        is a linear programme and draws use the polar sampler
+        (:class:`~invariantdp.distributions.polar.LPHullNorm`; module notes).
 
     References
     ----------
@@ -78,7 +115,12 @@ class KNormNoise:
         if norm == "polytope":
             if vertices is None:
                 raise InvariantDPError("`vertices` are required for a polytope norm.")
-            self.hull = HullNorm.from_space(np.asarray(vertices, dtype=float))
+            V = np.asarray(vertices, dtype=float)
+            # the facets when Qhull can enumerate them, else the linear programme
+            if V.ndim == 2 and V.shape[0] > 0 and not facets_within_limits(V):
+                self.hull = LPHullNorm.from_space(V)
+            else:
+                self.hull = HullNorm.from_space(V)
             if self.hull.ambient_dim != self.dim:
                 raise InvariantDPError(
                     f"`vertices` have {self.hull.ambient_dim} coordinates, `dim` is {self.dim}."
@@ -98,8 +140,27 @@ class KNormNoise:
         p = {"l1": 1, "l2": 2, "linf": np.inf}[self.norm_name]
         return np.linalg.norm(v, ord=p, axis=-1)
 
+    def _polar(self) -> LPHullNorm:
+        """The polar sampler of the polytope (:class:`.polar.LPHullNorm`)."""
+        if isinstance(self.hull, LPHullNorm):
+            return self.hull
+        return LPHullNorm.from_space(self.hull.space)
+
+    def _needs_facets(self, what: str) -> None:
+        if isinstance(self.hull, LPHullNorm):
+            raise InvariantDPError(
+                f"{what} needs vol(K), which is computed from the facets of K = Hull(vertices); "
+                f"they are not enumerated in dimension {self.intrinsic_dim} (above "
+                "MAX_HULL_DIM, or too many vertices). norm(v) and logpdf(v, normalized=False) "
+                "(the log density up to its constant) are available."
+            )
+
     def unit_ball_volume(self) -> float:
-        """Volume of ``K`` (in span coordinates for a polytope)."""
+        """Volume of ``K`` (in span coordinates for a polytope).
+
+        Raises ``InvariantDPError`` for a polytope whose facets are not
+        enumerated (:class:`~invariantdp.distributions.polar.LPHullNorm`).
+        """
         d = self.intrinsic_dim
         if self.norm_name == "l1":
             return 2.0**d / math.factorial(d)
@@ -107,12 +168,20 @@ class KNormNoise:
             return float(np.exp(0.5 * d * np.log(np.pi) - special.gammaln(d / 2 + 1)))
         if self.norm_name == "linf":
             return 2.0**d
+        self._needs_facets("unit_ball_volume()")
         return self.hull.volume
 
     # --- distribution interface ------------------------------------------------
 
-    def rvs(self, size=None, random_state=None, *, method: str = "triangulation"):
-        """Draws of the noise, shape ``(d,)`` or ``(size, d)``."""
+    def rvs(self, size=None, random_state=None, *, method: str = "auto"):
+        """Draws of the noise, shape ``(d,)`` or ``(size, d)``.
+
+        ``method`` picks the uniform sampler of a polytope ``K`` (module
+        notes): ``"triangulation"``, ``"rejection"`` (both need the facets),
+        ``"polar"`` (no facets), or ``"auto"``: the triangulation when the
+        facets are enumerated, the polar sampler otherwise.
+        """
+        method = self.resolve_method(method)
         m = 1 if size is None else check_positive_int("size", size, minimum=0)
         s, d = self.intrinsic_dim, self.dim
         # the output and, at most, two temporaries of the same shape
@@ -133,15 +202,36 @@ class KNormNoise:
             out = r[:, None] * gen.uniform(-1.0, 1.0, size=(m, d))
         else:
             r = gen.gamma(s + 1, self.scale, size=m)
-            u = self.hull.sample_uniform(m, gen, method=method)
-            out = (r[:, None] * u) @ self.hull.basis.T
+            sampler = self._polar() if method == "polar" else self.hull
+            u = sampler.sample_uniform(m, gen, method=method)
+            out = (r[:, None] * u) @ sampler.basis.T
         return out[0] if size is None else out
 
-    def logpdf(self, v) -> np.ndarray:
+    def resolve_method(self, method: str) -> str:
+        """The uniform sampler ``method`` stands for (``"auto"`` resolved), checked."""
+        check_method(method)
+        if self.hull is None:
+            return method
+        if method == "auto":
+            return "polar" if isinstance(self.hull, LPHullNorm) else "triangulation"
+        if method != "polar" and isinstance(self.hull, LPHullNorm):
+            raise InvariantDPError(
+                f"`method` ({method!r}) needs the facets of K = Hull(vertices), which are not "
+                f"enumerated in dimension {self.intrinsic_dim}; use method='polar' (or 'auto')."
+            )
+        return method
+
+    def logpdf(self, v, *, normalized: bool = True) -> np.ndarray:
         r"""Log density w.r.t. Lebesgue measure on the span.
 
         :math:`-\|v\|_K/\text{scale} - \log(\Gamma(s+1)\,\text{vol}(K)\,\text{scale}^s)`.
+        With ``normalized=False``, only :math:`-\|v\|_K/\text{scale}` (``-inf`` off the
+        span): the log density up to its constant, enough for likelihood ratios and
+        available when ``vol(K)`` is not (polytopes beyond the facet enumeration,
+        whose norm is a linear programme per vector).
         """
+        if not normalized:
+            return -self.norm(v) / self.scale
         s = self.intrinsic_dim
         const = special.gammaln(s + 1) + np.log(self.unit_ball_volume()) + s * np.log(self.scale)
         return -self.norm(v) / self.scale - const
@@ -161,6 +251,7 @@ class KNormNoise:
             return (d + 1.0) * sc**2 * np.eye(d)
         if self.norm_name == "linf":
             return (d + 1.0) * (d + 2.0) / 3.0 * sc**2 * np.eye(d)
+        self._needs_facets("cov()")
         H = self.hull
         if s == 1:
             M = np.array([[H.half_width**2 / 3.0]])

@@ -8,8 +8,10 @@ The noise ``V`` has density :math:`c\,\exp(-\epsilon \|v\|_K / \Delta)` on
 * :func:`knorm` -- ``K = Hull(vertices)``, e.g. a sensitivity space, sampled
   exactly as ``V = R U`` (a Gamma radius times a uniform point of ``K``) by
   the triangulation sampler of :class:`~invariantdp.distributions.knorm.KNormNoise`
-  (see :mod:`invariantdp.distributions.knorm` for the method and its size
-  limits); :func:`~invariantdp.mechanisms.semi_dp_knorm` is the semi-DP case.
+  or, when the facets of ``K`` cannot be enumerated, by its polar rejection
+  sampler (see :mod:`invariantdp.distributions.knorm` for the methods and
+  their size limits); :func:`~invariantdp.mechanisms.semi_dp_knorm` is the
+  semi-DP case.
 
 Every release records its noise law with :func:`knorm_law` (family
 ``"knorm"``).  **Simulation only.**  The noise is floating point, drawn from
@@ -26,7 +28,7 @@ import numpy as np
 
 from .._rng import as_generator
 from .._validation import check_epsilon, check_positive
-from ..distributions.knorm import KNormNoise
+from ..distributions.knorm import KNormNoise, check_method
 from ..exceptions import InvariantDPError
 from ..release import NoiseLaw, Release
 from ..secure import random_source
@@ -72,7 +74,7 @@ def knorm(
     *,
     sensitivity=1.0,
     rng=None,
-    method: str = "triangulation",
+    method: str = "auto",
     secure=False,
 ) -> Release:
     r"""K-norm mechanism for the polytope norm of ``K = Hull(vertices)``.
@@ -97,9 +99,14 @@ def knorm(
         ``Delta``, the K-norm sensitivity (default 1: the sensitivity space is
         contained in ``K``).
     rng : None, int, SeedSequence or numpy.random.Generator
-    method : {"triangulation", "rejection"}
-        Exact uniform sampler of ``K`` (see the module notes) or the cube
-        rejection sampler of Algorithm 3.
+    method : {"auto", "triangulation", "rejection", "polar"}
+        Uniform sampler of ``K``: the exact triangulation sampler, the cube
+        rejection sampler of Algorithm 3 (both need the facets of ``K``), or
+        the exact polar rejection sampler, which needs no facets
+        (:class:`~invariantdp.distributions.polar.LPHullNorm`).  ``"auto"`` (default)
+        is the triangulation when the facets are enumerated (dimension
+        ``<= MAX_HULL_DIM`` and few enough vertices) and the polar sampler
+        beyond.
     secure : bool, optional
         Must be False: the noise is floating point, so the release is a
         simulation, not for publication (module notes); ``secure=True`` raises
@@ -110,13 +117,17 @@ def knorm(
     -------
     Release
         epsilon-DP; noise family ``"knorm"``; ``metadata["randomness"]`` is
-        ``"simulation"`` and ``metadata["method"]`` the uniform sampler.
+        ``"simulation"`` and ``metadata["method"]`` the uniform sampler used.
 
     Raises
     ------
     InvariantDPError
-        For ``secure=True``, and, before any work, when ``K`` is too large for
-        the facet enumeration (:class:`~invariantdp.sensitivity.HullNorm`).
+        For ``secure=True``; before any work, for ``method="triangulation"``
+        or ``"rejection"`` when ``K`` is too large for the facet enumeration
+        (:class:`~invariantdp.sensitivity.HullNorm`), and for the polar
+        sampler of a contingency space with ``(r-1)(c-1) > MAX_POLAR_DIM``
+        (16); while drawing, when the polar sampler reaches its caps
+        (:class:`~invariantdp.distributions.polar.LPHullNorm`).
 
     References
     ----------
@@ -137,6 +148,7 @@ def knorm(
         raise TypeError("`epsilon` is required: knorm(x, vertices, epsilon).")
     xv = check_data(x)
     epsilon = check_epsilon(epsilon)
+    check_method(method)
     if np.ndim(sensitivity) != 0:
         raise InvariantDPError("`sensitivity` must be a number (the K-norm sensitivity).")
     delta = check_positive("sensitivity", sensitivity)
@@ -147,6 +159,7 @@ def knorm(
         )
     gen = as_generator(rng)
     noise = KNormNoise("polytope", xv.size, delta / epsilon, V)
+    method = noise.resolve_method(method)
     v = noise.rvs(random_state=gen, method=method)
     return make_release(
         xv + v.reshape(xv.shape),
