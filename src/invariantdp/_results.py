@@ -76,6 +76,11 @@ class Summary:
     notes : sequence of str
         Lines printed under the table.
 
+    References
+    ----------
+    statsmodels, ``statsmodels.iolib.summary.Summary`` (``as_text``,
+    ``as_html``), the object this one mirrors.
+
     Examples
     --------
     >>> s = Summary("Test", [("p-value", 0.0123), ("n", 10)], ["one note"])
