@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validation import check_confidence_level
+from ._validation import check_confidence_level, format_value
 
 __all__ = [
     "ConfidenceInterval",
@@ -17,6 +17,8 @@ __all__ = [
     "estimate_text",
     "format_table",
     "hypothesis_test_rows",
+    "short_text",
+    "summarise_params",
 ]
 
 
@@ -75,6 +77,11 @@ class Summary:
         Label and value of each line; numbers are formatted for display only.
     notes : sequence of str
         Lines printed under the table.
+
+    References
+    ----------
+    statsmodels, ``statsmodels.iolib.summary.Summary`` (``as_text``,
+    ``as_html``), the object this one mirrors.
 
     Examples
     --------
@@ -230,3 +237,40 @@ def cached_interval(method):
         return cache[level]
 
     return wrapper
+
+
+# --- abbreviations of long fields (Release.summary) -------------------------
+
+
+def short_text(v, limit: int = 80) -> str:
+    """A string shown as is (cut to ``limit``), anything else as :func:`format_value` echoes it."""
+    if isinstance(v, str):
+        return v if len(v) <= limit else v[: limit - 3] + "..."
+    return format_value(v, limit)
+
+
+def _is_num(v) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _summarise(v) -> str:
+    if _is_num(v):
+        return f"{v:.6g}"
+    if isinstance(v, str):
+        return format_value(v, 40)
+    if isinstance(v, dict):
+        if "matrix" in v and "shape" in v:  # an invariants object
+            kind = (v.get("structure") or {}).get("kind", "general")
+            return f"<{kind} invariants on shape {tuple(v.get('shape', ()))}>"
+        if len(v) <= 4 and all(_is_num(x) or isinstance(x, str) for x in v.values()):
+            return "{" + ", ".join(f"{k}: {_summarise(x)}" for k, x in v.items()) + "}"
+        return f"<object with {len(v)} keys>"
+    if isinstance(v, list | tuple):
+        return f"<list of {len(v)}>"
+    return format_value(v, 40)
+
+
+def summarise_params(params: dict) -> str:
+    """``{k: v}`` with arrays and nested objects abbreviated: one short line at any size."""
+    text = "{" + ", ".join(f"{k}: {_summarise(v)}" for k, v in params.items()) + "}"
+    return text if len(text) <= 160 else text[:157] + "..."

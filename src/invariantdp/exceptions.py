@@ -17,8 +17,26 @@ class InvariantDPError(ValueError):
     its invariants, a malformed release document); wrong types raise
     ``TypeError`` instead.
 
+    Parameters
+    ----------
+    *args
+        As for ``ValueError``: the package passes one message naming the
+        argument, echoing its value and stating the rule
+        ("`delta` (1.5) must be in [0, 1).").
+
+    See Also
+    --------
+    ConvergenceWarning, SimulationWarning : the package's warnings.
+
+    References
+    ----------
+    Python documentation, "Built-in Exceptions" (``ValueError``, and
+    ``TypeError`` for arguments of the wrong type).
+
     Examples
     --------
+    Catch it as the package's error, or as any ``ValueError``:
+
     >>> from invariantdp.distributions import tulap_params
     >>> try:
     ...     tulap_params(-1.0)
@@ -35,6 +53,16 @@ class ConvergenceWarning(UserWarning):
     chains' max R-hat or min ESS misses its target; the release is still
     returned, but it is only approximately a draw of the congenial target.
 
+    Parameters
+    ----------
+    *args
+        As for any ``Warning``: the message, which gives the max R-hat and
+        min ESS found and their targets (< 1.01, >= 100).
+
+    See Also
+    --------
+    invariantdp.mechanisms.conditional_release : the function that emits it.
+
     References
     ----------
     Gong & Meng (2020), Sec. 2.3 and Algorithm 1 (the MCMC implementation of
@@ -42,9 +70,16 @@ class ConvergenceWarning(UserWarning):
 
     Examples
     --------
-    Silence it, e.g. in a simulation study, with
-    ``warnings.simplefilter("ignore", ConvergenceWarning)``.
+    Silence it, e.g. in a simulation study, or turn it into an error:
 
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", ConvergenceWarning)
+    ...     try:
+    ...         warnings.warn("max R-hat 1.2 (want < 1.01)", ConvergenceWarning)
+    ...     except ConvergenceWarning as w:
+    ...         print(w)
+    max R-hat 1.2 (want < 1.01)
     >>> issubclass(ConvergenceWarning, UserWarning)
     True
     """
@@ -54,10 +89,36 @@ class SimulationWarning(UserWarning):
     """A release made for simulation is about to be used as if it were for publication.
 
     Part of the public API so that it can be filtered; no function of this
-    version emits it.
+    version emits it.  Whether a release is a simulation is recorded in
+    ``metadata["randomness"]`` (:attr:`Release.simulation
+    <invariantdp.Release.simulation>`).
+
+    Parameters
+    ----------
+    *args
+        As for any ``Warning``: the message.
+
+    See Also
+    --------
+    invariantdp.secure : why a release drawn from a numpy generator is a
+        simulation, and how to draw one fit for publication.
+
+    References
+    ----------
+    Mironov (2012), "On significance of the least significant bits for
+    differential privacy", ACM CCS (floating-point samplers leak); Python
+    documentation, :mod:`warnings`, "The Warnings Filter".
 
     Examples
     --------
+    Filter it like any warning, e.g. silence it in a simulation study:
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("ignore", SimulationWarning)
+    ...     warnings.warn("a simulation release", SimulationWarning)
+    >>> caught
+    []
     >>> issubclass(SimulationWarning, UserWarning)
     True
     """

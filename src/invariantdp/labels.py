@@ -70,6 +70,12 @@ class AxisLabels:
     labels : tuple
         One label per position along the axis (tuples for a ``MultiIndex``).
 
+    References
+    ----------
+    pandas API reference, ``pandas.Index`` and ``pandas.MultiIndex`` (what
+    an axis mirrors); :mod:`invariantdp.release`, "The JSON document",
+    field ``labels`` (its JSON form, optional, version 2).
+
     Examples
     --------
     >>> ax = AxisLabels("sex", ("F", "M"))
@@ -140,6 +146,13 @@ def labels_of(data) -> tuple[AxisLabels, ...] | None:
         If a label or axis name is not a JSON scalar (string, integer up to
         2**53, finite float or boolean).
 
+    References
+    ----------
+    pandas API reference, ``Series.index``, ``DataFrame.columns`` and
+    ``pandas.RangeIndex`` (the default index, which carries no labels);
+    :mod:`invariantdp.release`, "The JSON document", field ``labels`` (the
+    labels a JSON document can hold).
+
     Examples
     --------
     >>> import pandas as pd
@@ -192,6 +205,11 @@ def check_labels(labels, shape: tuple[int, ...]) -> tuple[AxisLabels, ...] | Non
     InvariantDPError
         If the number of axes or of labels along an axis does not match ``shape``.
 
+    References
+    ----------
+    :mod:`invariantdp.release`, "The JSON document", field ``labels``: one
+    axis per dimension of the value, exactly one label per entry along it.
+
     Examples
     --------
     >>> check_labels([AxisLabels("sex", ("F", "M"))], (2,))
@@ -237,6 +255,12 @@ def to_pandas(value, labels: tuple[AxisLabels, ...] | None):
     InvariantDPError
         If ``value`` is a scalar.
 
+    References
+    ----------
+    pandas API reference, ``pandas.Series``, ``pandas.DataFrame`` and
+    ``pandas.MultiIndex.from_product`` (the index of a value of more
+    dimensions, in the C order of ``numpy.ravel``).
+
     Examples
     --------
     >>> to_pandas([1.5, 2.5], (AxisLabels("sex", ("F", "M")),)).to_dict()
@@ -274,6 +298,12 @@ def cell_names(labels: tuple[AxisLabels, ...] | None, shape: tuple[int, ...]) ->
     list of str
         ``prod(shape)`` names (one, ``"0"``, for a scalar).
 
+    References
+    ----------
+    A convention of this package (the coordinates of the cells in the
+    Bayesian models); the cells are in the C order of ``numpy.ravel`` and of
+    ``pandas.MultiIndex.from_product``, like :func:`to_pandas`.
+
     Examples
     --------
     >>> cell_names((AxisLabels("sex", ("F", "M")), AxisLabels(None, (1, 2))), (2, 2))
@@ -304,6 +334,11 @@ def labels_to_doc(labels: tuple[AxisLabels, ...] | None):
     -------
     list of dict or None
         One ``{"name": ..., "labels": [...]}`` per axis; None for None.
+
+    References
+    ----------
+    :mod:`invariantdp.release`, "The JSON document", field ``labels``
+    (optional, version 2); JSON as in RFC 8259.
 
     Examples
     --------
@@ -339,6 +374,11 @@ def labels_from_doc(path: str, doc, shape: tuple[int, ...]) -> tuple[AxisLabels,
     ------
     InvariantDPError
         If ``doc`` is malformed or does not fit ``shape``.
+
+    References
+    ----------
+    :mod:`invariantdp.release`, "The JSON document", field ``labels``
+    (optional, version 2): the rules checked here.
 
     Examples
     --------

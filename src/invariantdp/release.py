@@ -121,7 +121,7 @@ import numpy as np
 import pandas as pd
 
 from ._published import published_fields
-from ._results import Summary, format_table
+from ._results import Summary, format_table, short_text, summarise_params
 from ._schema import (
     FORMAT_VERSION,  # noqa: F401 - the newest document version this module reads
     MAX_CELLS,
@@ -139,7 +139,7 @@ from ._validation import (
     thaw,
 )
 from .families import NoiseFamily, SchemaContext, noise_family, register_noise_family
-from .guarantee import PrivacyGuarantee, _is_num
+from .guarantee import PrivacyGuarantee
 from .invariants import Invariants
 from .labels import AxisLabels, check_labels, labels_to_doc, to_pandas
 
@@ -241,6 +241,12 @@ class Release:
         The index (and columns) of the value when the data were a pandas
         ``Series`` or ``DataFrame`` (:mod:`invariantdp.labels`); kept in the
         JSON and given back by :meth:`to_series` and :meth:`to_frame`.
+
+    References
+    ----------
+    Cho & Awan, Definition 12 (the joint release of ``M(X)`` and the
+    invariants ``T(X) = t``); Gao, Gong & Yu (2022), Definitions 2 and 6 (a
+    mechanism that satisfies linear invariants); its JSON: :mod:`invariantdp.release`.
 
     Examples
     --------
@@ -539,17 +545,17 @@ class Release:
         """A short table: one line per field, arrays and long parameters abbreviated."""
 
         rows = [
-            ("mechanism", _short(self.mechanism)),
+            ("mechanism", short_text(self.mechanism)),
             (
                 "randomness",
                 "SIMULATION (numpy generator): not for publication"
                 if self.simulation
-                else _short(self.metadata.get("randomness", "not recorded")),
+                else short_text(self.metadata.get("randomness", "not recorded")),
             ),
             ("value", np.array2string(self.value, precision=4, threshold=12)),
-            ("noise", f"{self.noise.family} {_summarise_params(self.noise.params)}"),
+            ("noise", f"{self.noise.family} {summarise_params(self.noise.params)}"),
             ("guarantee", self.guarantee.describe()),
-            ("adjacency", _short(self.guarantee.adjacency, 200)),
+            ("adjacency", short_text(self.guarantee.adjacency, 200)),
         ]
         if self.invariants is not None and self.invariants.values is not None:
             rows.append(
@@ -566,33 +572,3 @@ class Release:
             f"value={np.array2string(self.value, threshold=6)}, "
             f"noise={self.noise.family}, guarantee={self.guarantee.describe()!r})"
         )
-
-
-def _short(v, limit: int = 80) -> str:
-    """A string shown as is (cut to ``limit``), anything else as :func:`format_value` echoes it."""
-    if isinstance(v, str):
-        return v if len(v) <= limit else v[: limit - 3] + "..."
-    return format_value(v, limit)
-
-
-def _summarise(v) -> str:
-    if _is_num(v):
-        return f"{v:.6g}"
-    if isinstance(v, str):
-        return format_value(v, 40)
-    if isinstance(v, dict):
-        if "matrix" in v and "shape" in v:  # an invariants object
-            kind = (v.get("structure") or {}).get("kind", "general")
-            return f"<{kind} invariants on shape {tuple(v.get('shape', ()))}>"
-        if len(v) <= 4 and all(_is_num(x) or isinstance(x, str) for x in v.values()):
-            return "{" + ", ".join(f"{k}: {_summarise(x)}" for k, x in v.items()) + "}"
-        return f"<object with {len(v)} keys>"
-    if isinstance(v, list | tuple):
-        return f"<list of {len(v)}>"
-    return format_value(v, 40)
-
-
-def _summarise_params(params: dict) -> str:
-    """``{k: v}`` with arrays and nested objects abbreviated: one short line at any size."""
-    text = "{" + ", ".join(f"{k}: {_summarise(v)}" for k, v in params.items()) + "}"
-    return text if len(text) <= 160 else text[:157] + "..."

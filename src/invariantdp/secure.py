@@ -124,6 +124,12 @@ class SecureGenerator:
     :mod:`secrets`: there is no state to seed, copy, share between threads or
     inherit across a fork.
 
+    Parameters
+    ----------
+    None
+        ``SecureGenerator()`` takes no arguments: there is no seed, since a
+        seeded source would be reproducible, hence predictable.
+
     References
     ----------
     Mironov (2012), ACM CCS (floating-point samplers leak); Canonne, Kamath &

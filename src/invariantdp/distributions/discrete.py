@@ -138,6 +138,13 @@ class discrete_laplace_gen(_integer_law_gen):
     t : float
         Shape parameter of every method: the scale, ``t > 0``.
 
+    Returns
+    -------
+    scipy.stats.rv_discrete_frozen
+        What calling the object returns: ``discrete_laplace(t, loc=0)`` is
+        the law frozen at ``t`` (and shifted by ``loc``), whose methods above
+        take no shape argument.
+
     Notes
     -----
     The probability mass function is
@@ -170,6 +177,9 @@ class discrete_laplace_gen(_integer_law_gen):
     (0.2449, 0.2449)
     >>> discrete_laplace.rvs(2.0, size=5, random_state=0).dtype.kind
     'i'
+    >>> X = discrete_laplace(2.0)  # frozen
+    >>> round(float(X.cdf(-1)), 4), round(float(X.var()), 4)
+    (0.3775, 7.8354)
     """
 
     def _logpmf(self, k, t):
@@ -276,6 +286,13 @@ class discrete_gaussian_gen(_integer_law_gen):
     sigma : float
         Shape parameter of every method: the scale, ``sigma > 0``.
 
+    Returns
+    -------
+    scipy.stats.rv_discrete_frozen
+        What calling the object returns: ``discrete_gaussian(sigma, loc=0)``
+        is the law frozen at ``sigma`` (and shifted by ``loc``), whose methods
+        above take no shape argument.
+
     Notes
     -----
     The probability mass function is
@@ -307,6 +324,9 @@ class discrete_gaussian_gen(_integer_law_gen):
     0.3989
     >>> bool(discrete_gaussian.var(1.0) < 1.0)
     True
+    >>> X = discrete_gaussian(1.0)  # frozen
+    >>> round(float(X.pmf(0)), 4), round(float(X.sf(1)), 4)
+    (0.3989, 0.0586)
     """
 
     _scale_name = "sigma"

@@ -81,6 +81,13 @@ class tulap_gen(stats.rv_continuous):
     q : float
         Shape parameter of every method, the truncated mass, in [0, 1).
 
+    Returns
+    -------
+    scipy.stats.rv_continuous_frozen
+        What calling the object returns: ``tulap(b, q, loc=0, scale=1)`` is
+        the law frozen at ``b, q`` with median ``loc`` (``Tulap(m, b, q)``
+        for ``loc = m``), whose methods above take no shape argument.
+
     Notes
     -----
     The probability density function for `tulap` is, for ``q = 0``,
@@ -128,6 +135,9 @@ class tulap_gen(stats.rv_continuous):
     (0.5, 0.4621)
     >>> round((1 - b) / (1 + b), 4)
     0.4621
+    >>> X = tulap(b, q, loc=3.0)  # frozen: Tulap(3, b, q)
+    >>> float(X.median()), round(float(X.cdf(2.5)), 4)
+    (3.0, 0.2689)
     """
 
     def _shape_info(self):

@@ -36,6 +36,12 @@ class SchemaContext:
         The release's invariants and their document; a noise law naming the
         same ``C`` reuses them instead of building a second copy.
 
+    References
+    ----------
+    :mod:`invariantdp.release`, "The JSON document": the ``noise`` field
+    (each family's params, a registered family's own ``schema``) and the
+    ``max_cells`` bound on arrays and shapes.
+
     Examples
     --------
     >>> fam = noise_family("laplace")

@@ -30,6 +30,7 @@ from ._structure import (
     Structure,
     check_shape,
     freeze_matrix,
+    level_maps,
     make_structure,
     read_only,
     same_matrix,
@@ -74,6 +75,24 @@ class Invariants:
 
     Everything an instance holds or caches is read-only; the caches (rank,
     group codes, bases) depend on ``C`` only and its copies share them.
+
+    References
+    ----------
+    Gao, Gong & Yu (2022), Definition 2 and Examples 3-4 (linear equality
+    invariants); Cho & Awan, Definition 12 (the invariant ``T(X) = t``) and
+    Sec. 5.1 (the one-way margins of a contingency table).
+
+    Examples
+    --------
+    The number of records with an odd feature (Gao, Gong & Yu, Example 4):
+
+    >>> import numpy as np
+    >>> inv = Invariants(np.array([[1, 0, 1, 0]])).of([3, 1, 2, 5])
+    >>> inv.values.tolist(), inv.rank, inv.kind
+    ([5.0], 1, 'general')
+    >>> inv.project(np.ones(4)).round(4)  # onto ker C
+    array([0., 1., 0., 1.])
+    >>> inv.check([0, 4, 5, 0])  # C x = 5: no error
     """
 
     matrix: np.ndarray | sparse.sparray
@@ -270,17 +289,7 @@ class Invariants:
         ``v`` has shape ``self.shape`` or ``(n,)`` (one row), ``(m, n)`` or
         ``(m,) + self.shape``; any other shape raises, naming ``name``.
         """
-        v = np.asarray(v, dtype=float)
-        n = self.n_cells
-        if v.shape == self.shape or v.shape == (n,):
-            return v.reshape(1, n)
-        if v.ndim == 2 and v.shape[1] == n:
-            return v
-        if v.shape[1:] == self.shape:
-            return v.reshape(v.shape[0], n)
-        raise InvariantDPError(
-            f"`{name}` must have shape {self.shape}, ({n},) or (m, {n}), got {v.shape}."
-        )
+        return geo.as_rows(v, self.shape, name)
 
     def without_values(self) -> Invariants:
         """The same ``C`` (and names) with ``values=None``, sharing every cached structure.
@@ -481,17 +490,8 @@ class Invariants:
 
     def _level_maps(self) -> tuple:
         """For nested totals: the level-``j`` code of every finest group."""
-
-        def compute():
-            codes, g = self.group_codes()
-            maps = []
-            for lev in self.structure["codes"]:
-                m = np.zeros(g, dtype=np.intp)
-                m[codes] = np.asarray(lev, dtype=np.intp).reshape(-1)
-                maps.append(read_only(m))
-            return tuple(maps)
-
-        return self._cached("level_maps", compute)
+        codes, g = self.group_codes()
+        return self._cached("level_maps", lambda: level_maps(codes, g, self.structure["codes"]))
 
     def _helmert_layout(self) -> tuple:
         return self._cached("helmert", lambda: geo.helmert_layout(*self.group_codes()))

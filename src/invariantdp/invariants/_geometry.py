@@ -21,11 +21,26 @@ caches what these functions compute.
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 from scipy import linalg
 
+from .._validation import InvariantDPError
 from ._structure import read_only
+
+
+def as_rows(v, shape: tuple[int, ...], name: str = "v") -> np.ndarray:
+    """``v`` as an ``(m, n)`` float array, one vector per row (see ``Invariants.as_rows``)."""
+    v = np.asarray(v, dtype=float)
+    n = math.prod(shape)
+    if v.shape == shape or v.shape == (n,):
+        return v.reshape(1, n)
+    if v.ndim == 2 and v.shape[1] == n:
+        return v
+    if v.shape[1:] == shape:
+        return v.reshape(v.shape[0], n)
+    raise InvariantDPError(f"`{name}` must have shape {shape}, ({n},) or (m, {n}), got {v.shape}.")
 
 
 def helmert(s: int) -> np.ndarray:

@@ -70,6 +70,20 @@ class Structure(FrozenDict):
         return make_structure(copy.deepcopy(dict(self), memo), matrix, self.shape_ref)
 
 
+def level_maps(codes: np.ndarray, g: int, levels) -> tuple:
+    """Nested totals: for each level, the code at that level of each of the ``g`` finest groups.
+
+    ``codes`` is the finest-group code of every cell and ``levels`` the
+    per-cell codes of every level (``structure["codes"]``); read-only arrays.
+    """
+    maps = []
+    for lev in levels:
+        m = np.zeros(g, dtype=np.intp)
+        m[codes] = np.asarray(lev, dtype=np.intp).reshape(-1)
+        maps.append(read_only(m))
+    return tuple(maps)
+
+
 def make_structure(d: dict, matrix, shape) -> Structure:
     """A frozen :class:`Structure` of ``d`` for the (frozen) ``matrix`` and ``shape``."""
     out = Structure(freeze(d))

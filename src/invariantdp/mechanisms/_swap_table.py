@@ -34,6 +34,7 @@ __all__ = [
     "MAX_CELLS",
     "Coding",
     "SwapTable",
+    "counts_on_cells",
     "encode",
     "jsonable",
     "levels_of",
@@ -234,3 +235,40 @@ def swap_table(x: Coding, z: Coding, *, wx=None, wz=None) -> SwapTable:
             "hold": l_of_jl[jl_of_cell].tolist(),
         },
     )
+
+
+def counts_on_cells(data: pd.DataFrame, meta) -> np.ndarray:
+    """Counts of the records of ``data`` on the cells of a swap release with metadata ``meta``.
+
+    ``meta`` holds the variables of each role, their ``levels`` and the
+    ``cells`` of the released table (as :func:`swap_table` lays them out);
+    a level or a record outside those cells raises.
+    """
+    swap, match, rest = meta["swap"], meta["match"], meta["hold"]
+    index = {}
+    for role, cols in (("match", match), ("swap", swap), ("hold", rest)):
+        lookup = {tuple(v): i for i, v in enumerate(meta["levels"][role])}
+        codes, size = group_codes(data, cols)
+        mapping = np.empty(size, dtype=np.int64)
+        for g, key in enumerate(levels_of(data, cols, codes, size)):
+            if tuple(key) not in lookup:
+                raise InvariantDPError(
+                    f"`data` has {role} value {tuple(key)!r}, which the release does not cover."
+                )
+            mapping[g] = lookup[tuple(key)]
+        index[role] = mapping[codes]
+    cells = meta["cells"]
+    n_s, n_h = len(meta["levels"]["swap"]), len(meta["levels"]["hold"])
+    cell_key = (
+        np.asarray(cells["match"], dtype=np.int64) * n_s + np.asarray(cells["swap"])
+    ) * n_h + np.asarray(cells["hold"])
+    rec_key = (index["match"] * n_s + index["swap"]) * n_h + index["hold"]
+    order = np.argsort(cell_key)
+    at = np.searchsorted(cell_key, rec_key, sorter=order)
+    at = np.minimum(at, cell_key.size - 1)
+    found = cell_key[order[at]] == rec_key
+    if not found.all():
+        raise InvariantDPError(
+            "`data` has records outside the cells allowed by the release's invariants."
+        )
+    return np.bincount(order[at], minlength=cell_key.size).astype(np.int64)

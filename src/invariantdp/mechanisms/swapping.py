@@ -61,7 +61,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from .._frames import as_columns, check_columns, check_frame, group_codes
+from .._frames import as_columns, check_columns, check_frame
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_in_open_unit, check_positive_int
 from ..privacy.swapping import swapping_epsilon
@@ -69,7 +69,7 @@ from ..release import NoiseLaw, Release
 from ..secure import random_source
 from ._base import guarantee, make_release, release_part
 from ._permutation import root_entropy, sources_by_stratum, sources_global, sources_secure
-from ._swap_table import SwapTable, encode, jsonable, levels_of, swap_table
+from ._swap_table import SwapTable, counts_on_cells, encode, jsonable, swap_table
 
 __all__ = [
     "SwapResult",
@@ -232,6 +232,32 @@ def table_on_release_cells(release: Release, data: pd.DataFrame) -> np.ndarray:
     Use it to check the invariants of the confidential data against the
     release: ``release.invariants.check(table_on_release_cells(release, x))``.
 
+    Parameters
+    ----------
+    release : Release
+        A release of :func:`permutation_swap` (its metadata name the
+        variables, their levels and the cells of the released table).
+    data : pandas.DataFrame
+        Microdata with the columns of the swapped data, e.g. the confidential
+        data or the swapped data itself.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        :math:`n_{jkl}`: the number of records of ``data`` on each cell
+        ``(j, k, l)`` of ``release.value``, in the same order.
+
+    Raises
+    ------
+    InvariantDPError
+        If ``release`` is not from :func:`permutation_swap`, or ``data`` has a
+        level or a record outside the cells the release covers.
+
+    References
+    ----------
+    Bailie, Gong & Meng, Algorithm 5.1 (line 22, the released table),
+    Proposition 5.3 and Definition 5.4 (the invariants it checks).
+
     Examples
     --------
     >>> import pandas as pd
@@ -247,35 +273,8 @@ def table_on_release_cells(release: Release, data: pd.DataFrame) -> np.ndarray:
         raise InvariantDPError(
             f"`release` comes from {release.mechanism!r}, not from permutation_swap."
         )
-    swap, match, rest = meta["swap"], meta["match"], meta["hold"]
-    _roles(data, swap, match)
-    index = {}
-    for role, cols in (("match", match), ("swap", swap), ("hold", rest)):
-        lookup = {tuple(v): i for i, v in enumerate(meta["levels"][role])}
-        codes, size = group_codes(data, cols)
-        mapping = np.empty(size, dtype=np.int64)
-        for g, key in enumerate(levels_of(data, cols, codes, size)):
-            if tuple(key) not in lookup:
-                raise InvariantDPError(
-                    f"`data` has {role} value {tuple(key)!r}, which the release does not cover."
-                )
-            mapping[g] = lookup[tuple(key)]
-        index[role] = mapping[codes]
-    cells = meta["cells"]
-    n_s, n_h = len(meta["levels"]["swap"]), len(meta["levels"]["hold"])
-    cell_key = (
-        np.asarray(cells["match"], dtype=np.int64) * n_s + np.asarray(cells["swap"])
-    ) * n_h + np.asarray(cells["hold"])
-    rec_key = (index["match"] * n_s + index["swap"]) * n_h + index["hold"]
-    order = np.argsort(cell_key)
-    at = np.searchsorted(cell_key, rec_key, sorter=order)
-    at = np.minimum(at, cell_key.size - 1)
-    found = cell_key[order[at]] == rec_key
-    if not found.all():
-        raise InvariantDPError(
-            "`data` has records outside the cells allowed by the release's invariants."
-        )
-    return np.bincount(order[at], minlength=cell_key.size).astype(np.int64)
+    _roles(data, meta["swap"], meta["match"])
+    return counts_on_cells(data, meta)
 
 
 # ---------------------------------------------------------------------------
