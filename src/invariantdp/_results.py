@@ -249,12 +249,13 @@ def short_text(v, limit: int = 80) -> str:
     return format_value(v, limit)
 
 
-def _is_num(v) -> bool:
+def is_number(v) -> bool:
+    """True for an int or float that is not a bool (a parameter worth printing with ``:g``)."""
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
 def _summarise(v) -> str:
-    if _is_num(v):
+    if is_number(v):
         return f"{v:.6g}"
     if isinstance(v, str):
         return format_value(v, 40)
@@ -262,7 +263,7 @@ def _summarise(v) -> str:
         if "matrix" in v and "shape" in v:  # an invariants object
             kind = (v.get("structure") or {}).get("kind", "general")
             return f"<{kind} invariants on shape {tuple(v.get('shape', ()))}>"
-        if len(v) <= 4 and all(_is_num(x) or isinstance(x, str) for x in v.values()):
+        if len(v) <= 4 and all(is_number(x) or isinstance(x, str) for x in v.values()):
             return "{" + ", ".join(f"{k}: {_summarise(x)}" for k, x in v.items()) + "}"
         return f"<object with {len(v)} keys>"
     if isinstance(v, list | tuple):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ._results import is_number
 from ._schema import guarantee_from_doc
 from ._validation import InvariantDPError, freeze, thaw
 from .privacy.tradeoff import TradeoffFunction, eps_delta, gaussian_tradeoff
@@ -92,12 +93,8 @@ class PrivacyGuarantee:
         return PrivacyGuarantee(*guarantee_from_doc(path, d))
 
     def describe(self) -> str:
-        params = ", ".join(f"{k}={v:g}" for k, v in self.params.items() if _is_num(v))
+        params = ", ".join(f"{k}={v:g}" for k, v in self.params.items() if is_number(v))
         out = f"{self.definition} ({params})" if params else self.definition
         if self.semi_adjacent_parameter is not None:
             out += f", semi-DP with a(t)={self.semi_adjacent_parameter}"
         return out
-
-
-def _is_num(v) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
