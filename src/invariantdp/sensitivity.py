@@ -39,6 +39,14 @@ import numpy as np
 from scipy import optimize
 from scipy.spatial import ConvexHull
 
+from ._span import (
+    MAX_BYTES,
+    check_bytes,
+    project_onto_span,
+    space_array,
+    span_basis,
+    span_projector,
+)
 from ._validation import InvariantDPError, check_finite_array, check_positive_int, format_value
 
 __all__ = [
@@ -71,9 +79,6 @@ MAX_HULL_POINTS = {
     8: 150,
     9: 90,
 }
-#: Largest array, in bytes, that a function of this module or of the K-norm
-#: mechanisms allocates; a larger request is refused before any allocation.
-MAX_BYTES = 2 * 2**30
 # rows per block when a (rows x facets) or (rows x s x s) temporary is formed
 _BLOCK_ELEMENTS = 2**22
 
@@ -83,20 +88,6 @@ _HULL_ALTERNATIVES = (
     "invariantdp.distributions.polar), or a mechanism that needs no hull: semi_dp_gaussian, "
     "projected_gaussian / extended_gaussian, or lp_mechanism"
 )
-
-
-def check_bytes(nbytes, what: str, advice: str) -> None:
-    """Refuse, before allocating, a computation whose arrays exceed ``MAX_BYTES``.
-
-    ``nbytes`` may be an exact Python int of any size (a float estimate of a
-    huge table would overflow before it could be compared).
-    """
-    if nbytes > MAX_BYTES:
-        gib = nbytes / 2**30 if nbytes < 2**1000 else float("inf")
-        raise InvariantDPError(
-            f"{what} would need {gib:.3g} GiB of memory, more than the "
-            f"{MAX_BYTES / 2**30:g} GiB limit; {advice}"
-        )
 
 
 def _span_exceeds(S: np.ndarray, k: int) -> bool:
@@ -209,16 +200,6 @@ def contingency_sensitivity_space(r, c, *, include_zero: bool = False) -> np.nda
     return out
 
 
-def _space(space, name: str = "space") -> np.ndarray:
-    S = check_finite_array(name, space)
-    if S.ndim != 2 or S.shape[0] == 0:
-        raise InvariantDPError(
-            f"`{name}` must be a non-empty 2-D array (one difference vector per row), "
-            f"got shape {S.shape}."
-        )
-    return S
-
-
 def norm_order(p) -> float:
     """``p`` of an l_p norm as a float >= 1 (``"inf"`` allowed); internal, shared with the audit."""
     if isinstance(p, str):
@@ -243,6 +224,11 @@ def sensitivity(space, p=2) -> float:
     p : float or "inf", optional
         ``p >= 1``; ``numpy.inf`` or ``"inf"`` for the max norm.
 
+    Returns
+    -------
+    float
+        The largest ``l_p`` norm of a difference vector.
+
     References
     ----------
     Cho & Awan, Definition 5; Sec. 5.1: :math:`\Delta_1, \Delta_2,
@@ -255,74 +241,8 @@ def sensitivity(space, p=2) -> float:
     >>> [sensitivity(S, p) for p in (1, 2, "inf")]
     [4.0, 2.0, 1.0]
     """
-    S = _space(space)
+    S = space_array(space)
     return float(np.max(np.linalg.norm(S, ord=norm_order(p), axis=1)))
-
-
-def span_basis(space, *, tol: float | None = None) -> np.ndarray:
-    """Orthonormal basis of ``span(S)`` as the columns of a ``(d, s)`` array.
-
-    Computed by the SVD of the stacked difference vectors; singular values
-    below ``tol`` (default ``max(m, d) * eps * largest``) are dropped.
-
-    Examples
-    --------
-    >>> from invariantdp.sensitivity import contingency_sensitivity_space, span_basis
-    >>> span_basis(contingency_sensitivity_space(3, 3)).shape
-    (9, 4)
-    """
-    S = _space(space)
-    _, s, Vt = np.linalg.svd(S, full_matrices=False)
-    if tol is None:
-        tol = max(S.shape) * np.finfo(float).eps * (s[0] if s.size else 0.0)
-    B = Vt[: int(np.sum(s > tol))].T
-    # reproducible signs: the largest entry of each column is positive
-    if B.size:
-        idx = np.argmax(np.abs(B), axis=0)
-        B = B * np.sign(B[idx, np.arange(B.shape[1])])
-    return B
-
-
-def span_projector(space) -> np.ndarray:
-    r"""The ``d x d`` orthogonal projector :math:`P = \sum_i u_i u_i^T` onto ``span(S)``.
-
-    References
-    ----------
-    Cho & Awan, Algorithm 1 (line 3) and Example 8.
-
-    Examples
-    --------
-    >>> from invariantdp.sensitivity import contingency_sensitivity_space, span_projector
-    >>> 4 * span_projector(contingency_sensitivity_space(2, 2))
-    array([[ 1., -1., -1.,  1.],
-           [-1.,  1.,  1., -1.],
-           [-1.,  1.,  1., -1.],
-           [ 1., -1., -1.,  1.]])
-    """
-    S = _space(space)
-    d = S.shape[1]
-    check_bytes(
-        8.0 * d * d,
-        f"the {d} x {d} projector",
-        "use project_onto_span(v, space), which applies it without forming it.",
-    )
-    B = span_basis(S)
-    return B @ B.T
-
-
-def project_onto_span(v, space) -> np.ndarray:
-    """Project ``v`` (shape ``(d,)`` or ``(m, d)``) onto ``span(S)`` (Cho & Awan, Prop. 26).
-
-    Examples
-    --------
-    >>> project_onto_span([1.0, 0, 0, 0], contingency_sensitivity_space(2, 2)).round(9).tolist()
-    [0.25, -0.25, -0.25, 0.25]
-    """
-    B = span_basis(space)
-    v = check_finite_array("v", v)
-    if v.shape[-1] != B.shape[0]:
-        raise InvariantDPError(f"`v` must have {B.shape[0]} coordinates, got shape {v.shape}.")
-    return (v @ B) @ B.T
 
 
 class HullNorm:
@@ -380,7 +300,7 @@ class HullNorm:
     """
 
     def __init__(self, space):
-        S = _space(space)
+        S = space_array(space)
         if _span_exceeds(S, MAX_HULL_DIM):
             raise InvariantDPError(
                 f"`space` ({S.shape[0]} vectors of {S.shape[1]} coordinates) is too large for "
@@ -432,7 +352,7 @@ class HullNorm:
     @classmethod
     def from_space(cls, space) -> HullNorm:
         """A cached instance for ``space`` (same bytes, same object)."""
-        S = _space(space)
+        S = space_array(space)
         return _cached_hull(S.shape, S.tobytes())
 
     # --- the norm ---------------------------------------------------------------
@@ -470,7 +390,7 @@ class HullNorm:
 
     def sensitivity(self, space) -> float:
         """``sup_{u in space} ||u||_K`` (1 for the space K was built from, Prop. 30)."""
-        return float(np.max(self(_space(space))))
+        return float(np.max(self(space_array(space))))
 
     # --- uniform sampling in K ------------------------------------------------
 
@@ -569,6 +489,16 @@ def hull_norm(v, space, *, method: str = "auto") -> np.ndarray:
         any dimension.  ``"auto"`` uses facets within the size limits and the
         LP beyond.
 
+    Returns
+    -------
+    float or numpy.ndarray
+        ``||v||_K`` per vector (a float for one vector), ``inf`` off the span.
+
+    References
+    ----------
+    Cho & Awan, Lemma 29 (the norm of the hull on its span) and Prop. 30
+    (the K-norm sensitivity of ``S`` in this norm is 1).
+
     Examples
     --------
     >>> import numpy as np
@@ -579,7 +509,7 @@ def hull_norm(v, space, *, method: str = "auto") -> np.ndarray:
     >>> round(float(hull_norm(2.5 * S[0], S, method="lp")), 9)
     2.5
     """
-    S = _space(space)
+    S = space_array(space)
     v = check_finite_array("v", v)
     if v.shape[-1] != S.shape[1]:
         raise InvariantDPError(f"`v` must have {S.shape[1]} coordinates, got shape {v.shape}.")

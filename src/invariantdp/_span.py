@@ -1,0 +1,160 @@
+"""The span of a sensitivity space, the projection onto it, and the memory guard.
+
+Re-exported by :mod:`invariantdp.sensitivity`, whose functions and K-norm
+samplers (and :mod:`invariantdp.distributions.polar`) share them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import InvariantDPError, check_finite_array
+
+__all__ = [
+    "MAX_BYTES",
+    "check_bytes",
+    "project_onto_span",
+    "space_array",
+    "span_basis",
+    "span_projector",
+]
+
+#: Largest array, in bytes, that a function of this module or of the K-norm
+#: mechanisms allocates; a larger request is refused before any allocation.
+MAX_BYTES = 2 * 2**30
+
+
+def check_bytes(nbytes, what: str, advice: str) -> None:
+    """Refuse, before allocating, a computation whose arrays exceed ``MAX_BYTES``.
+
+    ``nbytes`` may be an exact Python int of any size (a float estimate of a
+    huge table would overflow before it could be compared).
+    """
+    if nbytes > MAX_BYTES:
+        gib = nbytes / 2**30 if nbytes < 2**1000 else float("inf")
+        raise InvariantDPError(
+            f"{what} would need {gib:.3g} GiB of memory, more than the "
+            f"{MAX_BYTES / 2**30:g} GiB limit; {advice}"
+        )
+
+
+def space_array(space, name: str = "space") -> np.ndarray:
+    """``space`` as a checked 2-D float array, one difference vector per row."""
+    S = check_finite_array(name, space)
+    if S.ndim != 2 or S.shape[0] == 0:
+        raise InvariantDPError(
+            f"`{name}` must be a non-empty 2-D array (one difference vector per row), "
+            f"got shape {S.shape}."
+        )
+    return S
+
+
+def span_basis(space, *, tol: float | None = None) -> np.ndarray:
+    """Orthonormal basis of ``span(S)`` as the columns of a ``(d, s)`` array.
+
+    Computed by the SVD of the stacked difference vectors; singular values
+    below ``tol`` (default ``max(m, d) * eps * largest``) are dropped.
+
+    Parameters
+    ----------
+    space : array_like, shape (m, d)
+        Sensitivity space, one difference vector per row.
+    tol : float, optional
+        Singular values at or below ``tol`` count as zero.
+
+    Returns
+    -------
+    numpy.ndarray, shape (d, s)
+        Orthonormal columns spanning ``span(S)``, ``s = rank(S)``; the largest
+        entry of each column is positive, so the basis is reproducible.
+
+    References
+    ----------
+    Cho & Awan, Lemma 29 (``K`` lives in ``span(S)``) and Prop. 26.
+
+    Examples
+    --------
+    >>> from invariantdp.sensitivity import contingency_sensitivity_space, span_basis
+    >>> span_basis(contingency_sensitivity_space(3, 3)).shape
+    (9, 4)
+    """
+    S = space_array(space)
+    _, s, Vt = np.linalg.svd(S, full_matrices=False)
+    if tol is None:
+        tol = max(S.shape) * np.finfo(float).eps * (s[0] if s.size else 0.0)
+    B = Vt[: int(np.sum(s > tol))].T
+    # reproducible signs: the largest entry of each column is positive
+    if B.size:
+        idx = np.argmax(np.abs(B), axis=0)
+        B = B * np.sign(B[idx, np.arange(B.shape[1])])
+    return B
+
+
+def span_projector(space) -> np.ndarray:
+    r"""The ``d x d`` orthogonal projector :math:`P = \sum_i u_i u_i^T` onto ``span(S)``.
+
+    Parameters
+    ----------
+    space : array_like, shape (m, d)
+        Sensitivity space, one difference vector per row.
+
+    Returns
+    -------
+    numpy.ndarray, shape (d, d)
+        ``B B^T`` for the orthonormal basis ``B`` of :func:`span_basis`.
+
+    References
+    ----------
+    Cho & Awan, Algorithm 1 (line 3) and Example 8.
+
+    Examples
+    --------
+    >>> from invariantdp.sensitivity import contingency_sensitivity_space, span_projector
+    >>> 4 * span_projector(contingency_sensitivity_space(2, 2))
+    array([[ 1., -1., -1.,  1.],
+           [-1.,  1.,  1., -1.],
+           [-1.,  1.,  1., -1.],
+           [ 1., -1., -1.,  1.]])
+    """
+    S = space_array(space)
+    d = S.shape[1]
+    check_bytes(
+        8.0 * d * d,
+        f"the {d} x {d} projector",
+        "use project_onto_span(v, space), which applies it without forming it.",
+    )
+    B = span_basis(S)
+    return B @ B.T
+
+
+def project_onto_span(v, space) -> np.ndarray:
+    """Project ``v`` (shape ``(d,)`` or ``(m, d)``) onto ``span(S)`` (Cho & Awan, Prop. 26).
+
+    Parameters
+    ----------
+    v : array_like, shape (d,) or (m, d)
+        Vectors of the ambient space.
+    space : array_like, shape (k, d)
+        Sensitivity space, one difference vector per row.
+
+    Returns
+    -------
+    numpy.ndarray
+        The orthogonal projections, shaped like ``v`` (the projector is never
+        formed: ``(v B) B^T``).
+
+    References
+    ----------
+    Cho & Awan, Proposition 26 and Example 8.
+
+    Examples
+    --------
+    >>> from invariantdp.sensitivity import contingency_sensitivity_space, project_onto_span
+    >>> project_onto_span([1.0, 0, 0, 0], contingency_sensitivity_space(2, 2)).round(9).tolist()
+    [0.25, -0.25, -0.25, 0.25]
+    """
+    B = span_basis(space)
+    v = check_finite_array("v", v)
+    if v.shape[-1] != B.shape[0]:
+        raise InvariantDPError(f"`v` must have {B.shape[0]} coordinates, got shape {v.shape}.")
+    return (v @ B) @ B.T
