@@ -6,6 +6,8 @@ samplers (and :mod:`invariantdp.distributions.polar`) share them.
 
 from __future__ import annotations
 
+import abc
+
 import numpy as np
 
 from ._validation import InvariantDPError, check_finite_array
@@ -17,6 +19,8 @@ __all__ = [
     "space_array",
     "span_basis",
     "span_projector",
+    "SpanNorm",
+    "symmetric_points",
 ]
 
 #: Largest array, in bytes, that a function of this module or of the K-norm
@@ -158,3 +162,49 @@ def project_onto_span(v, space) -> np.ndarray:
     if v.shape[-1] != B.shape[0]:
         raise InvariantDPError(f"`v` must have {B.shape[0]} coordinates, got shape {v.shape}.")
     return (v @ B) @ B.T
+
+
+def symmetric_points(S: np.ndarray) -> np.ndarray:
+    """The distinct nonzero points of ``S union -S``."""
+    check_bytes(
+        4.0 * S.nbytes,
+        f"symmetrizing `space` ({S.shape[0]} vectors of {S.shape[1]} coordinates)",
+        "pass fewer difference vectors (only one of each pair +-u is needed).",
+    )
+    P = np.unique(np.vstack([S, -S]), axis=0)
+    return P[np.linalg.norm(P, axis=1) > 0]
+
+
+class SpanNorm(abc.ABC):
+    """What the hull norms share: span coordinates, the norm of ambient vectors, the
+    sensitivity.  Subclasses set ``basis`` (``(d, s)``, orthonormal columns) and
+    ``ambient_dim``, and compute :meth:`norm_of_coordinates`."""
+
+    basis: np.ndarray
+    ambient_dim: int
+
+    def coordinates(self, v) -> np.ndarray:
+        """``B^T v`` for ambient ``v`` of shape ``(d,)`` or ``(m, d)``."""
+        v = np.asarray(v, dtype=float)
+        if v.shape[-1] != self.ambient_dim:
+            raise InvariantDPError(
+                f"`v` must have {self.ambient_dim} coordinates, got shape {v.shape}."
+            )
+        return v @ self.basis
+
+    @abc.abstractmethod
+    def norm_of_coordinates(self, y) -> np.ndarray:
+        """``||.||_K`` of points given by their span coordinates ``y`` (shape ``(..., s)``)."""
+
+    def __call__(self, v) -> np.ndarray:
+        """``||v||_K``; ``inf`` for vectors off ``span(S)``."""
+        v = np.asarray(v, dtype=float)
+        y = self.coordinates(v)
+        off = np.linalg.norm(v - y @ self.basis.T, axis=-1)
+        scale = np.maximum(np.linalg.norm(v, axis=-1), 1.0)
+        out = self.norm_of_coordinates(y)
+        return np.where(off <= 1e-9 * scale, out, np.inf)
+
+    def sensitivity(self, space) -> float:
+        """``sup_{u in space} ||u||_K`` (1 for the space K was built from, Prop. 30)."""
+        return float(np.max(self(space_array(space))))

@@ -41,11 +41,13 @@ from scipy.spatial import ConvexHull
 
 from ._span import (
     MAX_BYTES,
+    SpanNorm,
     check_bytes,
     project_onto_span,
     space_array,
     span_basis,
     span_projector,
+    symmetric_points,
 )
 from ._validation import InvariantDPError, check_finite_array, check_positive_int, format_value
 
@@ -122,17 +124,6 @@ def _hull_refusal(n_points: int, dim) -> str | None:
             f"enumerated for at most {MAX_HULL_POINTS[dim]} vertices in that dimension"
         )
     return None
-
-
-def _symmetric_points(S: np.ndarray) -> np.ndarray:
-    """The distinct nonzero points of ``S union -S``."""
-    check_bytes(
-        4.0 * S.nbytes,
-        f"symmetrizing `space` ({S.shape[0]} vectors of {S.shape[1]} coordinates)",
-        "pass fewer difference vectors (only one of each pair +-u is needed).",
-    )
-    P = np.unique(np.vstack([S, -S]), axis=0)
-    return P[np.linalg.norm(P, axis=1) > 0]
 
 
 def contingency_sensitivity_space(r, c, *, include_zero: bool = False) -> np.ndarray:
@@ -245,7 +236,7 @@ def sensitivity(space, p=2) -> float:
     return float(np.max(np.linalg.norm(S, ord=norm_order(p), axis=1)))
 
 
-class HullNorm:
+class HullNorm(SpanNorm):
     r"""The norm :math:`\|\cdot\|_K` of ``K = Hull(S)`` on ``span(S)`` (Lemma 29).
 
     ``S`` is any finite set of difference vectors that is symmetric
@@ -307,7 +298,7 @@ class HullNorm:
                 f"the exact hull K = Hull(S): {_hull_refusal(0, f'at least {MAX_HULL_DIM + 1}')}"
                 f". Use {_HULL_ALTERNATIVES}."
             )
-        S = _symmetric_points(S)
+        S = symmetric_points(S)
         if S.shape[0] == 0:
             raise InvariantDPError("`space` must contain a nonzero difference vector.")
         basis = span_basis(S)
@@ -357,15 +348,6 @@ class HullNorm:
 
     # --- the norm ---------------------------------------------------------------
 
-    def coordinates(self, v) -> np.ndarray:
-        """``B^T v`` for ambient ``v`` of shape ``(d,)`` or ``(m, d)``."""
-        v = np.asarray(v, dtype=float)
-        if v.shape[-1] != self.ambient_dim:
-            raise InvariantDPError(
-                f"`v` must have {self.ambient_dim} coordinates, got shape {v.shape}."
-            )
-        return v @ self.basis
-
     def norm_of_coordinates(self, y) -> np.ndarray:
         """``||.||`` of points given by their span coordinates ``y`` (shape ``(..., s)``)."""
         y = np.asarray(y, dtype=float)
@@ -378,19 +360,6 @@ class HullNorm:
             out[i : i + step] = np.max((flat[i : i + step] @ a.T) / (-b), axis=-1)
         res = np.maximum(out, 0.0).reshape(y.shape[:-1])
         return res[()] if res.ndim == 0 else res
-
-    def __call__(self, v) -> np.ndarray:
-        """``||v||_K``; ``inf`` for vectors off ``span(S)``."""
-        v = np.asarray(v, dtype=float)
-        y = self.coordinates(v)
-        off = np.linalg.norm(v - y @ self.basis.T, axis=-1)
-        scale = np.maximum(np.linalg.norm(v, axis=-1), 1.0)
-        out = self.norm_of_coordinates(y)
-        return np.where(off <= 1e-9 * scale, out, np.inf)
-
-    def sensitivity(self, space) -> float:
-        """``sup_{u in space} ||u||_K`` (1 for the space K was built from, Prop. 30)."""
-        return float(np.max(self(space_array(space))))
 
     # --- uniform sampling in K ------------------------------------------------
 
@@ -468,7 +437,7 @@ def facets_within_limits(S: np.ndarray) -> bool:
     """True when :class:`HullNorm` would build the hull of ``S`` (internal, shared)."""
     if _span_exceeds(S, MAX_HULL_DIM):
         return False
-    P = _symmetric_points(S)
+    P = symmetric_points(S)
     return _hull_refusal(P.shape[0], np.linalg.matrix_rank(P) if P.shape[0] else 0) is None
 
 

@@ -37,6 +37,7 @@ import numpy as np
 from scipy import optimize
 
 from .._rng import as_generator
+from .._span import SpanNorm, space_array, symmetric_points
 from .._validation import InvariantDPError, check_finite_array, check_positive_int
 from ..sensitivity import check_bytes, contingency_sensitivity_space, span_basis
 
@@ -53,19 +54,7 @@ _BLOCK_ELEMENTS = 2**22
 
 def _points(space) -> np.ndarray:
     """The distinct nonzero points of ``S union -S`` (``space`` checked)."""
-    S = check_finite_array("space", space)
-    if S.ndim != 2 or S.shape[0] == 0:
-        raise InvariantDPError(
-            f"`space` must be a non-empty 2-D array (one difference vector per row), "
-            f"got shape {S.shape}."
-        )
-    check_bytes(
-        4.0 * S.nbytes,
-        f"symmetrizing `space` ({S.shape[0]} vectors of {S.shape[1]} coordinates)",
-        "pass fewer difference vectors (only one of each pair +-u is needed).",
-    )
-    P = np.unique(np.vstack([S, -S]), axis=0)
-    return P[np.linalg.norm(P, axis=1) > 0]
+    return symmetric_points(space_array(space))
 
 
 def _contingency_shape(P: np.ndarray) -> tuple[int, int] | None:
@@ -116,7 +105,7 @@ def _lp_norm(P: np.ndarray, y: np.ndarray) -> float:
     return upper
 
 
-class LPHullNorm:
+class LPHullNorm(SpanNorm):
     r"""The norm of ``K = Hull(S)`` by linear programming, with an exact polar sampler.
 
     The counterpart of :class:`HullNorm` for sensitivity spaces whose facets
@@ -249,34 +238,12 @@ class LPHullNorm:
 
     # --- the norm ---------------------------------------------------------------
 
-    def coordinates(self, v) -> np.ndarray:
-        """``B^T v`` for ambient ``v`` of shape ``(d,)`` or ``(m, d)``."""
-        v = np.asarray(v, dtype=float)
-        if v.shape[-1] != self.ambient_dim:
-            raise InvariantDPError(
-                f"`v` must have {self.ambient_dim} coordinates, got shape {v.shape}."
-            )
-        return v @ self.basis
-
     def norm_of_coordinates(self, y) -> np.ndarray:
         """``||.||_K`` of points given by span coordinates (one linear programme each)."""
         y = np.asarray(y, dtype=float)
         flat = y.reshape(-1, y.shape[-1])
         out = np.array([_lp_norm(self.points, row) for row in flat]).reshape(y.shape[:-1])
         return out[()] if out.ndim == 0 else out
-
-    def __call__(self, v) -> np.ndarray:
-        """``||v||_K``; ``inf`` for vectors off ``span(S)``."""
-        v = np.asarray(v, dtype=float)
-        y = self.coordinates(v)
-        off = np.linalg.norm(v - y @ self.basis.T, axis=-1)
-        scale = np.maximum(np.linalg.norm(v, axis=-1), 1.0)
-        out = self.norm_of_coordinates(y)
-        return np.where(off <= 1e-9 * scale, out, np.inf)
-
-    def sensitivity(self, space) -> float:
-        """``sup_{u in space} ||u||_K`` (1 for the space K was built from, Prop. 30)."""
-        return float(np.max(self(_points(space))))
 
     # --- lower bounds of the norm (upper bounds of the radial function) --------
 
