@@ -56,7 +56,7 @@ from ._documents import (
     doc_str,
     parse_json_document,
 )
-from ._frozen import FrozenDict, FrozenList, LabelArray, freeze, frozen_scalars, thaw
+from ._frozen import FrozenDict, FrozenList, LabelArray, freeze, thaw
 from ._messages import format_value
 from ._scalars import (
     EXACT_INT,
@@ -102,7 +102,6 @@ __all__ = [
     "doc_str",
     "format_value",
     "freeze",
-    "frozen_scalars",
     "parse_json_document",
     "thaw",
 ]

@@ -119,15 +119,6 @@ class _FrozenScalars(FrozenList):
         return (FrozenList, (list(self),))
 
 
-def frozen_scalars(seq) -> FrozenList:
-    """A :class:`FrozenList` of ``seq``, which the caller knows holds only JSON scalars.
-
-    For ``array.tolist()`` of a 1-D numeric or string array: the million-entry
-    label lists of a census structure are not scanned for their types again.
-    """
-    return _FrozenScalars(seq)
-
-
 def freeze(obj, _depth: int = 0):
     """A deep, immutable copy of a JSON-like object.
 
