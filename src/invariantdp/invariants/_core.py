@@ -19,21 +19,26 @@ from .._validation import (
     MAX_JSON_CHARS,
     InvariantDPError,
     check_finite_array,
-    freeze,
     parse_json_document,
     thaw,
 )
 from . import _geometry as geo
 from ._consistency import check_consistent
-from ._document import invariants_repr, matrix_to_doc, read_invariants, structure_to_doc
+from ._document import invariants_repr, read_invariants, structure_document
 from ._structure import (
+    GroupMatrix,
     Structure,
     check_shape,
+    checked_matrix,
+    checked_names,
+    checked_values,
     freeze_matrix,
+    is_structure_matrix,
     level_maps,
     make_structure,
     read_only,
     same_matrix,
+    structure_matrix,
     verified_structure,
 )
 
@@ -75,6 +80,8 @@ class Invariants:
 
     Everything an instance holds or caches is read-only; the caches (rank,
     group codes, bases) depend on ``C`` only and its copies share them.
+    Grouped kinds work from their group codes and build ``matrix`` (a
+    canonical CSR matrix) only when it is first read.
 
     References
     ----------
@@ -103,43 +110,21 @@ class Invariants:
 
     def __post_init__(self):
         st = self.structure
-        trusted = isinstance(st, Structure) and self.matrix is st.matrix_ref
         C = self.matrix
-        if trusted:
-            pass  # verified and frozen when the structure was made
-        elif sparse.issparse(C):
-            C = sparse.csr_array(C, dtype=float, copy=True)
-            if C.ndim != 2:
-                raise InvariantDPError(f"`matrix` must be 2-D, got {C.ndim} dimension(s).")
-            if C.nnz and not np.all(np.isfinite(C.data)):
-                raise InvariantDPError("`matrix` must contain only finite values.")
-        else:
-            C = check_finite_array("matrix", C, allow_bool=True)
-            if C.ndim != 2:
-                raise InvariantDPError(f"`matrix` must be 2-D, got {C.ndim} dimension(s).")
+        # the very matrix a structure was made with is verified and frozen already
+        trusted = is_structure_matrix(st, C)
+        if not trusted:
+            C = checked_matrix(C)
         k, n = C.shape
         shape = (n,) if self.shape is None else check_shape("shape", self.shape)
         if math.prod(shape) != n:
             raise InvariantDPError(
                 f"`shape` {shape} has {math.prod(shape)} cells but `matrix` has {n} columns."
             )
-        values = None
-        if self.values is not None:
-            values = check_finite_array("values", self.values)
-            if values.shape != (k,):
-                raise InvariantDPError(f"`values` must have shape ({k},), got {values.shape}.")
-        names = None
-        if self.names is not None:
-            if isinstance(self.names, str | bytes):
-                raise TypeError(
-                    f"`names` must be a sequence of labels, got {type(self.names).__name__}."
-                )
-            names = tuple(str(s) for s in self.names)
-            if len(names) != k:
-                raise InvariantDPError(f"`names` must have {k} entries, got {len(names)}.")
+        values, names = checked_values(self.values, k), checked_names(self.names, k)
         if st is not None and not (trusted and st.shape_ref == shape):
             st = verified_structure(st, C, shape)
-            C = st.matrix_ref  # equal to C; sharing it lets later copies skip the check
+            C = structure_matrix(st)  # equal to C; sharing it lets later copies skip the check
         elif st is None:
             C = freeze_matrix(C)
         object.__setattr__(self, "matrix", C)
@@ -151,10 +136,15 @@ class Invariants:
 
     @classmethod
     def _trusted(cls, C, shape, names, structure: dict) -> Invariants:
-        """Build from a structure this package derived itself (no verification needed)."""
+        """Build from a structure this package derived itself (no verification needed).
+
+        ``C`` is a matrix or, for grouped kinds, a :class:`GroupMatrix`: then
+        ``matrix`` stays out of the instance until :meth:`__getattr__` builds it.
+        """
         out = object.__new__(cls)
-        C = freeze_matrix(C)
-        object.__setattr__(out, "matrix", C)
+        if not isinstance(C, GroupMatrix):
+            C = freeze_matrix(C)
+            object.__setattr__(out, "matrix", C)
         object.__setattr__(out, "values", None)
         object.__setattr__(out, "shape", tuple(shape))
         object.__setattr__(out, "names", None if names is None else tuple(names))
@@ -163,26 +153,43 @@ class Invariants:
         return out
 
     def _copy(self, values: np.ndarray | None, names) -> Invariants:
-        """Same ``C``, shape and structure (and caches, which depend on ``C`` only)."""
+        """Same ``C`` (built or not), shape and structure, and the caches (they depend on ``C``)."""
         out = object.__new__(type(self))
-        for name in ("matrix", "shape", "structure"):
-            object.__setattr__(out, name, getattr(self, name))
-        object.__setattr__(out, "names", names)
-        object.__setattr__(out, "values", values)
-        object.__setattr__(out, "_cache", self._cache)  # shared: its entries depend on C only
+        kept = {k: v for k, v in vars(self).items() if k in ("matrix", "shape", "structure")}
+        out.__dict__.update(kept, names=names, values=values, _cache=self._cache)
         return out
+
+    def __getattr__(self, name):
+        # only reached for attributes missing from the instance: `matrix` of grouped
+        # invariants is built from the codes when first asked for (never by a release)
+        st = self.__dict__.get("structure")
+        if name != "matrix" or not isinstance(st, Structure):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        C = structure_matrix(st)
+        object.__setattr__(self, "matrix", C)
+        return C
+
+    def _matrix_shape(self) -> tuple[int, int]:
+        C = self.__dict__.get("matrix")
+        return C.shape if C is not None else self.structure.matrix_ref.shape
+
+    def _same_matrix(self, other: Invariants) -> bool:
+        a, b = (getattr(i.structure, "matrix_ref", None) for i in (self, other))
+        if isinstance(a, GroupMatrix) and isinstance(b, GroupMatrix):
+            return a.same_groups(b)  # equal codes level by level: no matrix built
+        return same_matrix(self.matrix, other.matrix)
 
     # --- basic properties ------------------------------------------------------
 
     @property
     def n_invariants(self) -> int:
         """``k``, the number of rows of ``C``."""
-        return self.matrix.shape[0]
+        return self._matrix_shape()[0]
 
     @property
     def n_cells(self) -> int:
         """``n``, the number of cells of the data."""
-        return self.matrix.shape[1]
+        return self._matrix_shape()[1]
 
     @property
     def kind(self) -> str:
@@ -307,7 +314,7 @@ class Invariants:
         """True if ``other`` has the same matrix ``C`` and data shape (values aside)."""
         if not isinstance(other, Invariants):
             raise TypeError(f"`other` must be an Invariants, got {type(other).__name__}.")
-        return self.shape == other.shape and same_matrix(self.matrix, other.matrix)
+        return self.shape == other.shape and self._same_matrix(other)
 
     # --- evaluation ------------------------------------------------------------
 
@@ -538,15 +545,7 @@ class Invariants:
         """:meth:`to_dict` without the values, read-only and cached (label lists of
         millions of cells are built once): what a projected noise law names ``C`` by."""
 
-        def build():
-            out = {"values": None, "shape": list(self.shape)}
-            out["names"] = None if self.names is None else list(self.names)
-            if self.structure is not None:
-                doc = structure_to_doc(self.structure)
-                return freeze({"matrix": {"structured": True}, "structure": doc, **out})
-            return freeze({"matrix": matrix_to_doc(self.matrix), **out})
-
-        return self._cached("structure_dict", build)
+        return self._cached("structure_dict", lambda: structure_document(self))
 
     def to_json(self, **kwargs) -> str:
         """:meth:`to_dict` as strict JSON (RFC 8259)."""
@@ -589,9 +588,9 @@ class Invariants:
         a, b = self.values, other.values
         same_values = (a is None and b is None) or (a is not None and np.array_equal(a, b))
         return (
-            same_matrix(self.matrix, other.matrix)
+            self.shape == other.shape
+            and self._same_matrix(other)
             and same_values
-            and self.shape == other.shape
             and self.names == other.names
             and self.kind == other.kind
         )

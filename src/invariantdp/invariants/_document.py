@@ -25,6 +25,7 @@ from .._validation import (
     doc_path,
     doc_shape,
     doc_str,
+    freeze,
 )
 from ._consistency import check_consistent
 from ._structure import (
@@ -65,6 +66,16 @@ def matrix_to_doc(C) -> dict:
             "data": coo.data.tolist(),
         }
     return {"sparse": False, "data": C.tolist()}
+
+
+def structure_document(inv) -> dict:
+    """``inv.to_dict()`` without the values, frozen (``Invariants.structure_dict``)."""
+    out = {"values": None, "shape": list(inv.shape)}
+    out["names"] = None if inv.names is None else list(inv.names)
+    if inv.structure is not None:  # named by its labels: a grouped C is never built here
+        doc = structure_to_doc(inv.structure)
+        return freeze({"matrix": {"structured": True}, "structure": doc, **out})
+    return freeze({"matrix": matrix_to_doc(inv.matrix), **out})
 
 
 def _doc_labels(path: str, value, shape) -> np.ndarray:

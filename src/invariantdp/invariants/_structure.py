@@ -8,9 +8,10 @@ structure dict that selects the ``O(n)`` projections of
 :class:`~invariantdp.invariants.Invariants`.  Nothing here depends on that
 class, so the class and the document reader can both use these builders.
 
-The helpers :func:`read_only`, :func:`freeze_matrix`, :func:`check_shape`
-and :func:`same_matrix` are internal to the ``invariants`` package (public
-names so that its modules can share them; not part of the package API).
+The helpers :func:`read_only`, :func:`freeze_matrix`, :func:`check_shape`,
+the ``checked_*`` validators and :func:`same_matrix` are internal to the
+``invariants`` package (public names so that its modules can share them;
+not part of the package API).
 """
 
 from __future__ import annotations
@@ -24,7 +25,14 @@ import pandas as pd
 from scipy import sparse
 
 from .._frames import dense_codes, small_int_range
-from .._validation import EXACT_INT, FrozenDict, InvariantDPError, format_value, freeze
+from .._validation import (
+    EXACT_INT,
+    FrozenDict,
+    InvariantDPError,
+    check_finite_array,
+    format_value,
+    freeze,
+)
 
 #: the kinds of structure that select an O(n) projection
 KINDS = ("totals", "nested_totals", "one_way_margins")
@@ -110,6 +118,43 @@ def check_shape(name: str, shape) -> tuple[int, ...]:
     return out
 
 
+def checked_matrix(C):
+    """A 2-D finite matrix of float (a private CSR copy when ``C`` is sparse)."""
+    if sparse.issparse(C):
+        C = sparse.csr_array(C, dtype=float, copy=True)
+        if C.ndim != 2:
+            raise InvariantDPError(f"`matrix` must be 2-D, got {C.ndim} dimension(s).")
+        if C.nnz and not np.all(np.isfinite(C.data)):
+            raise InvariantDPError("`matrix` must contain only finite values.")
+        return C
+    C = check_finite_array("matrix", C, allow_bool=True)
+    if C.ndim != 2:
+        raise InvariantDPError(f"`matrix` must be 2-D, got {C.ndim} dimension(s).")
+    return C
+
+
+def checked_values(values, k: int) -> np.ndarray | None:
+    """``k`` finite invariant values as an array, or None."""
+    if values is None:
+        return None
+    out = check_finite_array("values", values)
+    if out.shape != (k,):
+        raise InvariantDPError(f"`values` must have shape ({k},), got {out.shape}.")
+    return out
+
+
+def checked_names(names, k: int) -> tuple[str, ...] | None:
+    """``k`` row labels as a tuple of strings, or None."""
+    if names is None:
+        return None
+    if isinstance(names, str | bytes):
+        raise TypeError(f"`names` must be a sequence of labels, got {type(names).__name__}.")
+    out = tuple(str(s) for s in names)
+    if len(out) != k:
+        raise InvariantDPError(f"`names` must have {k} entries, got {len(out)}.")
+    return out
+
+
 def same_matrix(a, b) -> bool:
     """True if the matrices ``a`` and ``b`` (dense or sparse) are equal entry by entry."""
     if a.shape != b.shape:
@@ -117,6 +162,84 @@ def same_matrix(a, b) -> bool:
     if sparse.issparse(a) or sparse.issparse(b):
         return (sparse.csr_array(a) != sparse.csr_array(b)).nnz == 0
     return bool(np.array_equal(a, b))
+
+
+class GroupMatrix:
+    """The indicator matrix of nested groups, built from the codes on first use only.
+
+    The ``O(n)`` paths of grouped invariants work from the codes, so a
+    release never needs ``C`` (``n`` nonzeros per level, about a third of
+    the first release of 10^7 cells to build).  This holds what
+    :func:`group_matrix` needs and builds, freezes and remembers the matrix
+    when :attr:`matrix` is first read; copies of an invariants object share
+    one builder and so one matrix.
+
+    Parameters
+    ----------
+    codes : list of ndarray
+        Flat, read-only group codes of every level, coarsest first (one
+        level for plain totals).
+    sizes : list of int
+        The number of groups of every level.
+    """
+
+    __slots__ = ("codes", "sizes", "shape", "built")
+
+    def __init__(self, codes, sizes):
+        self.codes = tuple(codes)
+        self.sizes = tuple(int(s) for s in sizes)
+        self.shape = (sum(self.sizes), int(self.codes[0].size))
+        self.built = None
+
+    @property
+    def matrix(self) -> sparse.csr_array:
+        """``C``, canonical CSR with read-only storage (built once)."""
+        if self.built is None:
+            self.built = freeze_matrix(group_matrix(list(self.codes), list(self.sizes)))
+        return self.built
+
+    def same_groups(self, other: GroupMatrix) -> bool:
+        """True if both describe the same matrix, compared by their codes (``O(n)``).
+
+        The codes of a level are the row of every cell in that level's block,
+        and every cell has one entry per level, so equal codes level by level
+        are equivalent to equal matrices.
+        """
+        if self is other:
+            return True
+        return (
+            self.shape == other.shape
+            and self.sizes == other.sizes
+            and all(np.array_equal(a, b) for a, b in zip(self.codes, other.codes, strict=True))
+        )
+
+    def __getstate__(self):
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __setstate__(self, state):
+        # unpickled arrays are writable: freeze them again, they are shared by every copy
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+        for a in self.codes:
+            a.setflags(write=False)
+        if self.built is not None:
+            freeze_matrix(self.built)
+
+
+def structure_matrix(st: Structure):
+    """The matrix a :class:`Structure` was made with (built now if it is a :class:`GroupMatrix`)."""
+    ref = st.matrix_ref
+    return ref.matrix if isinstance(ref, GroupMatrix) else ref
+
+
+def is_structure_matrix(st, C) -> bool:
+    """True if ``C`` is the very matrix ``st`` was made with (so it needs no verification)."""
+    if not isinstance(st, Structure):
+        return False
+    ref = st.matrix_ref
+    if isinstance(ref, GroupMatrix):
+        ref = ref.built  # None until built: then no matrix passed in can be it
+    return ref is not None and C is ref
 
 
 def group_matrix(codes, g) -> sparse.csr_array:
@@ -232,9 +355,10 @@ def totals_structure(labels) -> tuple:
     """``(C, shape, names, structure)`` of the totals of the groups labelled by ``labels``."""
     arr = labels_array("labels", labels)
     uniq, codes = sorted_codes(arr.reshape(-1))
-    C = group_matrix(codes, uniq.size)
+    codes = read_only(codes)  # ours: the structure and the matrix builder share it
+    C = GroupMatrix([codes], [uniq.size])
     names = tuple(f"total[{u}]" for u in uniq.tolist())
-    return C, arr.shape, names, {"kind": "totals", "labels": arr, "codes": read_only(codes)}
+    return C, arr.shape, names, {"kind": "totals", "labels": arr, "codes": codes}
 
 
 def nested_structure(levels) -> tuple:
@@ -274,7 +398,7 @@ def nested_structure(levels) -> tuple:
         codes_per_level.append(read_only(codes))  # ours: freezing needs no copy
         sizes.append(own.size)
         prev = codes
-    C = group_matrix(codes_per_level, sizes)
+    C = GroupMatrix(codes_per_level, sizes)
     return C, shape, names, {"kind": "nested_totals", "levels": levels, "codes": codes_per_level}
 
 
@@ -301,9 +425,13 @@ def verified_structure(structure, C, shape) -> Structure:
             raise InvariantDPError("`structure` of kind 'nested_totals' needs its 'levels'.")
         built = nested_structure(list(structure["levels"]))
     canon, canon_shape, _, st = built
-    if canon_shape != tuple(shape) or not same_matrix(C, canon):
+    if isinstance(canon, GroupMatrix):
+        canon_matrix = canon.matrix  # an explicit matrix is compared entry by entry
+    else:
+        canon = canon_matrix = freeze_matrix(canon)
+    if canon_shape != tuple(shape) or not same_matrix(C, canon_matrix):
         raise InvariantDPError(
             f"`matrix` (shape {C.shape}) is not the matrix of the `structure` ({kind} on data "
             f"of shape {canon_shape}); pass structure=None for a general matrix."
         )
-    return make_structure(st, freeze_matrix(canon), canon_shape)
+    return make_structure(st, canon, canon_shape)
