@@ -1,28 +1,17 @@
 """``invariantdp binomial-test``: the DP UMP test of a proportion."""
 
-import json
-
 import pytest
 
 import invariantdp as idp
 from invariantdp.cli import main
 from invariantdp.mechanisms import tulap_mechanism
 
-
-def _strict(text):
-    def reject(name):
-        raise AssertionError(f"non-standard JSON constant {name}")
-
-    return json.loads(text, parse_constant=reject)
+from ._helpers import one_error_line
+from ._helpers import strict_json as _strict
 
 
-def _one_error_line(capsys):
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    err = captured.err
-    assert err.startswith("invariantdp binomial-test: error: "), err
-    assert err.count("\n") == 1 and "Traceback" not in err, err
-    return err
+def _one_error_line(capsys, command="binomial-test"):
+    return one_error_line(capsys, command)
 
 
 @pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])

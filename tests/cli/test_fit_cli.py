@@ -1,7 +1,5 @@
 """``invariantdp fit poisson`` and ``invariantdp fit loglinear``."""
 
-import json
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,21 +9,12 @@ from invariantdp.inference.models import PrivatizedLogLinear, PrivatizedPoisson
 from invariantdp.invariants import totals
 from invariantdp.mechanisms import projected_gaussian, semi_dp_gaussian
 
-
-def _strict(text):
-    def reject(name):
-        raise AssertionError(f"non-standard JSON constant {name}")
-
-    return json.loads(text, parse_constant=reject)
+from ._helpers import one_error_line
+from ._helpers import strict_json as _strict
 
 
-def _one_error_line(capsys):
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    err = captured.err
-    assert err.startswith("invariantdp fit: error: "), err
-    assert err.count("\n") == 1 and "Traceback" not in err, err
-    return err
+def _one_error_line(capsys, command="fit"):
+    return one_error_line(capsys, command)
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,3 @@
-import json
 import math
 
 import pytest
@@ -7,21 +6,12 @@ import invariantdp as idp
 from invariantdp.cli import main
 from invariantdp.mechanisms import odds_ratio_release
 
-
-def _strict(text):
-    def reject(name):
-        raise AssertionError(f"non-standard JSON constant {name}")
-
-    return json.loads(text, parse_constant=reject)
+from ._helpers import one_error_line
+from ._helpers import strict_json as _strict
 
 
 def _one_error_line(capsys, command="odds-ratio-test"):
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    err = captured.err
-    assert err.startswith(f"invariantdp {command}: error: "), err
-    assert err.count("\n") == 1 and "Traceback" not in err, err
-    return err
+    return one_error_line(capsys, command)
 
 
 def test_analyst_path(capsys):

@@ -12,6 +12,9 @@ from invariantdp import Release
 from invariantdp.cli import main
 from invariantdp.cli.release import EXACT, SIMULATION_ONLY
 
+from ._helpers import one_error_line
+from ._helpers import strict_json as _strict
+
 
 @pytest.fixture
 def table_csv(tmp_path):
@@ -21,19 +24,7 @@ def table_csv(tmp_path):
 
 
 def _one_error_line(capsys, command="release"):
-    captured = capsys.readouterr()
-    err = captured.err
-    assert err.startswith(f"invariantdp {command}: error: "), err
-    assert err.count("\n") == 1 and "Traceback" not in err, err
-    assert captured.out == ""  # arguments are validated before anything is printed
-    return err
-
-
-def _strict(text):
-    def reject(name):
-        raise AssertionError(f"{name} in a release file")
-
-    return json.loads(text, parse_constant=reject)
+    return one_error_line(capsys, command)
 
 
 @pytest.mark.parametrize(
