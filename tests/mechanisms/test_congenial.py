@@ -597,31 +597,10 @@ def test_conditional_release_shows_a_progress_bar_only_when_asked(capsys):
 
     inv = totals([0, 0, 0])
     x = np.array([5.0, 6.0, 7.0])
-    conditional_release(
-        x,
-        "laplace",
-        inv,
-        epsilon=1.0,
-        rng=0,
-        warn=False,
-        draws=20,
-        tune=5,
-        sampler="gibbs",
-        progress=True,
-    )
+    kw = dict(epsilon=1.0, rng=0, warn=False, draws=20, tune=5, sampler="gibbs")
+    conditional_release(x, "laplace", inv, progress=True, **kw)
     assert "conditional_release" in capsys.readouterr().err
-    conditional_release(
-        x,
-        "laplace",
-        inv,
-        epsilon=1.0,
-        rng=0,
-        warn=False,
-        draws=20,
-        tune=5,
-        sampler="gibbs",
-        progress=False,
-    )
+    conditional_release(x, "laplace", inv, progress=False, **kw)
     assert capsys.readouterr().err == ""
     with pytest.raises(TypeError, match="`progress` must be True, False or None"):
         conditional_release(x, "laplace", inv, epsilon=1.0, rng=0, progress="yes")
