@@ -42,3 +42,19 @@ def test_to_dict_is_strict_json_and_to_frame_one_row(index):
 def test_json_safe_maps_numbers_and_non_finite_values():
     got = json_safe({"a": np.float64(np.nan), "b": [np.int64(2), -np.inf], "c": np.bool_(True)})
     assert got == {"a": None, "b": [2, None], "c": True}
+
+
+def test_an_unresolvable_estimate_is_none_not_an_error():
+    """At epsilon 1e-9 the median-unbiased estimate is lost in rounding (it raises)."""
+    import json
+
+    from invariantdp import ump_binomial_test
+    from invariantdp.exceptions import InvariantDPError
+
+    res = ump_binomial_test(3, 10, 0.5, epsilon=1e-9)
+    with pytest.raises(InvariantDPError):
+        res.estimate
+    d = res.to_dict()
+    assert d["estimate"] is None
+    json.dumps(d, allow_nan=False)
+    assert res.to_frame()["estimate"].isna().all()

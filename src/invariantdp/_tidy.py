@@ -14,6 +14,8 @@ import math
 import numpy as np
 import pandas as pd
 
+from .exceptions import InvariantDPError
+
 __all__ = ["TidyResult", "json_safe"]
 
 
@@ -48,8 +50,11 @@ class TidyResult:
             for f in dataclasses.fields(self)
             if not f.name.startswith("_")
         }
-        if hasattr(self, "estimate"):
-            out["estimate"] = self.estimate
+        if hasattr(type(self), "estimate"):
+            try:
+                out["estimate"] = self.estimate
+            except InvariantDPError:  # epsilon too small to locate it: undefined, like NaN
+                out["estimate"] = None
         if hasattr(self, "confidence_interval"):
             ci = self.confidence_interval(confidence_level)
             out["confidence_level"] = confidence_level

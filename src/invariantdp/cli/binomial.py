@@ -104,38 +104,15 @@ def run_binomial_test(args) -> int:
             alternative=args.alternative,
         )
     # everything is computed before the first line is printed
-    ci = res.confidence_interval(args.confidence_level)
     summary = res.summary(args.confidence_level)
-    estimate = _estimate_or_none(res)
     if args.json:
-        print_json(
-            {
-                "statistic": res.statistic,
-                "n": res.n,
-                "null_p": res.null_p,
-                "pvalue": res.pvalue,
-                "alternative": res.alternative,
-                "estimate": estimate,
-                "confidence_interval": [ci.low, ci.high],
-                "confidence_level": args.confidence_level,
-                "epsilon": res.epsilon,
-                "delta": res.delta,
-                "noise": res.noise,
-                "method": res.method,
-                "randomness": None if release is None else release.metadata.get("randomness"),
-                "simulation": None if release is None else release.simulation,
-            }
-        )
+        release_fields = {
+            "randomness": None if release is None else release.metadata.get("randomness"),
+            "simulation": None if release is None else release.simulation,
+        }
+        print_json({**res.to_dict(args.confidence_level), **release_fields})
         return 0
     if release is not None and release.simulation:
         print(f"{SIMULATION_LINE}: {short(args.release)} is marked as a simulation.\n")
     print(summary)
     return 0
-
-
-def _estimate_or_none(res):
-    """The median-unbiased estimate, or None where epsilon is too small to resolve it."""
-    try:
-        return res.estimate
-    except InvariantDPError:
-        return None

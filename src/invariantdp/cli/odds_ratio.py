@@ -159,28 +159,15 @@ def run_test(args) -> int:
             alternative=args.alternative,
             null_odds_ratio=args.null_odds_ratio,
         )
-    ci = res.confidence_interval(args.confidence_level)
     summary = res.summary(args.confidence_level)
     randomness = None if release is None else release.metadata.get("randomness")
     if args.json:
-        print_json(
-            {
-                "statistic": res.statistic,
-                "margins": list(res.margins),
-                "pvalue": res.pvalue,
-                "alternative": res.alternative,
-                "null_odds_ratio": res.null_odds_ratio,
-                # the key before the null_<parameter> convention, kept for scripts reading it
-                "odds_ratio": res.null_odds_ratio,
-                "estimate": _estimate_or_none(res),
-                "confidence_interval": [ci.low, ci.high],
-                "confidence_level": args.confidence_level,
-                "epsilon": res.epsilon,
-                "delta": res.delta,
-                "randomness": randomness,
-                "simulation": None if release is None else release.simulation,
-            }
-        )
+        out = res.to_dict(args.confidence_level)
+        # the key before the null_<parameter> convention, kept for scripts reading it
+        out["odds_ratio"] = res.null_odds_ratio
+        out["randomness"] = randomness
+        out["simulation"] = None if release is None else release.simulation
+        print_json(out)
         return 0
     if table is not None:
         if release.simulation:
@@ -232,13 +219,3 @@ def run_demo(args) -> int:
 
 
 __all__ = ["register", "run_demo", "run_test"]
-
-
-def _estimate_or_none(res):
-    """The median-unbiased estimate, or None where epsilon is too small to resolve it."""
-    from ..exceptions import InvariantDPError
-
-    try:
-        return res.estimate
-    except InvariantDPError:
-        return None
