@@ -53,7 +53,7 @@ def test_an_unresolvable_estimate_is_none_not_an_error():
 
     res = ump_binomial_test(3, 10, 0.5, epsilon=1e-9)
     with pytest.raises(InvariantDPError):
-        res.estimate
+        _ = res.estimate
     d = res.to_dict()
     assert d["estimate"] is None
     json.dumps(d, allow_nan=False)
