@@ -529,3 +529,15 @@ def test_cached_label_arrays_stand_for_their_lists():
     assert doc["noise"]["params"]["invariants"]["structure"]["levels"][1] == [10, 11, 20, 20, 21]
     back = type(r).from_json(r.to_json())
     assert back.noise.params == r.noise.params == pickle.loads(pickle.dumps(r)).noise.params
+
+
+def test_narrow_integer_labels_are_coded_without_wrapping():
+    labels = np.array([-100, 100, 5, -100], dtype=np.int8)  # range 200 > int8 max
+    inv = totals(labels)
+    assert inv.names == ("total[-100]", "total[5]", "total[100]")
+    np.testing.assert_array_equal(inv.apply([1.0, 2.0, 3.0, 4.0]), [5.0, 3.0, 2.0])
+
+
+def test_bool_labels_survive_json():
+    inv = totals(np.array([True, False, True]))
+    assert Invariants.from_json(inv.to_json()) == inv

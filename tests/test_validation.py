@@ -329,3 +329,17 @@ def test_validation_is_split_by_concern_and_keeps_every_name():
     assert check_counts.__module__ == "invariantdp._validation._arrays"
     assert check_epsilon.__module__ == "invariantdp._validation._scalars"
     assert format_value.__module__ == "invariantdp._validation._messages"
+
+
+def test_freeze_copies_an_array_the_caller_made_read_only():
+    from invariantdp._validation import LabelArray, freeze
+
+    a = np.arange(3)
+    a.setflags(write=False)
+    f = freeze(a)
+    a.setflags(write=True)  # the caller still owns it
+    a[0] = 99
+    assert f[0] == 0
+    labels = LabelArray(a)
+    a[1] = 99
+    assert labels == [99, 1, 2] and np.array(labels, copy=True) is not labels.array

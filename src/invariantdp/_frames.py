@@ -102,7 +102,11 @@ def dense_codes(keys: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray, n
 
 
 def small_int_range(values, n: int):
-    """``(array, low, size)`` for integer values spanning at most DENSE_SPACE, else None."""
+    """``(keys, low, size)`` for integer values spanning at most DENSE_SPACE, else None.
+
+    ``keys = values - low`` as int64 (shifting in a narrow dtype would wrap),
+    ready for :func:`dense_codes`.
+    """
     dtype = getattr(values, "dtype", None)
     if not isinstance(dtype, np.dtype) or dtype.kind not in "iu" or n == 0:
         return None  # pandas nullable and object columns go through hashing
@@ -110,7 +114,7 @@ def small_int_range(values, n: int):
     low, high = int(a.min()), int(a.max())
     if high - low + 1 > max(DENSE_SPACE, 4 * n) or high >= 2**63:  # int64 holds the keys
         return None
-    return a, low, high - low + 1
+    return a.astype(np.int64) - low, low, high - low + 1
 
 
 def factorize(values) -> tuple[np.ndarray, int]:
@@ -122,8 +126,8 @@ def factorize(values) -> tuple[np.ndarray, int]:
     """
     small = small_int_range(values, len(values))
     if small is not None:
-        a, low, size = small
-        codes, uniques, _ = dense_codes(a.astype(np.int64) - low, size)
+        keys, _, size = small
+        codes, uniques, _ = dense_codes(keys, size)
         return codes, uniques.size
     try:
         codes, uniques = pd.factorize(values, sort=True, use_na_sentinel=False)

@@ -63,8 +63,10 @@ class LabelArray:
 
     __slots__ = ("array",)
 
-    def __init__(self, array):
-        a = np.array(array, copy=True) if np.asarray(array).flags.writeable else array
+    def __init__(self, array, *, copy: bool = True):
+        # copy=False only for an array the package already holds privately and
+        # read-only (a structure's own labels): the caller must not keep a writable view
+        a = np.array(array, copy=True) if copy else np.asarray(array)
         a.setflags(write=False)
         self.array = a
 
@@ -79,7 +81,11 @@ class LabelArray:
         return iter(self.array.tolist())
 
     def __array__(self, dtype=None, copy=None):
-        return self.array if dtype is None else self.array.astype(dtype)
+        if copy is False and dtype not in (None, self.array.dtype):
+            raise ValueError("a LabelArray cannot change dtype without a copy")
+        if copy or (dtype is not None and dtype != self.array.dtype):
+            return np.array(self.array, dtype=dtype, copy=True)
+        return self.array  # read-only: sharing it cannot change the labels
 
     def __eq__(self, other) -> bool:
         if isinstance(other, LabelArray):
@@ -94,7 +100,7 @@ class LabelArray:
     __hash__ = None
 
     def __reduce__(self):
-        return (LabelArray, (self.array,))
+        return (LabelArray, (self.array,))  # unpickled arrays are fresh: the copy is harmless
 
     def __copy__(self):
         return self
@@ -139,8 +145,6 @@ def freeze(obj, _depth: int = 0):
             return _FrozenScalars(obj)
         return FrozenList(freeze(v, _depth + 1) for v in obj)
     if isinstance(obj, np.ndarray):
-        if not obj.flags.writeable and obj.flags.owndata:
-            return obj  # already a private read-only array: no second copy
         out = np.array(obj, copy=True)
         out.setflags(write=False)
         return out

@@ -40,8 +40,8 @@ from ._structure import (
 def _labels_doc(labels):
     """A flat label array as a :class:`LabelArray` (listed only when a document is written)."""
     a = np.asarray(labels)
-    if a.ndim == 1 and a.dtype.kind in "biufU":
-        return LabelArray(a)
+    if a.ndim == 1 and a.dtype.kind in "iuU":
+        return LabelArray(a, copy=False)  # the structure's own frozen labels
     return a.tolist()
 
 
@@ -86,7 +86,7 @@ def _doc_labels(path: str, value, shape) -> np.ndarray:
             raise doc_error(path, value, f"must have shape {list(shape)}, got {list(a.shape)}.")
         if a.dtype.kind == "U":
             return a
-        if a.dtype.kind in "biu" and (a.size == 0 or int(a.max()) < 2**63):
+        if a.dtype.kind in "iu" and (a.size == 0 or int(a.max()) < 2**63):
             return a.astype(np.int64, copy=False)
         value = a.tolist()  # the checks (and messages) of a written document
     flat = doc_nested(path, value, shape)

@@ -281,9 +281,9 @@ def sorted_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     small = small_int_range(values, values.size)
     if small is not None:
-        a, low, size = small
-        codes, present, _ = dense_codes(a - low if low else a, size)
-        return (present + low).astype(values.dtype, copy=False), codes
+        keys, low, size = small
+        codes, present, _ = dense_codes(keys, size)
+        return (present + low).astype(values.dtype), codes
     codes, uniq = pd.factorize(values, sort=True)
     return np.asarray(uniq, dtype=values.dtype), codes.astype(np.int64, copy=False)
 
@@ -326,11 +326,13 @@ def labels_array(name: str, labels) -> np.ndarray:
                 "pass integer or string labels."
             )
         arr = arr.astype(np.int64)
-    elif arr.dtype.kind not in "iuUSb":
+    elif arr.dtype.kind == "b":
+        arr = arr.astype(np.int64)  # JSON has no boolean labels: written and read as 0/1
+    elif arr.dtype.kind not in "iuUS":
         raise InvariantDPError(
             f"`{name}` must hold integer or string labels, got dtype {arr.dtype}."
         )
-    return read_only(arr)  # a private copy: freezing it later needs no second one
+    return read_only(arr)  # a private copy
 
 
 def margins_structure(shape) -> tuple:
