@@ -294,3 +294,18 @@ def test_a_published_tulap_cell_with_exact_margins_is_tested_like_the_mechanism_
             query=[[1.0, 0.0]],
             invariants=one_way_margins((2, 2)).of(table),
         )
+
+
+def test_projected_noise_as_published_uses_the_given_invariants_at_any_size():
+    """The schema check reuses the release's own C: no rebuild, no document size limit."""
+    import numpy as np
+
+    from invariantdp import Release
+    from invariantdp.invariants import one_way_margins
+
+    side = 4097  # 4097**2 cells: above the 2**24 bound of documents read from JSON
+    inv = one_way_margins((side, side)).with_values(np.full(2 * side, float(side)))
+    r = Release.from_published(
+        np.ones(side * side), noise="projected_gaussian", variance=4.0, invariants=inv
+    )
+    assert r.noise.family == "projected_gaussian" and r.invariants.same_map(inv)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._validation import InvariantDPError, check_finite_array, format_value
-from .families import noise_family
+from .families import SchemaContext, noise_family
 from .invariants import Invariants
 from .labels import labels_of
 
@@ -83,11 +83,18 @@ def published_fields(
     labels = labels_of(values)
     raw = np.asarray(values)
     value = check_finite_array("values", raw)
+    # the release's own invariants: validated once, never rebuilt from their document
+    context = SchemaContext(
+        value.size,
+        max(SchemaContext.max_cells, value.size),
+        invariants,
+        None if invariants is None else invariants.structure_dict(),
+    )
     if own:
         params, implied = dict(given), None
-        spec.validate(dict(params), "noise.params")
+        spec.validate(dict(params), "noise.params", context)
     else:
-        params, implied = spec.published_params(given, invariants)
+        params, implied = spec.published_params(given, invariants, context)
     if spec.integer and not np.all(value == np.round(value)):
         raise InvariantDPError(
             f"`values` must be integers for {family} noise; got {format_value(value)}."

@@ -203,14 +203,18 @@ class NoiseFamily:
             )
         return self.likelihood_factory(params, congenial)
 
-    def published_params(self, given: dict, invariants=None) -> tuple[dict, tuple | None]:
+    def published_params(
+        self, given: dict, invariants=None, context: SchemaContext | None = None
+    ) -> tuple[dict, tuple | None]:
         """The family's params from the terms an agency publishes, and the implied guarantee.
 
         ``given`` maps the terms of :mod:`invariantdp.published` (e.g.
         ``{"rho": 0.5, "sensitivity": 1}``) or the family's own params; every
         entry must be used.  Returns ``(params, guarantee)`` with
         ``guarantee`` a ``(definition, params)`` pair or None when the terms
-        do not state one.  The params are validated by the family's schema.
+        do not state one.  The params are validated by the family's schema,
+        in ``context`` (the release being built: its own invariants are not
+        rebuilt from their document).
         """
         given = dict(given)
         if self.terms is not None and not (given.keys() & _OWN_ONLY):
@@ -223,7 +227,7 @@ class NoiseFamily:
                 f"{sorted(given)} are not parameters of {self.name} noise as published; see "
                 "invariantdp.published."
             )
-        self.validate(params, "noise params")
+        self.validate(params, "noise params", context)
         return params, guarantee
 
 
