@@ -176,8 +176,9 @@ def read_published(
     check_columns("variance_column/rho_column", extra, table)
     if shape not in ("long", "table"):
         raise InvariantDPError(f"`shape` ({shape!r}) must be 'long' or 'table'.")
-    if table.duplicated(labels).any():
-        dup = table.loc[table.duplicated(labels), labels].iloc[0].tolist()
+    duplicated = table.duplicated(labels)
+    if duplicated.any():
+        dup = table.loc[duplicated, labels].iloc[0].tolist()
         raise InvariantDPError(
             f"`label_columns` {labels} must identify one row each; {dup} appears more than once."
         )

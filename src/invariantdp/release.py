@@ -357,8 +357,9 @@ class Release:
             object are kept as the release's labels.
         noise : str or NoiseLaw
             The noise family (``"discrete_gaussian"``, ``"gaussian"``,
-            ``"discrete_laplace"``, ``"laplace"``, ``"tulap"``, or any registered
-            family with its own parameters) or a ready :class:`NoiseLaw`.
+            ``"discrete_laplace"``, ``"laplace"``, ``"tulap"``, or any family
+            registered with a schema, given its own parameters) or a ready
+            :class:`NoiseLaw`.
         invariants : Invariants, optional
             The statistics published exactly, with their values
             (``totals(...).of(true_totals)`` or an :class:`Invariants` with
