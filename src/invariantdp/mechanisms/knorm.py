@@ -14,7 +14,8 @@ The noise ``V`` has density :math:`c\,\exp(-\epsilon \|v\|_K / \Delta)` on
   semi-DP case.
 
 Every release records its noise law with :func:`knorm_law` (family
-``"knorm"``).  **Simulation only.**  The noise is floating point, drawn from
+``"knorm"``), except the l1 mechanism, whose noise is i.i.d. Laplace and is
+recorded as the family ``"laplace"``.  **Simulation only.**  The noise is floating point, drawn from
 a numpy ``Generator``: attackable through its low-order bits (Mironov 2012)
 and reproducible from a seed.  ``secure=True`` is refused; for a release to
 publish, use ``discrete_laplace_mechanism`` / ``discrete_gaussian_mechanism``
@@ -229,8 +230,9 @@ def lp_mechanism(x, p, sensitivity=1.0, epsilon=None, *, rng=None, secure=False)
     Returns
     -------
     Release
-        ``epsilon``-DP guarantee; noise family ``"knorm"`` with ``norm``
-        (``"l1"``, ``"l2"`` or ``"linf"``), ``dim`` and ``scale``.
+        ``epsilon``-DP guarantee; noise family ``"laplace"`` (``scale``) for
+        ``p = 1``, else ``"knorm"`` with ``norm`` (``"l2"`` or ``"linf"``),
+        ``dim`` and ``scale``.
 
     References
     ----------
@@ -260,16 +262,9 @@ def lp_mechanism(x, p, sensitivity=1.0, epsilon=None, *, rng=None, secure=False)
     check_float_scale(scale, "sensitivity / epsilon")
     d = xv.size
     name = {1.0: "l1", 2.0: "l2", np.inf: "linf"}[p]
-    if p == 1:
-        v = gen.laplace(0.0, scale, size=d)
-        law = NoiseLaw("laplace", {"scale": scale})
-    elif p == 2:
-        z = gen.standard_normal(d)
-        v = gen.gamma(d, scale) * z / np.linalg.norm(z)
-        law = knorm_law("l2", d, scale)
-    else:
-        v = gen.gamma(d + 1, scale) * gen.uniform(-1.0, 1.0, size=d)
-        law = knorm_law("linf", d, scale)
+    v = KNormNoise(name, d, scale).rvs(random_state=gen)
+    # l1 noise is i.i.d. Laplace: recorded as that family, which every consumer knows
+    law = NoiseLaw("laplace", {"scale": scale}) if p == 1 else knorm_law(name, d, scale)
     return make_release(
         xv + v.reshape(xv.shape),
         f"lp_mechanism[{name}]",
