@@ -112,19 +112,11 @@ class FisherNoncentralHypergeometric(_Lattice):
         return self._mode
 
     def _find_mode(self) -> int:
-        # root in [lo, hi] of h (t2 - c1 + h) = w (t1 - h)(c1 - h)
-        t1, t2, c1 = self.t1, self.t2, self.c1
         if self.lo == self.hi:
             return self.lo
-        lw = min(max(self.log_w, -700.0), 700.0)
-        w = math.exp(lw)
-        A, B, C = 1.0 - w, t2 - c1 + w * (t1 + c1), -w * t1 * c1
-        disc = math.sqrt(max(B * B - 4.0 * A * C, 0.0))
-        den = B + disc
-        with np.errstate(all="ignore"):  # inf or nan at the ends: handled below
-            h = float(np.float64(-2.0 * C) / den if den > 0 else (-B + disc) / np.float64(2.0 * A))
+        h = continuous_mode(self.t1, self.t2, self.c1, self.log_w)
         if not math.isfinite(h):
-            h = self.hi if lw > 0 else self.lo
+            h = self.hi if self.log_w > 0 else self.lo
         return int(min(max(round(h), self.lo), self.hi))
 
     def sd(self) -> float:
@@ -390,11 +382,17 @@ def log_expectation(dist: _Lattice, logf, f=None, cut=None) -> float:
 
 
 def continuous_mode(t1: int, t2: int, c1: int, log_w: float) -> float:
-    """Real root of ``h (t2 - c1 + h) = w (t1 - h)(c1 - h)``: where the pmf ratio is 1."""
-    w = math.exp(log_w)
+    """Real root of ``h (t2 - c1 + h) = w (t1 - h)(c1 - h)``: where the pmf ratio is 1.
+
+    ``log w`` is clipped to ``[-700, 700]``; the root may be ``inf`` or NaN
+    when the quadratic degenerates there (callers clip it to the support).
+    """
+    w = math.exp(min(max(log_w, -700.0), 700.0))
     a, b, c = 1.0 - w, t2 - c1 + w * (t1 + c1), -w * t1 * c1
     disc = math.sqrt(max(b * b - 4.0 * a * c, 0.0))
-    return -2.0 * c / (b + disc) if b + disc > 0 else (-b + disc) / (2.0 * a)
+    den = b + disc
+    with np.errstate(all="ignore"):  # inf or nan at the ends: the caller decides
+        return float(np.float64(-2.0 * c) / den if den > 0 else (-b + disc) / np.float64(2.0 * a))
 
 
 def tulap_log_p_bound(
