@@ -54,15 +54,18 @@ def _log_p_one_sided(z: float, n: int, logit_p: float, noise: TestNoise, side: s
     return noise.log_tail(Binomial(n, float(special.expit(logit_p))), z, side)
 
 
+def two_sided_tails(t, n, p0, lp, noise) -> float:
+    """binomialDP's two-sided p-value at distance ``t`` from ``n p0``: the right tail at
+    ``n p0 + t`` plus the left tail at ``n p0 - t`` (capped at 1), under logit ``lp``."""
+    right = np.exp(_log_p_one_sided(n * p0 + t, n, lp, noise, "greater"))
+    left = np.exp(_log_p_one_sided(n * p0 - t, n, lp, noise, "less"))
+    return float(min(1.0, right + left))
+
+
 def _pvalue(z, n, p0, noise, alternative) -> float:
     lp = float(special.logit(p0))
     if alternative == "two-sided":
-        # binomialDP's definition: with T = |z - n p0|, the right tail at
-        # n p0 + T plus the left tail at n p0 - T.
-        t = abs(z - n * p0)
-        right = np.exp(_log_p_one_sided(n * p0 + t, n, lp, noise, "greater"))
-        left = np.exp(_log_p_one_sided(n * p0 - t, n, lp, noise, "less"))
-        return float(min(1.0, right + left))
+        return two_sided_tails(abs(z - n * p0), n, p0, lp, noise)
     return float(np.exp(_log_p_one_sided(z, n, lp, noise, alternative)))
 
 

@@ -37,15 +37,16 @@ from .._validation import (
     check_positive_int,
 )
 from ._noise import resolve_noise
-from .binomial import MAX_N, _log_p_one_sided
+from .binomial import MAX_N, _log_p_one_sided, two_sided_tails
 from .odds_ratio import umpu_odds_ratio_power
 
 __all__ = ["ump_binomial_power", "ump_binomial_sample_size", "umpu_odds_ratio_sample_size"]
 
 
-def _binomial_critical(n, lp0, noise, alternative, log_alpha):
+def _binomial_critical(n, p0, noise, alternative, log_alpha):
     """The critical value ``m`` (one-sided) or ``t*`` (two-sided) at level ``alpha``."""
-    center = n * special.expit(lp0)
+    lp0 = float(special.logit(p0))
+    center = n * p0
     if alternative != "two-sided":
         side = alternative
 
@@ -62,9 +63,7 @@ def _binomial_critical(n, lp0, noise, alternative, log_alpha):
         return optimize.brentq(g, a, b, xtol=1e-12, rtol=1e-12)
 
     def two(t):
-        right = np.exp(_log_p_one_sided(center + t, n, lp0, noise, "greater"))
-        left = np.exp(_log_p_one_sided(center - t, n, lp0, noise, "less"))
-        return np.log(min(1.0, right + left)) - log_alpha
+        return np.log(two_sided_tails(t, n, p0, lp0, noise)) - log_alpha
 
     if two(0.0) <= 0.0:
         return 0.0
@@ -125,16 +124,12 @@ def ump_binomial_power(
     if np.any(~((ps > 0) & (ps < 1))):
         raise InvariantDPError(f"`p` ({p!r}) must be in (0, 1).")
     noise = resolve_noise(epsilon, delta, noise)
-    lp0 = float(special.logit(p0))
-    crit = _binomial_critical(n, lp0, noise, alternative, float(np.log(alpha)))
+    crit = _binomial_critical(n, p0, noise, alternative, float(np.log(alpha)))
 
     def power(pi):
         lp = float(special.logit(pi))
         if alternative == "two-sided":
-            c = n * p0
-            right = np.exp(_log_p_one_sided(c + crit, n, lp, noise, "greater"))
-            left = np.exp(_log_p_one_sided(c - crit, n, lp, noise, "less"))
-            return float(min(1.0, right + left))
+            return two_sided_tails(crit, n, p0, lp, noise)
         return float(np.exp(_log_p_one_sided(crit, n, lp, noise, alternative)))
 
     out = np.vectorize(power, otypes=[float])(ps)
@@ -143,15 +138,14 @@ def ump_binomial_power(
 
 def _smallest_n(power_at, target: float, max_n: int, name: str) -> int:
     """The smallest ``n`` in ``[1, max_n]`` with ``power_at(n) >= target`` (power rises in n)."""
-    hi = 1
+    lo, hi = 0, 1  # power_at(lo) < target (lo == 0: nothing evaluated yet)
     while power_at(hi) < target:
         if hi >= max_n:
             raise InvariantDPError(
                 f"no `n` up to `max_n` ({max_n}) reaches power {target:g} for {name}; the "
                 "effect may be too small for this privacy budget."
             )
-        hi = min(2 * hi, max_n)
-    lo = hi // 2  # power_at(lo) < target (or lo == 0)
+        lo, hi = hi, min(2 * hi, max_n)
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if power_at(mid) >= target:
