@@ -447,6 +447,16 @@ def _critical(margins, log_w0, noise, side, alpha) -> float:
     return bracketed_root(g, lo, hi, decreasing=side == "greater")
 
 
+def _thresholds(margins, lw0, noise, alternative, alpha):
+    """``m(t)`` of the one-sided test, or ``(m_low, m_high)`` of the two at ``alpha / 2``."""
+    if alternative == "two-sided":
+        return (
+            _critical(margins, lw0, noise, "less", alpha / 2.0),
+            _critical(margins, lw0, noise, "greater", alpha / 2.0),
+        )
+    return _critical(margins, lw0, noise, alternative, alpha)
+
+
 def umpu_odds_ratio_critical_value(
     margins,
     *,
@@ -508,13 +518,7 @@ def umpu_odds_ratio_critical_value(
     alternative = check_alternative(alternative)
     w0 = check_positive("null_odds_ratio", null_odds_ratio)
     margins, tn = _design(margins, epsilon, delta, noise)
-    lw0 = float(np.log(w0))
-    if alternative == "two-sided":
-        return (
-            _critical(margins, lw0, tn, "less", alpha / 2.0),
-            _critical(margins, lw0, tn, "greater", alpha / 2.0),
-        )
-    return _critical(margins, lw0, tn, alternative, alpha)
+    return _thresholds(margins, float(np.log(w0)), tn, alternative, alpha)
 
 
 def umpu_odds_ratio_power(
@@ -581,16 +585,14 @@ def umpu_odds_ratio_power(
     w = check_finite_array("odds_ratio", odds_ratio)
     if w.size == 0 or not np.all(np.isfinite(w)) or np.any(w <= 0):
         raise InvariantDPError(f"`odds_ratio` ({odds_ratio}) must be finite and > 0.")
-    lw0 = float(np.log(w0))
+    m = _thresholds(margins, float(np.log(w0)), tn, alternative, alpha)
     if alternative == "two-sided":
-        m_lo = _critical(margins, lw0, tn, "less", alpha / 2.0)
-        m_hi = _critical(margins, lw0, tn, "greater", alpha / 2.0)
+        m_lo, m_hi = m
         power = [
             _size(m_hi, margins, lw, tn, "greater") + _size(m_lo, margins, lw, tn, "less")
             for lw in np.log(w).ravel()
         ]
     else:
-        m = _critical(margins, lw0, tn, alternative, alpha)
         power = [_size(m, margins, lw, tn, alternative) for lw in np.log(w).ravel()]
     out = np.asarray(power).reshape(w.shape)
     return float(out) if out.ndim == 0 else out
