@@ -96,7 +96,7 @@ def check_epsilon(value, name: str = "epsilon", *, maximum=None) -> float:
 
 
 def check_delta(value, name: str = "delta") -> float:
-    """Failure probability: a real in [0, 1)."""
+    """A real in [0, 1): a failure probability ``delta``, or Tulap's ``b`` or ``q``."""
     value = check_real(name, value)
     if not 0.0 <= value < 1.0:
         raise InvariantDPError(f"`{name}` ({value}) must be in [0, 1).")

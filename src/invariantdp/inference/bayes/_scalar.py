@@ -23,7 +23,7 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from ..._rng import as_generator
-from ..._validation import InvariantDPError, check_positive, check_real
+from ..._validation import check_delta, check_positive
 from ...distributions import tulap
 from ...distributions.discrete import discrete_gaussian, draw_discrete_laplace
 from ...distributions.tulap_forms import tulap_bounds, tulap_logcdf, tulap_logpdf
@@ -40,13 +40,7 @@ _LOG_2PI = float(np.log(2.0 * np.pi))
 
 
 def _check_b_q(b, q):
-    b = check_real("b", b)
-    if not 0.0 <= b < 1.0:
-        raise InvariantDPError(f"`b` ({b}) must be in [0, 1).")
-    q = check_real("q", q)
-    if not 0.0 <= q < 1.0:
-        raise InvariantDPError(f"`q` ({q}) must be in [0, 1).")
-    return b, q
+    return check_delta(b, "b"), check_delta(q, "q")  # each a real in [0, 1)
 
 
 def _generator(rng):
