@@ -320,6 +320,18 @@ def use_secure(args) -> bool:
     return not (args.simulate or args.seed is not None)
 
 
+def print_help_and_fail(p: argparse.ArgumentParser) -> int:
+    """A command group called without its subcommand: its help, exit status 2."""
+    p.print_help()
+    return 2
+
+
+def print_simulation_line(release, path) -> None:
+    """Say, before a report, that the release read from ``path`` is a simulation."""
+    if release is not None and release.simulation:
+        print(f"{SIMULATION_LINE}: {short(path)} is marked as a simulation.\n")
+
+
 def simulation_note(seed=None, *, hint: bool = True) -> str:
     """The line printed with a simulation release (``hint``: say how to make a secure one)."""
     source = "numpy generator" + ("" if seed is None else f", seed {seed}")

@@ -13,7 +13,7 @@ Sub-commands::
 from __future__ import annotations
 
 from ..privacy.zcdp import ZCDP_CONVERSIONS
-from ._common import print_json
+from ._common import print_help_and_fail, print_json
 
 
 def register(sub) -> None:
@@ -25,7 +25,7 @@ def register(sub) -> None:
             "apply group privacy, and reproduce the papers' Census accounting."
         ),
     )
-    p.set_defaults(func=lambda args: _missing(p))
+    p.set_defaults(func=lambda args: print_help_and_fail(p))
     acc = p.add_subparsers(dest="account_command", metavar="CONVERSION")
     _command(
         acc,
@@ -150,11 +150,6 @@ def _command(acc, name: str, func, options, *, one_of=(), **texts) -> None:
         help="print the result as strict JSON (RFC 8259; non-finite numbers as null)",
     )
     p.set_defaults(func=func)
-
-
-def _missing(p) -> int:
-    p.print_help()
-    return 2
 
 
 def _emit(args, data: dict, text) -> int:

@@ -15,12 +15,12 @@ import math
 
 from ..exceptions import InvariantDPError
 from ._common import (
-    SIMULATION_LINE,
     add_privacy_args,
     add_test_args,
     check_confidence_level,
     load_release,
     print_json,
+    print_simulation_line,
     short,
 )
 
@@ -112,7 +112,6 @@ def run_binomial_test(args) -> int:
         }
         print_json({**res.to_dict(args.confidence_level), **release_fields})
         return 0
-    if release is not None and release.simulation:
-        print(f"{SIMULATION_LINE}: {short(args.release)} is marked as a simulation.\n")
+    print_simulation_line(release, args.release)
     print(summary)
     return 0

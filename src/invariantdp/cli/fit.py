@@ -27,10 +27,11 @@ import numpy as np
 
 from ..exceptions import InvariantDPError
 from ._common import (
-    SIMULATION_LINE,
     column_list,
     load_release,
+    print_help_and_fail,
     print_json,
+    print_simulation_line,
     read_csv,
     short,
 )
@@ -54,7 +55,7 @@ def register(sub) -> None:
             "r x c table released with invariant margins and tests independence."
         ),
     )
-    p.set_defaults(func=lambda args: _missing(p))
+    p.set_defaults(func=lambda args: print_help_and_fail(p))
     models = p.add_subparsers(dest="model", metavar="MODEL")
 
     po = models.add_parser(
@@ -125,11 +126,6 @@ def register(sub) -> None:
     )
     ll.add_argument("--json", action="store_true", help=_JSON_HELP)
     ll.set_defaults(func=run_loglinear)
-
-
-def _missing(p) -> int:
-    p.print_help()
-    return 2
 
 
 # --- poisson ------------------------------------------------------------------
@@ -262,11 +258,6 @@ def _named(path, build):
         raise InvariantDPError(f"`--release` ({short(path)}): {exc}") from None
 
 
-def _simulation_line(release, path) -> None:
-    if release.simulation:
-        print(f"{SIMULATION_LINE}: {short(path)} is marked as a simulation.\n")
-
-
 def run_poisson(args) -> int:
     from ..inference.likelihood import release_sigma
 
@@ -310,7 +301,7 @@ def _report(args, release, model, res, head: dict, test=None) -> int:
         )
         return 0
     summary = str(res.summary())
-    _simulation_line(release, args.release)
+    print_simulation_line(release, args.release)
     print(summary)
     if test is not None:
         print()

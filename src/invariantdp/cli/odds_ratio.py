@@ -13,7 +13,6 @@ import numpy as np
 
 from ..exceptions import InvariantDPError
 from ._common import (
-    SIMULATION_LINE,
     add_privacy_args,
     add_randomness_args,
     add_test_args,
@@ -23,6 +22,7 @@ from ._common import (
     mark_randomness,
     nonnegative_int,
     print_json,
+    print_simulation_line,
     read_csv,
     short,
     simulation_note,
@@ -178,8 +178,8 @@ def run_test(args) -> int:
                 "Released U = x11 + Tulap noise from the confidential table "
                 "(secure: exact sampling from the operating system's CSPRNG).\n"
             )
-    elif release is not None and release.simulation:
-        print(f"{SIMULATION_LINE}: {short(args.release)} is marked as a simulation.\n")
+    else:
+        print_simulation_line(release, args.release)
     print(summary)
     return 0
 
