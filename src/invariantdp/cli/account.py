@@ -12,6 +12,8 @@ Sub-commands::
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..privacy.zcdp import ZCDP_CONVERSIONS
 from ._common import print_help_and_fail, print_json
 
@@ -207,15 +209,7 @@ def run_census(args) -> int:
     from ..privacy.census import census_semi_dp_analysis
 
     res = census_semi_dp_analysis(args.rho, args.a, args.delta)
-    data = {
-        "rho": res.rho,
-        "a": res.a,
-        "delta": res.delta,
-        "semi_dp_rho": res.semi_dp_rho,
-        "epsilon": res.epsilon,
-        "semi_dp_epsilon": res.semi_dp_epsilon,
-    }
-    return _emit(args, data, res.summary())
+    return _emit(args, dataclasses.asdict(res), res.summary())
 
 
 def run_topdown(args) -> int:

@@ -17,6 +17,8 @@ import numpy as np
 from .._validation import InvariantDPError, check_positive, check_real
 
 FLOAT_MAX = sys.float_info.max
+#: log(FLOAT_MAX): an exponent above it overflows
+LOG_FLOAT_MAX = math.log(FLOAT_MAX)
 
 
 def _too_large(name: str, what: str) -> InvariantDPError:

@@ -42,6 +42,7 @@ from .._validation import (
     format_value,
 )
 from ._checks import FLOAT_MAX as _FLOAT_MAX
+from ._checks import LOG_FLOAT_MAX as _LOG_FLOAT_MAX
 from ._checks import exact_product, finite, positive_list
 
 __all__ = [
@@ -56,7 +57,6 @@ __all__ = [
 _LOG_HALF = math.log(0.5)
 _SQRT2 = math.sqrt(2.0)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-_LOG_FLOAT_MAX = math.log(_FLOAT_MAX)
 _LOG_FLOAT_MIN = math.log(math.ulp(0.0))  # smallest positive (subnormal) double
 
 

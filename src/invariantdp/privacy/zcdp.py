@@ -42,7 +42,7 @@ from .._validation import (
     check_positive_int,
     format_value,
 )
-from ._checks import FLOAT_MAX, exact_product, finite, fsum, positive, positive_list
+from ._checks import LOG_FLOAT_MAX, exact_product, finite, fsum, positive, positive_list
 from .tradeoff import TradeoffFunction
 
 __all__ = [
@@ -80,12 +80,9 @@ def _check_method(method) -> str:
 # root in s = log t (no overflow or underflow of rho t^2 for any positive double rho).
 
 
-_LOG_FLOAT_MAX = math.log(FLOAT_MAX)
-
-
 def _exp(x: float) -> float:
     """``e^x``, ``inf`` beyond the largest double (``math.exp`` raises there)."""
-    return math.exp(x) if x <= _LOG_FLOAT_MAX else math.inf
+    return math.exp(x) if x <= LOG_FLOAT_MAX else math.inf
 
 
 def _cks_epsilon_at(log_rho: float, s: float) -> float:

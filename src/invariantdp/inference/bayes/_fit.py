@@ -131,10 +131,10 @@ def fit(
                 "latent counts that need the lattice step; build it with latent='relaxed' "
                 "(or 'marginal'), or use nuts_sampler='pymc'."
             )
-        if importlib.util.find_spec(_NUTS_SAMPLERS[nuts_sampler]) is None:
+        if importlib.util.find_spec(nuts_sampler) is None:
             raise InvariantDPError(
                 f"`nuts_sampler={nuts_sampler!r}` needs the package "
-                f"{_NUTS_SAMPLERS[nuts_sampler]!r}: pip install {_NUTS_SAMPLERS[nuts_sampler]}."
+                f"{nuts_sampler!r}: pip install {nuts_sampler}."
             )
         kwargs["nuts_sampler"] = nuts_sampler
     draws = check_positive_int("draws", draws)
@@ -190,7 +190,8 @@ def fit(
 
 
 #: the NUTS implementations pymc.sample accepts, and the package each needs
-_NUTS_SAMPLERS = {"pymc": "pymc", "nutpie": "nutpie", "numpyro": "numpyro", "blackjax": "blackjax"}
+#: the nuts_sampler names PyMC accepts; each is also the module it needs
+_NUTS_SAMPLERS = ("pymc", "nutpie", "numpyro", "blackjax")
 
 
 def _attach_release(idata, release: Release) -> None:
