@@ -29,6 +29,7 @@ from ._validation import (
     doc_number,
     doc_numbers,
     doc_object,
+    doc_open_unit,
     doc_path,
     doc_positive,
     doc_probability,
@@ -37,7 +38,7 @@ from ._validation import (
     format_value,
 )
 from .families import SchemaContext, noise_families
-from .invariants import Invariants
+from .invariants import MAX_DOCUMENT_CELLS, Invariants
 from .labels import labels_from_doc
 
 #: newest version of the JSON document (2 adds the optional ``labels``; a release without
@@ -46,7 +47,7 @@ FORMAT_VERSION = 2
 #: default limit on the size of a JSON document, in characters (bytes)
 MAX_JSON_BYTES = MAX_JSON_CHARS
 #: default limit on the entries of any array, and the cells of any shape, in a document
-MAX_CELLS = 2**24
+MAX_CELLS = MAX_DOCUMENT_CELLS
 #: nesting limit of free-form JSON (metadata, guarantee params, tradeoff functions)
 MAX_DEPTH = 32
 #: cells a document may declare without holding an array of that size
@@ -139,10 +140,6 @@ def _nonnegative(path, v):
     return doc_number(path, v, low=0.0)
 
 
-def _open_unit(path, v):
-    return doc_probability(path, v, open_low=True, open_high=True)
-
-
 _GUARANTEE_PARAMS = {
     "epsilon": _nonnegative,
     "delta": doc_probability,
@@ -150,7 +147,7 @@ _GUARANTEE_PARAMS = {
     "rho": doc_positive,
     "epsilon_unconstrained": _nonnegative,
     "gamma": doc_positive,
-    "swap_rate": _open_unit,
+    "swap_rate": doc_open_unit,
     "b": lambda path, v: doc_int(path, v, minimum=0),
 }
 

@@ -132,6 +132,11 @@ def doc_probability(path: str, value, *, open_low: bool = False, open_high: bool
     return doc_number(path, value, low=0.0, high=1.0, low_open=open_low, high_open=open_high)
 
 
+def doc_open_unit(path: str, value) -> float:
+    """A JSON number in the open interval ``(0, 1)`` (a swap rate)."""
+    return doc_probability(path, value, open_low=True, open_high=True)
+
+
 def doc_list(path: str, value, *, min_length: int = 0, max_length: int | None = None) -> list:
     """A JSON array with between ``min_length`` and ``max_length`` entries."""
     if not isinstance(value, list | tuple):

@@ -20,6 +20,7 @@ from .._validation import (
     doc_list,
     doc_numbers,
     doc_object,
+    doc_open_unit,
     doc_path,
     doc_positive,
     doc_probability,
@@ -113,10 +114,6 @@ def _subspace_schema(params, path, ctx):
     if inv.values is not None:  # the law needs only C; values here could contradict the release
         raise doc_error(doc_path(ipath, "values"), params["invariants"]["values"], "must be null.")
     return {"invariants": inv, "dim": inv.n_cells}
-
-
-def _unit_open(path, v):
-    return doc_probability(path, v, open_low=True, open_high=True)
 
 
 # ---------------------------------------------------------------------------
@@ -347,7 +344,7 @@ register_noise_family(
     "permutation",
     None,
     schema=_params_schema(
-        {"swap_rate": _unit_open}, {"selection": doc_str, "permutation": doc_str}
+        {"swap_rate": doc_open_unit}, {"selection": doc_str, "permutation": doc_str}
     ),
     integer=True,
     keeps_invariants=True,

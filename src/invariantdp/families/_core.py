@@ -10,7 +10,7 @@ from .._validation import (
     doc_error,
     format_value,
 )
-from ..invariants import Invariants
+from ..invariants import MAX_DOCUMENT_CELLS, Invariants
 
 __all__ = [
     "NoiseFamily",
@@ -52,7 +52,7 @@ class SchemaContext:
     """
 
     value_size: int | None = None
-    max_cells: int = 2**24
+    max_cells: int = MAX_DOCUMENT_CELLS
     invariants: Invariants | None = None
     invariants_doc: dict | None = None
 
