@@ -309,3 +309,13 @@ def test_projected_noise_as_published_uses_the_given_invariants_at_any_size():
         np.ones(side * side), noise="projected_gaussian", variance=4.0, invariants=inv
     )
     assert r.noise.family == "projected_gaussian" and r.invariants.same_map(inv)
+
+
+def test_an_unstated_guarantee_needs_a_version_2_document():
+    from invariantdp import Release
+
+    doc = Release.from_published([1.0, 2.0], noise="gaussian", variance=1.0).to_dict()
+    assert doc["version"] == 2
+    doc["version"] = 1  # a version-1 reader does not know "unstated"
+    with pytest.raises(ValueError, match="needs a document of version 2"):
+        Release.from_dict(doc)

@@ -309,6 +309,8 @@ def release_fields_from_doc(d, max_cells: int) -> dict:
             )
     family, params, info = noise_from_doc("noise", d["noise"], ctx)
     guarantee = guarantee_from_doc("guarantee", d["guarantee"])
+    if guarantee[0] == "unstated" and version < 2:  # version 1 readers do not know it
+        raise doc_error("guarantee.definition", "unstated", "needs a document of version 2.")
 
     metadata = d.get("metadata", {})
     doc_object("metadata", metadata, extra=True)

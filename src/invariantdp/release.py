@@ -6,8 +6,8 @@ never need to be told the noise again.  It round-trips through JSON exactly,
 and it is immutable: its arrays are read-only, its parameter and metadata
 dicts refuse mutation.
 
-The JSON document (schema version 1)
-------------------------------------
+The JSON document (schema versions 1 and 2)
+-------------------------------------------
 A release is read by :meth:`Release.from_json` (or :meth:`Release.from_dict`,
 :meth:`Release.load`) only after the *whole* document has been validated
 against the schema below; every error is an
@@ -80,7 +80,9 @@ allowed except inside ``metadata`` and guarantee ``params``.
     ``delta``, if present, is 0), ``"(epsilon, delta)-DP"`` (``epsilon``,
     ``delta``), ``"GDP"`` (``mu``), ``"zCDP"`` (``rho``), ``"f-DP"``
     (``tradeoff``: ``{"kind": "eps_delta", "epsilon" > 0, "delta"}``,
-    ``{"kind": "gaussian", "mu" > 0}`` or ``{"kind": "group", "base", "k" >= 1}``).
+    ``{"kind": "gaussian", "mu" > 0}`` or ``{"kind": "group", "base", "k" >= 1}``),
+    or ``"unstated"`` (version 2 only; no params: a published release whose
+    guarantee the analyst cannot state, see :meth:`Release.from_published`).
     Known params must be in range (``epsilon >= 0``, ``0 <= delta < 1``,
     ``mu, rho, gamma > 0``, ``0 < swap_rate < 1``, ``b`` an integer >= 0);
     other params must be JSON scalars.  ``adjacency`` and ``dataspace`` are
@@ -99,7 +101,8 @@ allowed except inside ``metadata`` and guarantee ``params``.
     One ``{"name", "labels"}`` object per dimension of ``value``: the axis
     name (a JSON scalar, null, or a list of them for a multi-level index) and
     exactly one label per entry along the axis (JSON scalars, or lists of the
-    level count).  A release without labels is written as version 1.
+    level count).  A release without labels and with a stated guarantee is
+    written as version 1.
 
 A release whose noise keeps the invariants (``projected_*``, ``extended_*``,
 ``permutation``, the contingency K-norm of ``semi_dp_knorm``, and the
