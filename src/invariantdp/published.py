@@ -133,9 +133,13 @@ def read_published(
         (with ``sensitivity=``); it must be constant over the rows.
     shape : {"long", "table"}
         ``"long"``: a 1-D release on the rows' labels (in the table's order);
-        ``"table"``: an array with one axis per label column (every
-        combination present once), e.g. a contingency table for
-        :func:`~invariantdp.inference.umpu_odds_ratio_test`.
+        ``"table"``: every combination of the labels present once, in the
+        product order of the levels (each in order of first appearance):
+        with two label columns a 2-D release (rows x columns, e.g. a
+        contingency table for
+        :func:`~invariantdp.inference.umpu_odds_ratio_test`), with more a
+        1-D release indexed by every combination (reshape it for an n-D
+        table).
     invariants : Invariants, optional
         Published invariants acting on the cells in that order.
     **params
@@ -194,14 +198,13 @@ def read_published(
         params[key] = float(values[0])
     if pd.api.types.is_numeric_dtype(table[value_column]) is False:
         raise InvariantDPError(f"`value_column` ({value_column!r}) must hold numbers.")
-    series = table.set_index(labels if len(labels) > 1 else labels[0])[value_column]
     if shape == "table" and len(labels) > 1:
         levels = [pd.unique(table[c]) for c in labels]
         full = pd.MultiIndex.from_product(levels, names=labels)
-        if len(full) != len(series):
+        if len(full) != len(table):
             raise InvariantDPError(
                 f"`shape='table'` needs every combination of {labels} once: {len(full)} "
-                f"combinations, {len(series)} rows."
+                f"combinations, {len(table)} rows."
             )
         # positions of every row on the axes (levels in order of first appearance)
         codes = [pd.Index(lv).get_indexer(table[c]) for lv, c in zip(levels, labels, strict=True)]
@@ -216,5 +219,5 @@ def read_published(
         else:
             values = pd.Series(array.ravel(), index=full)
     else:
-        values = series
+        values = table.set_index(labels if len(labels) > 1 else labels[0])[value_column]
     return from_published(values, noise=noise, invariants=invariants, **params)
