@@ -34,6 +34,8 @@ References
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 from scipy import special, stats
 
@@ -79,14 +81,28 @@ except ImportError:  # pragma: no cover
 MAX_NOISE_SCALE = 2.0**46
 
 
+def check_noise_scale(t, what: str, why: str) -> None:
+    """Refuse integer noise of a scale above ``MAX_NOISE_SCALE`` (2**46).
+
+    Above it, noise cannot be drawn and added exactly in float64: numpy's
+    geometric saturates at 2**63 (a saturated ``G1 - G2`` is 0, the data
+    unchanged) and ``|noise| >= 2**52`` loses the data's last digits.  The
+    message is ``"{what} (t) must be <= 2**46 (~7.04e13){why}"``.
+    """
+    # a Fraction (grid units) is compared exactly: rounding it could hide a step past 2**46
+    scalar = isinstance(t, Fraction | int | float)
+    if (t > MAX_NOISE_SCALE) if scalar else np.any(np.asarray(t, dtype=float) > MAX_NOISE_SCALE):
+        t = float(t) if scalar else float(np.max(np.asarray(t, dtype=float)))
+        raise InvariantDPError(f"{what} ({t:.6g}) must be <= 2**46 (~7.04e13){why}")
+
+
 def _check_noise_scale(t, what: str) -> None:
-    if np.any(np.asarray(t) > MAX_NOISE_SCALE):
-        t = float(np.max(t))
-        raise InvariantDPError(
-            f"{what} ({t:.6g}) must be <= 2**46 (~7.04e13): larger integer noise cannot be "
-            "drawn and added exactly in float64 (numpy's geometric saturates at 2**63, and "
-            "|noise| >= 2**52 would lose the data's last digits)."
-        )
+    check_noise_scale(
+        t,
+        what,
+        ": larger integer noise cannot be drawn and added exactly in float64 (numpy's "
+        "geometric saturates at 2**63, and |noise| >= 2**52 would lose the data's last digits).",
+    )
 
 
 def draw_discrete_laplace(rng, t, shape):

@@ -25,7 +25,7 @@ from fractions import Fraction
 import numpy as np
 
 from .._validation import check_positive
-from ..distributions.discrete import GRID_RANGE, MAX_NOISE_SCALE
+from ..distributions.discrete import GRID_RANGE, check_noise_scale
 from ..exceptions import InvariantDPError
 from ..privacy.zcdp import zcdp_log_delta
 
@@ -167,13 +167,13 @@ def grid_index(xv: np.ndarray, gamma: float) -> np.ndarray:
 
 
 def check_grid_noise(scale: Fraction, what: str) -> None:
-    if scale > MAX_NOISE_SCALE:
-        raise InvariantDPError(
-            f"the noise {what} in grid units ({float(scale):.6g}) must be <= 2**46 (~7.04e13) "
-            "to be added exactly: the rounding term (the number of coordinates) over the "
-            "privacy parameter is too large; lower the number of coordinates, give a "
-            "sensitivity space, or raise the privacy parameter."
-        )
+    check_noise_scale(
+        scale,
+        f"the noise {what} in grid units",
+        " to be added exactly: the rounding term (the number of coordinates) over the "
+        "privacy parameter is too large; lower the number of coordinates, give a "
+        "sensitivity space, or raise the privacy parameter.",
+    )
 
 
 def zcdp_for(epsilon: float, delta: float) -> float:

@@ -27,6 +27,7 @@ import numpy as np
 from .._validation import check_delta, check_epsilon, check_positive
 from ..distributions.discrete import (
     MAX_NOISE_SCALE,
+    check_noise_scale,
     discrete_gaussian_int,
     discrete_laplace_int,
     draw_discrete_laplace,
@@ -67,13 +68,13 @@ def _integer_sensitivity(sensitivity, p, dim):
 
 
 def _check_integer_scale(scale: float, what: str) -> None:
-    if not scale <= MAX_NOISE_SCALE:
-        raise InvariantDPError(
-            f"the noise scale {what} ({scale:.6g}) must be <= 2**46 (~7.04e13): integer noise "
-            "of a larger scale cannot be drawn and added to float64 data exactly (numpy's "
-            "geometric saturates and would return the data unchanged); raise the privacy "
-            "parameter or lower `sensitivity`."
-        )
+    check_noise_scale(
+        scale,
+        f"the noise scale {what}",
+        ": integer noise of a larger scale cannot be drawn and added to float64 data exactly "
+        "(numpy's geometric saturates and would return the data unchanged); raise the privacy "
+        "parameter or lower `sensitivity`.",
+    )
 
 
 def discrete_laplace_mechanism(x, *, epsilon, sensitivity=1, rng=None, secure=False) -> Release:
