@@ -390,9 +390,10 @@ def continuous_mode(t1: int, t2: int, c1: int, log_w: float) -> float:
     w = math.exp(min(max(log_w, -700.0), 700.0))
     a, b, c = 1.0 - w, t2 - c1 + w * (t1 + c1), -w * t1 * c1
     disc = math.sqrt(max(b * b - 4.0 * a * c, 0.0))
-    den = b + disc
-    with np.errstate(all="ignore"):  # inf or nan at the ends: the caller decides
-        return float(np.float64(-2.0 * c) / den if den > 0 else (-b + disc) / np.float64(2.0 * a))
+    den = b + disc  # plain floats: this is on the p-value's hot path (no numpy overhead)
+    if den > 0:
+        return -2.0 * c / den
+    return (-b + disc) / (2.0 * a) if a != 0.0 else math.nan
 
 
 def tulap_log_p_bound(
