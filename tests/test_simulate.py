@@ -64,8 +64,9 @@ def test_dask_gives_the_serial_table():
     pd.testing.assert_frame_equal(serial, dask)
 
 
-def test_a_given_client_serves_several_studies():
-    # a function scattered by one study must not be released under the next one
+@pytest.fixture
+def thread_client():
+    """A client of an in-process cluster of two single-threaded workers."""
     distributed = pytest.importorskip("dask.distributed")
     with (
         distributed.LocalCluster(
@@ -73,10 +74,15 @@ def test_a_given_client_serves_several_studies():
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
-        runs = [
-            simulate(_normal_mean, GRID, replicates=4, seed=s, scheduler="dask", client=client)
-            for s in (1, 1, 2)
-        ]
+        yield client
+
+
+def test_a_given_client_serves_several_studies(thread_client):
+    # a function scattered by one study must not be released under the next one
+    runs = [
+        simulate(_normal_mean, GRID, replicates=4, seed=s, scheduler="dask", client=thread_client)
+        for s in (1, 1, 2)
+    ]
     pd.testing.assert_frame_equal(runs[0].frame, runs[1].frame)
     serial = simulate(_normal_mean, GRID, replicates=4, seed=2).frame
     pd.testing.assert_frame_equal(runs[2].frame, serial)
@@ -296,21 +302,16 @@ def test_dask_batch_size_amortises_the_task_overhead():
     assert dask_batch_size(1e-3, 10**8, 4) == 10**5
 
 
-def test_dask_with_default_batches_sends_few_tasks_and_gives_the_serial_table(tmp_path):
+def test_dask_with_default_batches_sends_few_tasks_and_gives_the_serial_table(
+    tmp_path, thread_client
+):
     # the store holds one file per task: a pilot of <= 8 single runs, then batches
-    distributed = pytest.importorskip("dask.distributed")
     from invariantdp.simulate import PILOT_RUNS, TASKS_PER_WORKER
 
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        res = simulate(
-            _normal_mean, GRID, replicates=50, seed=2, scheduler="dask", client=client,
-            store=tmp_path,
-        )  # fmt: skip
+    res = simulate(
+        _normal_mean, GRID, replicates=50, seed=2, scheduler="dask", client=thread_client,
+        store=tmp_path,
+    )  # fmt: skip
     files = list(tmp_path.glob("runs-*.parquet"))
     pilots = [p for p in files if int(p.stem.split("-")[2]) - int(p.stem.split("-")[1]) == 1]
     assert 1 <= len(pilots) <= PILOT_RUNS
