@@ -28,6 +28,7 @@ from .._validation import (
     check_counts,
     check_finite_array,
     check_in_open_unit,
+    check_not_table,
     check_positive,
     check_real,
 )
@@ -119,25 +120,6 @@ def _design(margins, epsilon, delta, noise):
     return _check_margins(margins), resolve_noise(epsilon, delta, noise)
 
 
-def _check_not_a_table(statistic) -> None:
-    """A table where the released statistic is expected: say how to release it first.
-
-    The message never shows the values: a table given here is confidential data.
-    """
-    try:
-        shape = np.shape(statistic)
-    except (ValueError, TypeError):  # ragged nesting: not a table either
-        return
-    if len(shape) == 2:
-        what = "a 2 x 2 table" if shape == (2, 2) else f"a table of shape {shape}"
-        raise TypeError(
-            f"`statistic` must be the released U = x11 + noise (a number) or a Release, got "
-            f"{what}. Release the confidential table first, then test the release: "
-            "`release = invariantdp.mechanisms.odds_ratio_release(table, epsilon=...)` and "
-            "`umpu_odds_ratio_test(release)`."
-        )
-
-
 def _parse(statistic, margins, epsilon, delta, noise):
     from ..release import Release
 
@@ -145,7 +127,7 @@ def _parse(statistic, margins, epsilon, delta, noise):
         if margins is not None:
             raise InvariantDPError("a Release carries its margins: do not also give `margins`.")
         return _from_release(statistic, epsilon, delta, noise)
-    _check_not_a_table(statistic)
+    check_not_table("statistic", statistic, "mechanisms.odds_ratio_release(table, epsilon=...)")
     if margins is None:
         raise InvariantDPError("`margins` is required unless `statistic` is a Release.")
     u = check_real("statistic", statistic)
