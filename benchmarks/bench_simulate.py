@@ -1,21 +1,29 @@
-"""Scaling of :func:`invariantdp.simulate.simulate` from one Dask worker to two.
+"""Costs of :func:`invariantdp.simulate.simulate`: the progress bar, and Dask against serial.
 
-A power study of the DP UMP binomial test (Awan & Slavkovic 2018): settings
-n x epsilon x p, each replicate draws a Tulap release and computes the exact
-p-value.  The same study runs on a local Dask cluster of one worker and of two
-(single-threaded processes), and serially in this process; the script prints
-the wall times, the speed-up of two workers over one (target >= 1.6 on a
-2-core machine) and checks that all three tables are identical.  The clusters
-are started (and their workers warmed by a first small study) before the
-clock starts: starting a cluster is a fixed cost of a few seconds, printed
-separately.
+1. **Progress bar.**  A study of 7,200 fast runs (24 settings x 300
+   replicates of one normal draw) with the bar on and off; the bar is
+   rendered to a file standing in for the terminal.  The ratio on/off is the
+   cost of the bar (it counts runs and reaches tqdm at most every 0.2 s).
+2. **Dask against serial.**  A power study of the DP UMP binomial test (Awan
+   & Slavkovic 2018; settings n x epsilon x p, a Tulap release and an exact
+   p-value per run) at two sizes, run serially, on a fresh local cluster of
+   two workers (its start and stop included: what ``scheduler="dask",
+   n_workers=2`` costs), and on a running cluster of one and two workers
+   with the default batching (a pilot sets the batch size) and with one run
+   per task (no batching, the worst case of the per-task overhead).  Every
+   time is printed as a ratio to the serial time of the same study in the
+   same run, and every table is checked equal to the serial one.
 
-Run: ``.venv/bin/python benchmarks/bench_simulate.py [--replicates 400]``.
+Run: ``.venv/bin/python benchmarks/bench_simulate.py [--replicates 60]``
+(replicates per setting of the smaller Dask study; the larger has ten times
+as many).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
 import time
 
 import pandas as pd
@@ -24,7 +32,8 @@ from invariantdp import ump_binomial_test
 from invariantdp.distributions import tulap, tulap_params
 from invariantdp.simulate import simulate
 
-SETTINGS = {"n": [30, 300, 3000], "epsilon": [0.5, 1.0, 2.0], "p": [0.3, 0.4]}
+SETTINGS = {"n": [30, 300, 3000], "epsilon": [0.5, 1.0], "p": [0.3]}
+FAST = {"a": list(range(6)), "b": list(range(4))}
 
 
 def run(rng, n, epsilon, p):
@@ -34,59 +43,101 @@ def run(rng, n, epsilon, p):
     return {"pvalue": res.pvalue}
 
 
-def timed(**kwargs) -> tuple[float, pd.DataFrame]:
-    t0 = time.perf_counter()
-    res = simulate(run, SETTINGS, seed=1, progress=False, **kwargs)
-    return time.perf_counter() - t0, res.frame
+def fast(rng, a, b):
+    return {"x": float(rng.normal())}
 
 
-def on_cluster(n_workers: int, common: dict) -> tuple[float, float, pd.DataFrame]:
-    """(start-up seconds, study seconds, table) on a fresh local cluster."""
+def best_of(repeats: int, call) -> tuple[float, object]:
+    """The least wall time of ``repeats`` calls, and the last result."""
+    best, out = float("inf"), None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = call()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def bench_progress() -> None:
+    import sys
+
+    study = dict(replicates=300, seed=1)
+    off, _ = best_of(7, lambda: simulate(fast, FAST, progress=False, **study))
+    with tempfile.TemporaryFile("w") as sink:
+        stderr, sys.stderr = sys.stderr, sink
+        try:
+            on, _ = best_of(7, lambda: simulate(fast, FAST, progress=True, **study))
+        finally:
+            sys.stderr = stderr
+    runs = 24 * 300
+    print(f"progress bar: {runs} fast runs, {off * 1e6 / runs:.1f} us per run without the bar")
+    print(f"  bar on / bar off: {on / off:.2f}")
+    # one update per run: tqdm's own update against the throttled bar's
+    from tqdm import tqdm
+
+    from invariantdp._progress import progress_bar
+
+    with tempfile.TemporaryFile("w") as sink:
+        raw = tqdm(total=runs, file=sink)
+        raw_s, _ = best_of(1, lambda: [raw.update(1) for _ in range(runs)])
+        raw.close()
+        stderr, sys.stderr = sys.stderr, sink
+        try:
+            bar = progress_bar(runs, True, desc="bench")
+            ours_s, _ = best_of(1, lambda: [bar.update(1) for _ in range(runs)])
+            bar.close()
+        finally:
+            sys.stderr = stderr
+    print(
+        f"  one update per run: tqdm {raw_s * 1e6 / runs:.2f} us, "
+        f"throttled bar {ours_s * 1e6 / runs:.2f} us (tqdm sees {bar.pushes} updates)"
+    )
+
+
+def bench_dask(replicates: int) -> None:
     from dask.distributed import Client, LocalCluster
 
-    t0 = time.perf_counter()
-    cluster = LocalCluster(
-        n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None
-    )
-    with cluster, Client(cluster) as client:
-        simulate(
-            run,
-            {"n": [10], "epsilon": [1.0], "p": [0.3]},
-            replicates=n_workers * 4,
-            seed=0,
-            batch_size=1,
-            scheduler="dask",
-            client=client,
-            progress=False,
+    study = dict(replicates=replicates, seed=1, progress=False)
+    serial_s, serial = best_of(1, lambda: simulate(run, SETTINGS, **study).frame)
+    runs = len(serial)
+    rows = [("serial", serial_s, serial)]
+
+    def fresh():
+        return simulate(run, SETTINGS, scheduler="dask", n_workers=2, **study).frame
+
+    rows.append(("dask, fresh local cluster of 2", *best_of(1, fresh)))
+    for workers in (1, 2):
+        cluster = LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
         )
-        startup = time.perf_counter() - t0
-        seconds, table = timed(scheduler="dask", client=client, **common)
-    return startup, seconds, table
+        with cluster, Client(cluster) as client:
+            # warm the workers (imports) before the clock starts
+            simulate(run, SETTINGS, replicates=2, seed=0, scheduler="dask", client=client)
+            for label, batch in (("default batches", None), ("one run per task", 1)):
+
+                def on_client(batch=batch, client=client):
+                    return simulate(
+                        run, SETTINGS, scheduler="dask", client=client, batch_size=batch, **study
+                    ).frame
+
+                rows.append((f"dask, {workers} running, {label}", *best_of(1, on_client)))
+    print(f"\nDask against serial: {runs} runs in {runs // replicates} settings")
+    print(f"{'scheduler':<40} {'seconds':>8} {'/ serial':>9}")
+    for name, seconds, _ in rows:
+        print(f"{name:<40} {seconds:8.2f} {seconds / serial_s:9.2f}")
+    same = all(pd.DataFrame.equals(serial, table) for _, _, table in rows)
+    print(f"tables identical across schedulers and batch sizes: {same}")
+    if not same:
+        raise SystemExit("the schedulers gave different tables")
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--replicates", type=int, default=1000)
+    parser.add_argument("--replicates", type=int, default=60)
     args = parser.parse_args(argv)
-    common = {"replicates": args.replicates, "batch_size": max(1, args.replicates // 8)}
-    serial_s, serial = timed(**common)
-    one_up, one_s, one = on_cluster(1, common)
-    two_up, two_s, two = on_cluster(2, common)
-    runs = len(serial)
-    print(f"{runs} runs in {len(SETTINGS['n']) * 6} settings")
-    print(f"{'scheduler':<16} {'seconds':>8} {'runs/s':>9} {'start-up s':>11}")
-    rows = (
-        ("serial", serial_s, 0.0),
-        ("dask, 1 worker", one_s, one_up),
-        ("dask, 2 workers", two_s, two_up),
-    )
-    for name, s, up in rows:
-        print(f"{name:<16} {s:8.2f} {runs / s:9.0f} {up:11.2f}")
-    print(f"speed-up of 2 workers over 1: {one_s / two_s:.2f}x (target >= 1.6)")
-    same = serial.equals(one) and serial.equals(two)
-    print(f"tables identical across schedulers: {same}")
-    if not same:
-        raise SystemExit("the schedulers gave different tables")
+    print(f"{os.cpu_count()} cores")
+    bench_progress()
+    bench_dask(args.replicates)
+    bench_dask(10 * args.replicates)
 
 
 if __name__ == "__main__":

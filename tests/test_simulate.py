@@ -64,8 +64,9 @@ def test_dask_gives_the_serial_table():
     pd.testing.assert_frame_equal(serial, dask)
 
 
-def test_a_given_client_serves_several_studies():
-    # a function scattered by one study must not be released under the next one
+@pytest.fixture
+def thread_client():
+    """A client of an in-process cluster of two single-threaded workers."""
     distributed = pytest.importorskip("dask.distributed")
     with (
         distributed.LocalCluster(
@@ -73,10 +74,15 @@ def test_a_given_client_serves_several_studies():
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
-        runs = [
-            simulate(_normal_mean, GRID, replicates=4, seed=s, scheduler="dask", client=client)
-            for s in (1, 1, 2)
-        ]
+        yield client
+
+
+def test_a_given_client_serves_several_studies(thread_client):
+    # a function scattered by one study must not be released under the next one
+    runs = [
+        simulate(_normal_mean, GRID, replicates=4, seed=s, scheduler="dask", client=thread_client)
+        for s in (1, 1, 2)
+    ]
     pd.testing.assert_frame_equal(runs[0].frame, runs[1].frame)
     serial = simulate(_normal_mean, GRID, replicates=4, seed=2).frame
     pd.testing.assert_frame_equal(runs[2].frame, serial)
@@ -95,8 +101,9 @@ def test_an_interrupted_study_resumes_without_rerunning_finished_tasks(tmp_path)
     with pytest.raises(RuntimeError, match="worker lost") as info:
         simulate(flaky, GRID, replicates=4, seed=9, batch_size=2, store=tmp_path)
     assert any("setting 3" in note for note in info.value.__notes__)
-    finished = sorted(p.name for p in tmp_path.glob("task-*.parquet"))
-    assert finished == [f"task-{i:06d}-{b:06d}.parquet" for i in range(3) for b in range(2)]
+    # runs are numbered setting by setting: settings 0-2 are runs 0-11, two per task
+    finished = sorted(p.name for p in tmp_path.glob("runs-*.parquet"))
+    assert finished == [f"runs-{k:012d}-{k + 2:012d}.parquet" for k in range(0, 12, 2)]
     fail = False
     calls.clear()
     res = simulate(flaky, GRID, replicates=4, seed=9, batch_size=2, store=tmp_path)
@@ -208,3 +215,114 @@ def test_a_study_of_the_dp_binomial_test_finds_its_size_and_power():
         pv = res.frame.query("epsilon == @eps and p == 0.4")["pvalue"]
         assert stats.kstest(pv, "uniform").pvalue > 1e-3
     assert rate.loc[(3.0, 0.8), "rejection_rate"] > rate.loc[(0.5, 0.8), "rejection_rate"] > 0.2
+
+
+# --- issue 22: the bar counts runs and is cheap; Dask batches small tasks ------------------
+
+
+def test_the_progress_bar_counts_runs_not_tasks(capsys):
+    # 4 settings x 7 replicates in tasks of 2: the bar says 28 runs, not 16 tasks
+    simulate(_normal_mean, GRID, replicates=7, seed=3, batch_size=2, progress=True)
+    err = capsys.readouterr().err
+    assert "28/28" in err and "run" in err
+    assert "/16" not in err
+
+
+def test_the_progress_bar_reaches_tqdm_in_batches(monkeypatch):
+    # a fast study updates the bar once per run; tqdm sees a handful of updates
+    import tqdm.auto
+
+    seen = []
+
+    class CountingBar(tqdm.auto.tqdm):
+        def update(self, n=1):
+            seen.append(n)
+            return super().update(n)
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", CountingBar)
+    import time as _time
+
+    t0 = _time.monotonic()
+    simulate(_normal_mean, GRID, replicates=500, seed=1, progress=True)
+    elapsed = _time.monotonic() - t0
+    assert sum(seen) == 2000  # every run counted
+    # at most one update per refresh interval, plus the last one at the close
+    from invariantdp._progress import REFRESH_SECONDS
+
+    assert len(seen) <= elapsed / REFRESH_SECONDS + 2
+
+
+def test_the_throttled_bar_updates_tqdm_once_per_interval(monkeypatch):
+    import invariantdp._progress as progress
+
+    clock = iter(np.arange(0.0, 100.0, 0.01))  # 10 ms per step
+    monkeypatch.setattr(progress, "_clock", lambda: float(next(clock)))
+    with progress.progress_bar(1000, True, desc="t", interval=0.2) as bar:
+        for _ in range(1000):
+            bar.update(1)
+        assert bar.n == 1000
+    # 10 s of steps at one push per 0.2 s, and the rest at the close
+    assert 49 <= bar.pushes <= 51
+    assert bar._bar.n == 1000
+    hidden = progress.progress_bar(1000, False, desc="t")
+    for _ in range(10):
+        hidden.update(1)
+    hidden.close()
+    assert hidden.n == 10 and hidden.pushes == 0  # a hidden bar never reaches tqdm
+
+
+def test_a_resumed_study_may_change_scheduler_and_batch_size(tmp_path):
+    calls = []
+
+    def flaky(rng, n, shift):
+        calls.append((n, shift))
+        if fail and n == 50:
+            raise RuntimeError("worker lost")
+        return _normal_mean(rng, n, shift)
+
+    fail = True
+    with pytest.raises(RuntimeError):
+        simulate(flaky, GRID, replicates=6, seed=4, batch_size=4, store=tmp_path)
+    fail = False
+    calls.clear()
+    res = simulate(flaky, GRID, replicates=6, seed=4, batch_size=5, store=tmp_path)
+    assert calls == [(50, 0.0)] * 6 + [(50, 1.5)] * 6  # settings 0 and 1 were read back
+    fresh = simulate(_normal_mean, GRID, replicates=6, seed=4).frame
+    pd.testing.assert_frame_equal(res.frame, fresh, check_dtype=False)
+
+
+def test_dask_batch_size_amortises_the_task_overhead():
+    from invariantdp.simulate import DASK_TASK_SECONDS, dask_batch_size
+
+    # fast runs: a task holds half a second of them, at least 4 tasks per worker
+    assert dask_batch_size(1e-5, 10**6, 2) == round(DASK_TASK_SECONDS / 1e-5)
+    assert dask_batch_size(1e-5, 400, 2) == 50
+    # slow runs: one per task; an enormous study: at most ~1000 tasks
+    assert dask_batch_size(3.0, 400, 2) == 1
+    assert dask_batch_size(1e-3, 10**8, 4) == 10**5
+
+
+def test_dask_with_default_batches_sends_few_tasks_and_gives_the_serial_table(
+    tmp_path, thread_client
+):
+    # the store holds one file per task: a pilot of <= 8 single runs, then batches
+    from invariantdp.simulate import PILOT_RUNS, TASKS_PER_WORKER
+
+    res = simulate(
+        _normal_mean, GRID, replicates=50, seed=2, scheduler="dask", client=thread_client,
+        store=tmp_path,
+    )  # fmt: skip
+    files = list(tmp_path.glob("runs-*.parquet"))
+    pilots = [p for p in files if int(p.stem.split("-")[2]) - int(p.stem.split("-")[1]) == 1]
+    assert 1 <= len(pilots) <= PILOT_RUNS
+    # each gap the pilot left is cut into tasks of ~ (200 - pilots) / (4 workers per 2) runs
+    assert len(files) - len(pilots) <= TASKS_PER_WORKER * 2 + len(pilots) + 1
+    serial = simulate(_normal_mean, GRID, replicates=50, seed=2).frame
+    pd.testing.assert_frame_equal(res.frame, serial)
+
+
+def test_outcomes_must_be_named_apart_from_settings_and_not_empty():
+    with pytest.raises(InvariantDPError, match=r"setting names \('n',\), got 'n'"):
+        simulate(lambda rng, n: {"n": 1.0}, {"n": [2]}, replicates=1, seed=0)
+    with pytest.raises(InvariantDPError, match="no outcome"):
+        simulate(lambda rng, n: {}, {"n": [2]}, replicates=1, seed=0)

@@ -14,15 +14,22 @@ which tasks finish.  A serial run and a Dask run of the same study give the
 same table.
 
 **Schedulers.**  ``scheduler="serial"`` (the default) runs in this process;
-``scheduler="dask"`` sends tasks to a ``dask.distributed`` cluster: a local
-cluster of ``n_workers`` processes, or the ``client`` given (so a study can
-use any cluster Dask can reach).
+``scheduler="dask"`` sends tasks (ranges of runs, possibly spanning
+settings) to a ``dask.distributed`` cluster: a local cluster of
+``n_workers`` processes, or the ``client`` given (so a study can use any
+cluster Dask can reach).  Unless ``batch_size`` is given, a pilot of a few
+runs in this process measures their cost, and tasks get about half a second
+of runs each, so that Dask's overhead per task (~5 ms) is amortised.  Dask
+pays for studies that take minutes serially; for a study of seconds, the
+start of a local cluster (a few seconds) costs more than it saves.
 
 **Resuming.**  With ``store=`` a directory, every finished task is written
-there as a Parquet file when it arrives, with a manifest of the study.  A run
-that is interrupted (an error, a killed process, a lost worker) continues
-where it stopped when called again with the same arguments: finished tasks
-are read back, not run again.  A store made by a different study is refused.
+there as a Parquet file named by its range of runs when it arrives, with a
+manifest of the study.  A run that is interrupted (an error, a killed
+process, a lost worker) continues where it stopped when called again with
+the same settings, replicates and seed, on either scheduler and with any
+batch size: the runs found are read back, not run again.  A store made by a
+different study is refused.
 
 These studies are simulations in the package's sense (``numpy`` generators,
 reproducible from ``seed``): for assessing methods, never for publishing a
@@ -33,28 +40,48 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 import os
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ._progress import progress_bar, show_progress
 from ._results import Summary, format_table
+from ._simulation_store import STORE_VERSION, Store, gaps, split
+from ._simulation_tasks import (
+    DASK_TASK_SECONDS,
+    MAX_TASKS,
+    PILOT_RUNS,
+    PILOT_SECONDS,
+    REPLICATE,
+    SERIAL_TASK_SECONDS,
+    TASKS_PER_WORKER,
+    dask_batch_size,
+    dask_workers,
+    pilot,
+    replicate_generator,
+    run_dask,
+    run_range,
+    run_serial,
+)
 from ._validation import check_in_open_unit, check_positive_int, format_value
 from .exceptions import InvariantDPError
 
-__all__ = ["SimulationResult", "simulate"]
-
-#: the column that numbers the replicates of a setting
-REPLICATE = "replicate"
-_MANIFEST = "manifest.json"
-_STORE_VERSION = 1
+__all__ = [
+    "DASK_TASK_SECONDS",
+    "MAX_TASKS",
+    "PILOT_RUNS",
+    "PILOT_SECONDS",
+    "SERIAL_TASK_SECONDS",
+    "TASKS_PER_WORKER",
+    "SimulationResult",
+    "dask_batch_size",
+    "replicate_generator",
+    "simulate",
+]
 
 
 def _check_settings(settings) -> pd.DataFrame:
@@ -91,142 +118,6 @@ def _check_settings(settings) -> pd.DataFrame:
     if frame.columns.duplicated().any():
         raise InvariantDPError(f"setting names must be unique, got {list(frame.columns)}.")
     return frame
-
-
-def _outcome(value, where: str) -> dict:
-    """One run's outcome as ``{name: scalar}``; a bare scalar is named ``value``."""
-    items = value.items() if isinstance(value, Mapping) else [("value", value)]
-    out = {}
-    for k, v in items:
-        if isinstance(v, np.ndarray | np.generic) and np.ndim(v) == 0:
-            v = v.item()
-        if not isinstance(v, int | float | bool | str | type(None)):
-            raise InvariantDPError(
-                f"{where}: every outcome must be a scalar (number, bool, str or None) so that "
-                f"the results form a tidy table; {k!r} is {format_value(v)}."
-            )
-        if not isinstance(k, str) or k == REPLICATE:
-            raise InvariantDPError(
-                f"{where}: outcome names must be strings other than {REPLICATE!r}."
-            )
-        out[k] = v
-    return out
-
-
-def replicate_generator(seed: int, setting: int, replicate: int) -> np.random.Generator:
-    """The generator of replicate ``replicate`` of setting number ``setting``.
-
-    Equal to ``default_rng(SeedSequence(seed).spawn(n)[setting].spawn(m)[replicate])``
-    for any ``n > setting`` and ``m > replicate``.
-    """
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(setting, replicate)))
-
-
-def _run_task(func, setting: dict, index: int, replicates: range, seed: int) -> pd.DataFrame:
-    """Run the replicates ``replicates`` of one setting; one row each."""
-    rows = []
-    for r in replicates:
-        try:
-            value = func(replicate_generator(seed, index, r), **setting)
-        except Exception as exc:
-            exc.add_note(f"in simulate: setting {index} {setting}, replicate {r}")
-            raise
-        rows.append({**setting, REPLICATE: r, **_outcome(value, f"setting {index}, replicate {r}")})
-    return pd.DataFrame(rows)
-
-
-@dataclass(frozen=True)
-class _Task:
-    setting: int
-    batch: int
-    replicates: range
-
-    @property
-    def filename(self) -> str:
-        return f"task-{self.setting:06d}-{self.batch:06d}.parquet"
-
-
-class _Store:
-    """A directory of finished tasks and the manifest of the study they belong to."""
-
-    def __init__(self, path, manifest: dict):
-        try:
-            import pyarrow  # noqa: F401  (the Parquet engine of the store)
-        except ImportError:
-            raise ImportError(
-                "`store` writes Parquet files and needs pyarrow: "
-                "pip install 'invariantdp[simulate]'."
-            ) from None
-        self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
-        mpath = self.path / _MANIFEST
-        if mpath.exists():
-            try:
-                found = json.loads(mpath.read_text())
-            except (OSError, ValueError) as exc:
-                raise InvariantDPError(
-                    f"`store` ({self.path}): unreadable manifest: {exc}"
-                ) from None
-            if found != manifest:
-                differ = sorted(
-                    k for k in set(found) | set(manifest) if found.get(k) != manifest.get(k)
-                )
-                raise InvariantDPError(
-                    f"`store` ({self.path}) holds a different study (it differs in {differ}); "
-                    "use a new directory, or remove this one to start again."
-                )
-        else:
-            self._write_atomic(mpath, lambda f: f.write(json.dumps(manifest, indent=1).encode()))
-
-    def _write_atomic(self, path: Path, write) -> None:
-        fd, tmp = tempfile.mkstemp(dir=self.path, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                write(f)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-
-    def done(self, task: _Task) -> pd.DataFrame | None:
-        p = self.path / task.filename
-        return pd.read_parquet(p) if p.exists() else None
-
-    def save(self, task: _Task, frame: pd.DataFrame) -> None:
-        self._write_atomic(self.path / task.filename, lambda f: frame.to_parquet(f, index=False))
-
-
-def _run_dask(func, settings, todo, seed, client, n_workers, on_result):
-    try:
-        from dask.distributed import Client, LocalCluster, as_completed
-    except ImportError:
-        raise ImportError(
-            "scheduler='dask' needs dask.distributed: pip install 'invariantdp[simulate]'."
-        ) from None
-    own = client is None
-    if own:
-        cluster = LocalCluster(
-            n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None
-        )
-        client = Client(cluster)
-    elif not isinstance(client, Client):
-        raise TypeError(f"`client` must be a dask.distributed.Client, got {type(client).__name__}.")
-    try:
-        # a unique key (hash=False): a key shared with an earlier study on the same client
-        # can be released by it while this study still needs it
-        remote = client.scatter(func, broadcast=True, hash=False)
-        futures = {
-            client.submit(
-                _run_task, remote, settings[t.setting], t.setting, t.replicates, seed, pure=False
-            ): t
-            for t in todo
-        }
-        for fut in as_completed(futures):
-            on_result(futures[fut], fut.result())
-    finally:
-        if own:
-            client.close()
-            cluster.close()
 
 
 @dataclass(frozen=True)
@@ -313,6 +204,18 @@ class SimulationResult:
         out["mc_se"] = np.sqrt(r * (1 - r) / out["runs"])
         return out
 
+    def plot(self, x: str, **kwargs):
+        """Rejection rates (or means) per setting with Monte Carlo error bars.
+
+        ``result.plot(x, ...)`` is
+        :func:`invariantdp.plotting.plot_simulation` ``(result, x, ...)``;
+        see there for ``y``, ``hue``, ``where``, ``alpha``, ``null`` and
+        ``n_se`` (needs matplotlib, the ``plot`` extra).
+        """
+        from .plotting.simulation import plot_simulation
+
+        return plot_simulation(self, x, **kwargs)
+
     @cached_property
     def n_settings(self) -> int:
         return int(self._by_setting().ngroups)
@@ -366,10 +269,17 @@ def simulate(
         Root of the streams (see the module docstring): the same seed gives the
         same table, whatever the scheduler and ``batch_size``.
     batch_size : int, optional
-        Replicates per task (default: enough for about 100 tasks per setting,
-        at least 1).  Smaller tasks mean finer progress and resuming; larger,
-        less overhead.
+        Runs per task (a task may span settings).  By default: serially, a
+        task is what runs in about a second (what the store writes at once);
+        on Dask, a pilot of a few runs in this process measures their cost
+        and a task gets about half a second of runs, with at least four tasks
+        per worker (:func:`dask_batch_size`).
     scheduler : {"serial", "dask"}
+        Dask pays when the study takes much longer serially than its fixed
+        costs: starting a local cluster takes a few seconds (none with a
+        running ``client``), and a task ~5 ms.  A study of a few seconds is
+        faster serially; one of minutes gains nearly ``n_workers`` times.
+        ``benchmarks/bench_simulate.py`` measures both on this machine.
     client : dask.distributed.Client, optional
         The cluster to use with ``scheduler="dask"``; by default a local
         cluster of ``n_workers`` single-threaded processes, closed at the end.
@@ -377,15 +287,19 @@ def simulate(
         Workers of the local cluster (default: ``os.cpu_count()``).
     store : path, optional
         Directory where finished tasks are written as they arrive (Parquet),
-        so that an interrupted study resumes when called again.
+        so that an interrupted study resumes when called again with the same
+        settings, replicates and seed (the scheduler and ``batch_size`` may
+        change: the files say which runs they hold).
     progress : bool, optional
-        Show a progress bar (default: in a terminal or a notebook, not under CI).
+        Show a progress bar of the runs (default: in a terminal or a
+        notebook, not under CI).
 
     Returns
     -------
     SimulationResult
         ``.frame`` has one row per run; ``.rejection_rate(alpha)`` and
-        ``.mean(column)`` summarise it per setting with Monte Carlo errors.
+        ``.mean(column)`` summarise it per setting with Monte Carlo errors,
+        and ``.plot(x)`` draws them with error bars.
 
     References
     ----------
@@ -415,34 +329,30 @@ def simulate(
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise InvariantDPError(f"`seed` must be a non-negative integer, got {format_value(seed)}.")
     seed = int(seed)
-    if batch_size is None:
-        batch_size = max(1, math.ceil(replicates / 100))
-    batch_size = check_positive_int("batch_size", batch_size)
+    if batch_size is not None:
+        batch_size = check_positive_int("batch_size", batch_size)
     if scheduler not in ("serial", "dask"):
         raise InvariantDPError(f"`scheduler` ({scheduler!r}) must be 'serial' or 'dask'.")
     if scheduler == "serial" and (client is not None or n_workers is not None):
         raise InvariantDPError("`client` and `n_workers` apply to scheduler='dask' only.")
     if n_workers is not None:
         n_workers = check_positive_int("n_workers", n_workers)
-    elif scheduler == "dask":
+    elif scheduler == "dask" and client is None:
         n_workers = os.cpu_count() or 1
+    if scheduler == "dask":
+        workers = dask_workers(client, n_workers)
     show_progress(progress)  # checked before any work
 
     rows = [{k: _plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
-    tasks = [
-        _Task(i, b, range(lo, min(lo + batch_size, replicates)))
-        for i in range(len(rows))
-        for b, lo in enumerate(range(0, replicates, batch_size))
-    ]
-    results: dict[_Task, pd.DataFrame] = {}
+    n_runs = len(rows) * replicates
+    results: dict[tuple[int, int], list[dict]] = {}
     saved = None
     if store is not None:
         manifest = {
-            "version": _STORE_VERSION,
+            "version": STORE_VERSION,
             "settings": rows,
             "replicates": replicates,
             "seed": seed,
-            "batch_size": batch_size,
             "func": getattr(func, "__qualname__", repr(type(func))),
         }
         try:
@@ -451,33 +361,44 @@ def simulate(
             raise InvariantDPError(
                 "`store` needs settings that JSON can record (numbers, strings, bools, None)."
             ) from None
-        saved = _Store(store, manifest)
-        for t in tasks:
-            done = saved.done(t)
-            if done is not None:
-                results[t] = done
-    todo = [t for t in tasks if t not in results]
+        saved = Store(store, manifest)
+        results.update(saved.finished(n_runs))
 
-    with progress_bar(len(tasks), progress, desc="simulate", unit="task") as bar:
-        bar.update(len(results))
+    def on_result(start, stop, outcomes):
+        if saved is not None:
+            saved.save(start, stop, outcomes)
+        results[(start, stop)] = outcomes
 
-        def on_result(task, part):
-            if saved is not None:
-                saved.save(task, part)
-            results[task] = part
-            bar.update(1)
+    with progress_bar(n_runs, progress, desc="simulate", unit="run") as bar:
+        bar.update(sum(b - a for a, b in results))
 
+        def run_one(k):
+            return run_range(func, rows, 0, replicates, seed, k, k + 1)[0]
+
+        todo = gaps(results, n_runs)
         if scheduler == "serial":
-            for t in todo:
-                on_result(t, _run_task(func, rows[t.setting], t.setting, t.replicates, seed))
-        else:
-            _run_dask(func, rows, todo, seed, client, n_workers, on_result)
+            run_serial(run_one, todo, batch_size, on_result, bar)
+        elif todo:
+            if batch_size is None:
 
-    out = pd.concat([results[t] for t in tasks], ignore_index=True)
+                def piloted(start, stop, outcomes):
+                    on_result(start, stop, outcomes)
+                    bar.update(stop - start)
+
+                seconds = pilot(run_one, todo, piloted)
+                todo = gaps(results, n_runs)
+                runs_left = sum(b - a for a, b in todo)
+                batch_size = dask_batch_size(seconds, runs_left, workers)
+            job = (func, rows, replicates, seed)
+            run_dask(job, split(todo, batch_size), client, n_workers, on_result, bar)
+
+    outcomes = pd.DataFrame.from_records([o for key in sorted(results) for o in results[key]])
     names = tuple(frame.columns)
-    outcomes = tuple(c for c in out.columns if c not in names and c != REPLICATE)
-    out = out[[*names, REPLICATE, *outcomes]]
-    return SimulationResult(out, names, outcomes, replicates, seed)
+    grid = pd.DataFrame.from_records(rows, columns=list(names))
+    out = grid.iloc[np.repeat(np.arange(len(rows)), replicates)].reset_index(drop=True)
+    out[REPLICATE] = np.tile(np.arange(replicates, dtype=np.int64), len(rows))
+    out = pd.concat([out, outcomes], axis=1)
+    return SimulationResult(out, names, tuple(outcomes.columns), replicates, seed)
 
 
 def _plain(v):

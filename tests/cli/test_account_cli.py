@@ -25,6 +25,16 @@ def test_eps_delta_both_directions(capsys):
     assert out["epsilon"] == pytest.approx(acc.gdp_to_epsilon(1.0, 1e-5), rel=1e-12)
 
 
+def test_epsilon_zero_as_eps_delta_returns_it(capsys):
+    # eps-delta --delta can answer epsilon = 0; that answer is valid input back (issue 22)
+    out = run_json(capsys, "eps-delta", "--mu", "1", "--delta", "0.5")
+    assert out["epsilon"] == 0.0
+    out = run_json(capsys, "eps-delta", "--mu", "1", "--epsilon", "0")
+    assert out["delta"] == acc.gdp_to_eps_delta(1.0, 0.0) <= 0.5
+    out = run_json(capsys, "gdp", "--epsilon", "0", "--delta", str(out["delta"]))
+    assert out["mu"] == 1.0
+
+
 def test_zcdp_group(capsys):
     argv = ["zcdp", "--rho", "2.56", "--delta", "1e-10", "--group", "2"]
     out = run_json(capsys, *argv, "--method", "bun-steinke")  # the Census figure
@@ -61,7 +71,7 @@ def test_swapping(capsys):
 @pytest.mark.parametrize(
     "argv, match",
     [
-        (["gdp", "--epsilon", "0", "--delta", "1e-5"], r"`epsilon` \(0.0\) must be > 0"),
+        (["gdp", "--epsilon", "-1", "--delta", "1e-5"], r"`epsilon` \(-1.0\) must be 0 or in"),
         (["zcdp", "--rho", "1", "--delta", "1.5"], r"`delta` \(1.5\) must be in \(0, 1\)"),
         (["zcdp", "--rho", "-1", "--delta", "0.1"], r"`rho` \(-1.0\) must be > 0"),
         (["zcdp", "--rho", "1", "--delta", "0.1", "--group", "0"], r"`k` \(0\) must be >= 1"),

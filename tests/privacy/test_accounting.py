@@ -243,12 +243,12 @@ def test_approximate_dp_group_privacy_and_composition():
 @pytest.mark.parametrize(
     "call, match",
     [
-        (lambda: acc.eps_delta_to_gdp(0.0, 1e-5), r"`epsilon` \(0.0\) must be > 0"),
-        (lambda: acc.eps_delta_to_gdp(-1, 1e-5), r"`epsilon` \(-1.0\) must be > 0"),
+        # epsilon = 0 is accepted (gdp_to_epsilon returns it): tests/privacy/test_gdp.py
+        (lambda: acc.eps_delta_to_gdp(-1, 1e-5), r"`epsilon` \(-1.0\) must be 0 or in \["),
         (lambda: acc.eps_delta_to_gdp(1.0, 0.0), r"`delta` \(0.0\) must be in \(0, 1\)"),
         (lambda: acc.eps_delta_to_gdp(1.0, 1.5), r"`delta` \(1.5\) must be in \(0, 1\)"),
         (lambda: acc.gdp_to_eps_delta(0.0, 1.0), r"`mu` \(0.0\) must be > 0"),
-        (lambda: acc.gdp_to_eps_delta(1.0, -2.0), r"`epsilon` \(-2.0\) must be > 0"),
+        (lambda: acc.gdp_to_eps_delta(1.0, -2.0), r"`epsilon` \(-2.0\) must be 0 or in \["),
         (lambda: acc.gdp_to_epsilon(1.0, 1.0), r"`delta` \(1.0\) must be in \(0, 1\)"),
         (lambda: acc.zcdp_to_eps_delta(0.0, 1e-5), r"`rho` \(0.0\) must be > 0"),
         (lambda: acc.zcdp_to_eps_delta(1.0, 0.0), r"`delta` \(0.0\) must be in \(0, 1\)"),

@@ -49,6 +49,8 @@ NOT_FINITE = st.sampled_from([np.nan, np.inf, -np.inf, Decimal("NaN"), Decimal("
 BAD = {
     # a real > 0
     "pos": st.one_of(NOT_FINITE, st.floats(-1e12, 0.0), WRONG_TYPE, st.just(True)),
+    # a real >= 0 (the epsilon of a GDP conversion: gdp_to_epsilon can return 0)
+    "nonneg": st.one_of(NOT_FINITE, st.floats(-1e12, -1e-300), WRONG_TYPE, st.just(True)),
     # a real in [0, 1)
     "delta": st.one_of(NOT_FINITE, st.floats(-1e6, -1e-12), st.floats(1.0, 1e6), WRONG_TYPE),
     # a real in (0, 1)
@@ -215,12 +217,12 @@ CASES = {
     "eps_delta_to_gdp": (
         P.eps_delta_to_gdp,
         {"epsilon": 1.0, "delta": 1e-5},
-        {"epsilon": "pos", "delta": "unit"},
+        {"epsilon": "nonneg", "delta": "unit"},
     ),
     "gdp_to_eps_delta": (
         P.gdp_to_eps_delta,
         {"mu": 1.0, "epsilon": 1.0},
-        {"mu": "pos", "epsilon": "pos"},
+        {"mu": "pos", "epsilon": "nonneg"},
     ),
     "gdp_to_epsilon": (
         P.gdp_to_epsilon,

@@ -32,13 +32,13 @@ path of the offending field (``noise.params.b``) and are used by
 Modules (every name is importable from :mod:`invariantdp._validation`):
 :mod:`._messages` (:func:`format_value`), :mod:`._scalars` (reals, privacy
 parameters, levels, integers, ``alternative``), :mod:`._arrays`
-(:func:`check_finite_array`, :func:`check_counts`), :mod:`._frozen`
+(:func:`check_finite_array`, :func:`check_counts`, :func:`check_not_table`), :mod:`._frozen`
 (:func:`freeze`, :func:`thaw`) and :mod:`._documents` (``doc_*``,
 :func:`parse_json_document`).
 """
 
 from ..exceptions import InvariantDPError
-from ._arrays import check_counts, check_finite_array
+from ._arrays import check_counts, check_finite_array, check_not_table
 from ._documents import (
     MAX_JSON_CHARS,
     doc_error,
@@ -81,6 +81,7 @@ __all__ = [
     "check_alternative",
     "check_confidence_level",
     "check_counts",
+    "check_not_table",
     "check_delta",
     "check_epsilon",
     "check_finite_array",

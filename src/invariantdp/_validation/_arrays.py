@@ -235,3 +235,29 @@ def check_counts(name: str, value, *, shape: tuple[int, ...] | None = None) -> n
                 "2**53, the range in which floating-point sums such as the margins are exact."
             )
     return raw.astype(np.int64, copy=True)
+
+
+def check_not_table(name: str, value, release_with: str) -> None:
+    """Refuse a table given where one released number is expected, saying how to release it.
+
+    ``release_with`` is the call that releases the table (under
+    ``invariantdp.``).  The message never shows the entries: a table given
+    here is confidential data.
+
+    Examples
+    --------
+    >>> check_not_table("statistic", 14.3, "mechanisms.odds_ratio_release(table, epsilon=...)")
+    >>> check_not_table("statistic", [[1, 2], [3, 4]], "x()")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    TypeError: `statistic` must be the released value (a number) or a Release, got a 2 x 2 ...
+    """
+    try:
+        shape = np.shape(value)
+    except (ValueError, TypeError):  # ragged nesting: not a table either
+        return
+    if len(shape) == 2:
+        raise TypeError(
+            f"`{name}` must be the released value (a number) or a Release, got a "
+            f"{shape[0]} x {shape[1]} table: release the confidential table first with "
+            f"`invariantdp.{release_with}` and test that Release."
+        )

@@ -34,7 +34,7 @@ def register(sub) -> None:
         "gdp",
         run_gdp,
         [
-            ("--epsilon", {"type": float, "required": True, "help": "privacy loss epsilon, > 0"}),
+            ("--epsilon", {"type": float, "required": True, "help": "privacy loss epsilon, >= 0"}),
             (
                 "--delta",
                 {"type": float, "required": True, "help": "delta at that epsilon, in (0, 1)"},
@@ -50,7 +50,7 @@ def register(sub) -> None:
         run_eps_delta,
         [("--mu", {"type": float, "required": True, "help": "Gaussian DP parameter mu, > 0"})],
         one_of=[
-            ("--epsilon", {"type": float, "help": "> 0: report delta"}),
+            ("--epsilon", {"type": float, "help": ">= 0: report delta"}),
             ("--delta", {"type": float, "help": "in (0, 1): report epsilon"}),
         ],
         help="mu-GDP -> delta at --epsilon, or epsilon at --delta",

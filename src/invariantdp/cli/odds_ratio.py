@@ -162,9 +162,7 @@ def run_test(args) -> int:
     summary = res.summary(args.confidence_level)
     randomness = None if release is None else release.metadata.get("randomness")
     if args.json:
-        out = res.to_dict(args.confidence_level)
-        # the key before the null_<parameter> convention, kept for scripts reading it
-        out["odds_ratio"] = res.null_odds_ratio
+        out = res.to_dict(args.confidence_level)  # the null is "null_odds_ratio" only
         out["randomness"] = randomness
         out["simulation"] = None if release is None else release.simulation
         print_json(out)

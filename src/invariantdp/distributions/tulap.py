@@ -32,16 +32,18 @@ from scipy import stats
 from .._validation import InvariantDPError, check_delta, check_epsilon, check_real
 from ._exact import draw_tulap_exact  # noqa: F401  (re-exported: the mechanisms import it here)
 from .tulap_forms import (
+    MAX_CLOSED_MOMENT,
     _lower_ppf,
     log_b_power,
     tulap_bounds,
     tulap_cdf,
+    tulap_entropy,
+    tulap_even_moment,
     tulap_logcdf,
     tulap_logpdf,
     tulap_pdf,
     tulap_ppf,
     tulap_privacy_shapes,
-    tulap_untruncated_var,
 )
 
 __all__ = [
@@ -110,6 +112,12 @@ class tulap_gen(stats.rv_continuous):
     distribution of :math:`f_{\epsilon,\delta}`; build it with
     :func:`tulap_from_privacy`, which keeps ``epsilon`` itself (``b`` rounds
     to 1 for epsilon below ~1e-16 and underflows to 0 above ~745).
+
+    The mean, variance, skewness, kurtosis, ``moment(n)`` (closed forms up to
+    ``n = 12``) and ``entropy`` of the truncated law are exact sums over the
+    cells of its support (:func:`~invariantdp.distributions.tulap_forms.tulap_even_moment`,
+    :func:`~invariantdp.distributions.tulap_forms.tulap_entropy`), not
+    numerical integrals.
 
     Sampling (a numpy simulation) follows the definition: ``G1 - G2 + U``
     with geometric ``G1, G2`` (drawn as ``floor(E / log(1/b))`` from
@@ -188,13 +196,24 @@ class tulap_gen(stats.rv_continuous):
     def _isf(self, u, *shapes):
         return -self._ppf(u, *shapes)
 
-    def _stats(self, *shapes):
-        # untruncated variance: 2b/(1-b)^2 (discrete Laplace) + 1/12 (uniform);
-        # with truncation scipy integrates the moments numerically.
-        log_b, q, _ = self._shapes(*shapes)
-        if np.all(q == 0):
-            return 0.0, tulap_untruncated_var(log_b), 0.0, None
-        return 0.0, None, 0.0, None
+    def _stats(self, *shapes, moments="mv"):
+        # closed forms of the truncated law (tulap_forms.tulap_even_moment): symmetric,
+        # so the mean and skewness are 0; no numerical integration
+        mu2 = tulap_even_moment(2, *self._shapes(*shapes))
+        g2 = None
+        if "k" in moments:
+            g2 = tulap_even_moment(4, *self._shapes(*shapes)) / mu2**2 - 3.0
+        return 0.0, mu2, 0.0, g2
+
+    def _munp(self, n, *shapes):
+        if n % 2:
+            return np.zeros(np.broadcast(*shapes).shape)[()]
+        if n <= MAX_CLOSED_MOMENT:
+            return tulap_even_moment(int(n), *self._shapes(*shapes))
+        return super()._munp(n, *shapes)
+
+    def _entropy(self, *shapes):
+        return tulap_entropy(*self._shapes(*shapes))
 
     def _rvs(self, b, q, size=None, random_state=None):
         rng = random_state

@@ -37,7 +37,12 @@ References
 
 from __future__ import annotations
 
+import functools
+from fractions import Fraction
+from math import comb
+
 import numpy as np
+from scipy import special
 
 __all__ = [
     "log_b_power",
@@ -45,6 +50,8 @@ __all__ = [
     "tulap_bounds",
     "tulap_cdf",
     "tulap_cell_logcdf",
+    "tulap_entropy",
+    "tulap_even_moment",
     "tulap_logcdf",
     "tulap_logpdf",
     "tulap_pdf",
@@ -328,3 +335,128 @@ def tulap_privacy_shapes(epsilon, delta):
         q = 2.0 * delta / (m + 2.0 * delta)
         qc = np.where(np.isinf(m), 1.0, m / (m + 2.0 * delta))
     return -epsilon, q, qc
+
+
+# ---------------------------------------------------------------------------
+# moments and entropy of the truncated law, in closed form
+# ---------------------------------------------------------------------------
+#
+# The density is c b**|[x]| / (1 - q) on [-T, T], c = (1 - b)/(1 + b), T the
+# upper end of the support, in cell J = [T].  By symmetry the odd moments are 0
+# and E X**n = 2/(1 - q) * int_0^T x**n f(x) dx for even n, with
+#
+#   int_0^T x**n f / c = sum_{j<J} b**j cell_n(j) - cell_n(0)/2 + b**J int_{J-1/2}^T x**n,
+#
+# cell_n(j) = int_{j-1/2}^{j+1/2} x**n dx = sum_{s even} a_s j**s (J >= 1; for J = 0
+# the integral is T**(n+1)/(n+1)).  Writing j**s = sum_k S(s, k) k! C(j, k) (Stirling
+# numbers of the second kind) leaves sums B_k = sum_{j<J} C(j, k) b**j, which are
+# negative-binomial probabilities:
+#
+#   B_k = b**k / (1 - b)**(k+1) * I_{1-b}(k + 1, J - k)   (0 for J <= k),
+#
+# I the regularized incomplete beta function.  Every term is positive, so nothing
+# cancels, for b near 0, near 1 (tiny epsilon: 1 - b = -expm1(log b) exactly) and for
+# every J; B_k tends to b**k / (1 - b)**(k+1) untruncated (q = 0, T infinite).
+
+#: the largest even moment given in closed form (beyond, I_{1-b} can underflow)
+MAX_CLOSED_MOMENT = 12
+#: below this epsilon * J every b**j, j <= J, is 1 in double precision
+_FLAT = 1e-17
+
+
+@functools.cache
+def _moment_weights(n: int) -> tuple[tuple[float, ...], float]:
+    """``(w_k)`` with ``sum_k w_k C(j, k) = cell_n(j)``, and ``cell_n(0) = a_0``."""
+    half = Fraction(1, 2)
+    a = {s: 2 * comb(n + 1, s) * half ** (n + 1 - s) / (n + 1) for s in range(0, n + 1, 2)}
+    stirling = [[Fraction(0)] * (n + 1) for _ in range(n + 1)]  # S(s, k)
+    stirling[0][0] = Fraction(1)
+    for s in range(1, n + 1):
+        for k in range(1, s + 1):
+            stirling[s][k] = k * stirling[s - 1][k] + stirling[s - 1][k - 1]
+    factorial = [Fraction(1)]
+    for k in range(1, n + 1):
+        factorial.append(factorial[-1] * k)
+    w = [sum(a[s] * stirling[s][k] * factorial[k] for s in a if s >= k) for k in range(n + 1)]
+    return tuple(float(v) for v in w), float(a[0])
+
+
+def _cell_sums(k: int, J, log_b, finite):
+    """``c B_k(J)`` (see above), ``c = (1 - b)/(1 + b)``; ``J`` infinite where not ``finite``."""
+    b = np.exp(log_b)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        log_p = np.log(-np.expm1(log_b))  # log(1 - b), exact for b near 1
+        upper = np.where(finite, J - k, 1.0)
+        tail = np.where(finite & (upper > 0), special.betainc(k + 1.0, upper, np.exp(log_p)), 1.0)
+        tail = np.where(finite & (upper <= 0), 0.0, tail)
+        log_term = log_b_power(k, log_b) - k * log_p + np.log(tail) - np.log1p(b)
+        general = np.exp(log_term)
+        # where epsilon J < 1e-17 the weights b**j are 1: B_k = C(J, k + 1)
+        flat = special.binom(J, k + 1.0) * np.exp(log_p - np.log1p(b))
+    return np.where(finite & (-log_b * J < _FLAT), flat, general)
+
+
+def _support_cells(log_b, q, qc):
+    """``(T, J, finite)``: the upper end of the support, its cell ``[T]``, ``T < inf``."""
+    with np.errstate(all="ignore"):
+        T = np.asarray(tulap_bounds(log_b, q, qc)[1], dtype=float)
+    finite = np.isfinite(T)
+    J = np.where(finite, np.round(np.where(finite, T, 0.0)), np.inf)
+    return T, J, finite
+
+
+def tulap_even_moment(n: int, log_b, q=0.0, qc=1.0):
+    """``E[X**n]`` of ``Tulap(0, b, q)`` for even ``n <= 12``, in closed form (odd: 0).
+
+    Exact sums over the cells of the truncated support (see the comment
+    above this function in the source), evaluated with the regularized
+    incomplete beta function: no numerical integration.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> b = 0.5  # untruncated: 2b/(1-b)^2 + 1/12
+    >>> round(float(tulap_even_moment(2, np.log(b))), 12)
+    4.083333333333
+    >>> round(float(tulap_even_moment(2, -np.inf, 0.2, 0.8)), 12)  # uniform on [-0.4, 0.4]
+    0.053333333333
+    """
+    if n % 2 or not 0 <= n <= MAX_CLOSED_MOMENT:
+        raise ValueError(f"`n` ({n}) must be an even integer in [0, {MAX_CLOSED_MOMENT}].")
+    log_b, q, qc = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (log_b, q, qc)))
+    T, J, finite = _support_cells(log_b, q, qc)
+    weights, a0 = _moment_weights(n)
+    c = np.tanh(-0.5 * log_b)
+    with np.errstate(invalid="ignore", over="ignore"):
+        cells = sum(w * _cell_sums(k, J, log_b, finite) for k, w in enumerate(weights) if w)
+        # the partial cell [J - 1/2, T]: (T**(n+1) - a**(n+1))/(n+1) without cancellation
+        a = J - 0.5
+        powers = sum(T**i * a ** (n - i) for i in range(n + 1))
+        edge = np.exp(log_b_power(J, log_b)) * c * ((T - J) + 0.5) * powers / (n + 1)
+        half = cells - 0.5 * a0 * c + np.where(finite, edge, 0.0)
+        central = c * np.where(finite, T, 0.0) ** (n + 1) / (n + 1)  # J = 0: T <= 1/2
+        out = 2.0 * np.where(finite & (J == 0), central, half) / qc
+    return out[()] if out.ndim == 0 else out
+
+
+def tulap_entropy(log_b, q=0.0, qc=1.0):
+    """Differential entropy of ``Tulap(0, b, q)``: ``-log(c/(1-q)) - log(b) E|[X]|``.
+
+    ``E|[X]| = 2/(1 - q) (c B_1(J) + J c b**J (T - J + 1/2))``, with the sums
+    of :func:`tulap_even_moment`; ``c = (1 - b)/(1 + b)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> float(tulap_entropy(-np.inf))  # b = 0: uniform on [-1/2, 1/2]
+    0.0
+    """
+    log_b, q, qc = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (log_b, q, qc)))
+    T, J, finite = _support_cells(log_b, q, qc)
+    c = np.tanh(-0.5 * log_b)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        edge = J * np.exp(log_b_power(J, log_b)) * c * ((T - J) + 0.5)
+        rounded = 2.0 * (_cell_sums(1, J, log_b, finite) + np.where(finite, edge, 0.0)) / qc
+        rounded = np.where(finite & (J == 0), 0.0, rounded)
+        out = np.log(qc) - np.log(c) - np.where(rounded > 0, log_b * rounded, 0.0)
+    return out[()] if out.ndim == 0 else out

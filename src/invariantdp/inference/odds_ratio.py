@@ -28,6 +28,7 @@ from .._validation import (
     check_counts,
     check_finite_array,
     check_in_open_unit,
+    check_not_table,
     check_positive,
     check_real,
 )
@@ -126,6 +127,7 @@ def _parse(statistic, margins, epsilon, delta, noise):
         if margins is not None:
             raise InvariantDPError("a Release carries its margins: do not also give `margins`.")
         return _from_release(statistic, epsilon, delta, noise)
+    check_not_table("statistic", statistic, "mechanisms.odds_ratio_release(table, epsilon=...)")
     if margins is None:
         raise InvariantDPError("`margins` is required unless `statistic` is a Release.")
     u = check_real("statistic", statistic)

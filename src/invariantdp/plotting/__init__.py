@@ -6,6 +6,7 @@ ArviZ's plotting functions; nothing is shown or saved implicitly.
 
 from .congenial import plot_release_distances
 from .power import plot_power_curves, plot_pvalue_histogram, plot_pvalue_vs_epsilon
+from .simulation import plot_simulation
 from .swapping import plot_swapping_epsilon, plot_swapping_mape
 
 # deprecated alias of invariantdp.mechanisms.swapping.swapping_mape, for one release
@@ -16,6 +17,7 @@ __all__: list[str] = [
     "plot_pvalue_histogram",
     "plot_pvalue_vs_epsilon",
     "plot_release_distances",
+    "plot_simulation",
     "plot_swapping_epsilon",
     "plot_swapping_mape",
 ]

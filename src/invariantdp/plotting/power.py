@@ -9,17 +9,22 @@ from ._common import get_ax
 __all__ = ["plot_power_curves", "plot_pvalue_histogram", "plot_pvalue_vs_epsilon"]
 
 
-def plot_power_curves(x, curves: dict, *, alpha=None, xlabel="odds ratio", ax=None):
-    """Power against an effect size for several tests.
+def plot_power_curves(x, curves: dict, *, alpha=None, xlabel="odds ratio", ylabel="power", ax=None):
+    """Power (or size) against an effect size or a setting for several tests.
 
     Parameters
     ----------
     x : array_like
-        Effect sizes (e.g. odds ratios).
+        Effect sizes (e.g. odds ratios), or a setting such as epsilon.
     curves : dict
-        ``label -> power array`` (same length as ``x``).
+        ``label -> rejection probability array`` (same length as ``x``).
     alpha : float, optional
         Level, drawn as a horizontal reference line.
+    xlabel : str, optional
+        Label of the x axis.
+    ylabel : str, optional
+        Label of the y axis: ``"power"``, or ``"size"`` for curves under the
+        null hypothesis.
     ax : matplotlib Axes, optional
 
     Returns
@@ -37,6 +42,9 @@ def plot_power_curves(x, curves: dict, *, alpha=None, xlabel="odds ratio", ax=No
     >>> ax = plot_power_curves([1, 2, 4], {"DP": [0.05, 0.3, 0.7]}, alpha=0.05)
     >>> len(ax.get_lines()), ax.get_ylabel()
     (2, 'power')
+    >>> plot_power_curves([0.5, 1, 2], {"DP": [0.05, 0.05, 0.05]}, xlabel="epsilon",
+    ...                   ylabel="size").get_ylabel()
+    'size'
     """
     ax = get_ax(ax)
     x = np.asarray(x, dtype=float)
@@ -45,7 +53,7 @@ def plot_power_curves(x, curves: dict, *, alpha=None, xlabel="odds ratio", ax=No
     if alpha is not None:
         ax.axhline(alpha, color="grey", ls=":", lw=1, label=f"level {alpha:g}")
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("power")
+    ax.set_ylabel(ylabel)
     ax.set_ylim(0, 1)
     ax.legend(frameon=False)
     return ax

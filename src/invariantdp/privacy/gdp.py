@@ -35,10 +35,10 @@ from scipy import integrate, optimize, special
 
 from .._validation import (
     InvariantDPError,
-    check_epsilon,
     check_in_open_unit,
     check_positive,
     check_positive_int,
+    check_real,
     format_value,
 )
 from ._checks import FLOAT_MAX as _FLOAT_MAX
@@ -58,6 +58,27 @@ _LOG_HALF = math.log(0.5)
 _SQRT2 = math.sqrt(2.0)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 _LOG_FLOAT_MIN = math.log(math.ulp(0.0))  # smallest positive (subnormal) double
+
+
+_FLOAT_TINY = sys.float_info.min
+
+
+def _check_epsilon_or_zero(value) -> float:
+    """``epsilon`` of a conversion: 0 (what :func:`gdp_to_epsilon` returns for a large
+    delta) or an epsilon the package accepts, ``[2.2250738585072014e-308, 1.8e308]``."""
+    epsilon = check_real("epsilon", value)
+    if epsilon == 0.0:
+        return 0.0
+    if not _FLOAT_TINY <= epsilon <= _FLOAT_MAX:
+        raise InvariantDPError(
+            f"`epsilon` ({epsilon}) must be 0 or in [{_FLOAT_TINY!r}, {_FLOAT_MAX:g}]."
+        )
+    return epsilon
+
+
+def _delta_at_zero(mu: float) -> float:
+    """``delta_mu(0) = Phi(mu/2) - Phi(-mu/2) = erf(mu / (2 sqrt2))``, no cancellation."""
+    return float(special.erf(mu / (2.0 * _SQRT2)))
 
 
 def _shift(mu: float, epsilon: float) -> float:
@@ -81,12 +102,16 @@ def _log(x: float) -> float:
 def _log_delta(mu: float, epsilon: float) -> float:
     """``log delta_mu(epsilon)`` for ``mu > 0``, ``epsilon >= 0`` (no checks).
 
+    At ``epsilon = 0`` it is ``log erf(mu / (2 sqrt2))``.
+
     Written in ``s = epsilon/mu - mu/2``: with ``Phi(x) = erfcx(-x/sqrt2) e^{-x^2/2} / 2``
     and ``(s + mu)^2 = s^2 + 2 epsilon``, the factor ``e^epsilon`` cancels exactly,
     ``e^epsilon Phi(-s - mu) = e^{-s^2/2} erfcx(v) / 2``, ``v = (s + mu)/sqrt2``, so
     no term overflows for any finite ``mu`` and ``epsilon``.  ``-inf`` when ``log
     delta`` is below the most negative double.
     """
+    if epsilon == 0.0:
+        return _log(_delta_at_zero(mu))
     s = _shift(mu, epsilon)
     if s == math.inf:
         return -math.inf
@@ -162,7 +187,8 @@ def gdp_log_delta(mu, epsilon) -> float:
     mu : float
         GDP parameter, ``mu > 0``.
     epsilon : float
-        ``epsilon > 0``.
+        ``epsilon >= 0`` (0 is what :func:`gdp_to_epsilon` returns when
+        ``delta`` is at least :math:`\delta_\mu(0)`).
 
     Returns
     -------
@@ -186,7 +212,7 @@ def gdp_log_delta(mu, epsilon) -> float:
     -19911.64
     """
     mu = check_positive("mu", mu)
-    epsilon = check_epsilon(epsilon)
+    epsilon = _check_epsilon_or_zero(epsilon)
     out = _log_delta(mu, epsilon)
     if out == -math.inf:
         raise InvariantDPError(
@@ -212,7 +238,7 @@ def gdp_to_eps_delta(mu, epsilon) -> float:
     mu : float
         GDP parameter, ``mu > 0``.
     epsilon : float
-        ``epsilon > 0``.
+        ``epsilon >= 0``; at 0, :math:`\delta = 2\Phi(\mu/2) - 1`.
 
     Returns
     -------
@@ -228,9 +254,13 @@ def gdp_to_eps_delta(mu, epsilon) -> float:
     >>> from invariantdp.privacy import gdp_to_eps_delta
     >>> round(gdp_to_eps_delta(mu=1.0, epsilon=1.0), 6)
     0.126937
+    >>> round(gdp_to_eps_delta(mu=1.0, epsilon=0.0), 6)  # 2 Phi(1/2) - 1
+    0.382925
     """
     mu = check_positive("mu", mu)
-    epsilon = check_epsilon(epsilon)
+    epsilon = _check_epsilon_or_zero(epsilon)
+    if epsilon == 0.0:
+        return _delta_at_zero(mu)
     return math.exp(_log_delta(mu, epsilon))
 
 
@@ -278,7 +308,8 @@ def eps_delta_to_gdp(epsilon, delta) -> float:
     Parameters
     ----------
     epsilon : float
-        ``epsilon > 0``.
+        ``epsilon >= 0``; at 0 the answer is :math:`2\sqrt2\,\mathrm{erf}^{-1}(\delta)`
+        (to the safe side), the inverse of :func:`gdp_to_epsilon` where it returns 0.
     delta : float
         ``0 < delta < 1``.
 
@@ -301,8 +332,19 @@ def eps_delta_to_gdp(epsilon, delta) -> float:
     >>> bool(abs(gdp_to_eps_delta(mu, 1.0) - 1e-5) < 1e-15)
     True
     """
-    epsilon = check_epsilon(epsilon)
+    epsilon = _check_epsilon_or_zero(epsilon)
     delta = check_in_open_unit("delta", delta)
+    if epsilon == 0.0:
+        # delta_mu(0) = erf(mu / (2 sqrt2)): the largest double with it at most delta, as
+        # gdp_to_eps_delta(mu, 0) evaluates it
+        mu = 2.0 * _SQRT2 * float(special.erfinv(delta))
+        mu = _last_double(lambda m: _delta_at_zero(m) <= delta, max(mu, _FLOAT_TINY), up=True)
+        if mu is None:
+            raise InvariantDPError(
+                f"the `mu` giving `delta` ({delta:g}) at `epsilon` (0) is below the smallest "
+                "positive double."
+            )
+        return mu
     log_target = math.log(delta)
     mu = _root_in_log(lambda m: _log_delta(m, epsilon) - log_target, 0.5, 2.0, "mu")
     # the root to the last ulp, on the safe side: the largest double with delta_mu <= delta
@@ -395,7 +437,7 @@ def gdp_to_epsilon(mu, delta) -> float:
     delta = check_in_open_unit("delta", delta)
     log_target = math.log(delta)
     # delta_mu(0) = 2 Phi(mu/2) - 1, as erf: no cancellation for small mu
-    delta0 = float(special.erf(mu / (2.0 * _SQRT2)))
+    delta0 = _delta_at_zero(mu)
     if delta >= delta0:
         return 0.0
     # -log delta_mu(eps) is increasing in eps; a root below the smallest double
