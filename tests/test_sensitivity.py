@@ -1,11 +1,13 @@
 """Sensitivity spaces (Prop. 32), sensitivities, spans and the hull norm (Lemma 29)."""
 
+import re
 import time
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from scipy.spatial import ConvexHull
 
 from invariantdp import InvariantDPError
 from invariantdp import sensitivity as sens
@@ -198,15 +200,39 @@ def test_projector_refuses_more_than_the_memory_limit():
     np.testing.assert_allclose(project_onto_span(S[0], S), S[0])  # the way around it
 
 
+def _refused_before_drawing(call, match):
+    """``call(gen)`` raises ``match`` and draws nothing from ``gen``; the message."""
+    gen = np.random.default_rng(0)
+    state = gen.bit_generator.state
+    with pytest.raises(InvariantDPError, match=match) as err:
+        call(gen)
+    assert gen.bit_generator.state == state
+    return str(err.value)
+
+
 def test_uniform_sampling_refuses_huge_sizes_and_hopeless_rejection():
-    K = HullNorm.from_space(contingency_sensitivity_space(3, 4))
-    assert _refused_fast(lambda: K.sample_uniform(10**10, rng=0), r"`size`.*GiB") < 1.0
-    # acceptance 0.029 in dimension 6, 114 facets: a million draws is hopeless by rejection
-    elapsed = _refused_fast(
-        lambda: K.sample_uniform(10**6, rng=0, method="rejection"),
-        r"accepts a fraction 0.029.*method='triangulation'",
+    S = contingency_sensitivity_space(3, 4)
+    K = HullNorm.from_space(S)
+    _refused_before_drawing(lambda g: K.sample_uniform(10**10, rng=g), r"`size`.*GiB")
+    # the acceptance rate of the cube sampler, vol(K) / prod(2 c_i) in the coordinates of
+    # span_basis, from Qhull's own volume of the hull (not the sampler's triangulation)
+    Y = S @ span_basis(S)
+    hull = ConvexHull(Y)
+    cube = np.abs(Y).max(axis=0)
+    rate = hull.volume / np.prod(2 * cube)
+    # and by Monte Carlo: the fraction of uniform points of the cube inside the hull
+    n = 200_000
+    u = np.random.default_rng(5).uniform(-1.0, 1.0, (n, K.dim)) * cube
+    inside = np.all(u @ hull.equations[:, :-1].T + hull.equations[:, -1] <= 1e-12, axis=1)
+    assert abs(inside.mean() - rate) < 4 * np.sqrt(rate * (1 - rate) / n)
+    # dimension 6, 114 facets: a million draws is hopeless by rejection; refused at once
+    msg = _refused_before_drawing(
+        lambda g: K.sample_uniform(10**6, rng=g, method="rejection"),
+        r"accepts a fraction .*method='triangulation'",
     )
-    assert elapsed < 1.0
+    printed = float(re.search(r"accepts a fraction ([0-9.e+-]+) ", msg).group(1))
+    assert printed == pytest.approx(rate, rel=5e-3)  # three significant digits
+    assert "114 facets" in msg
     with pytest.raises(InvariantDPError, match="`size` \\(-1\\) must be >= 0"):
         K.sample_uniform(-1, rng=0)
 

@@ -47,6 +47,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import linalg
 
+from ._fixed_linalg import pivoted_columns
 from .exceptions import InvariantDPError
 
 __all__ = [
@@ -346,19 +347,18 @@ def int_kernel_basis(M: np.ndarray) -> list[np.ndarray]:
     return basis
 
 
-def _rank_tolerance(R: np.ndarray, shape) -> float:
-    return max(shape) * np.finfo(float).eps * max(abs(R[0, 0]), 1.0)
-
-
 def fundamental_circuits(M: np.ndarray, *, integer: bool) -> list[np.ndarray]:
     r"""One kernel vector of ``M`` per non-basic column of a pivoted QR basis.
 
-    For the basis :math:`B` chosen by pivoted QR and a column :math:`j
-    \notin B`, the vector :math:`e_j - M_B^{+} M_j` is the unique (up to
+    For the basis :math:`B` chosen as by pivoted QR (ties broken by the lowest
+    column, :func:`~invariantdp._fixed_linalg.pivoted_columns`, so the same
+    on every BLAS build) and a column :math:`j \notin B` (in increasing
+    order), the vector :math:`e_j - M_B^{+} M_j` is the unique (up to
     scale) kernel vector supported on :math:`B \cup \{j\}`: the fundamental
     circuit of :math:`j`.  With ``integer`` it is returned as its primitive
     integer vector (positive at :math:`j`; computed exactly for an
-    integer-valued ``M``, :func:`kernel_circuit`), else as computed.
+    integer-valued ``M``, :func:`kernel_circuit`), else scaled to 1 at
+    :math:`j` (exact, correctly rounded, for an integer-valued ``M``).
 
     Raises
     ------
@@ -373,23 +373,28 @@ def fundamental_circuits(M: np.ndarray, *, integer: bool) -> list[np.ndarray]:
     [[2.0, -1.0]]
     """
     rows, K = M.shape
-    _, R, piv = linalg.qr(M, mode="economic", pivoting=True)
-    r = int(np.sum(np.abs(np.diag(R)) > _rank_tolerance(R, M.shape)))
-    basic = piv[:r]
+    # a pivoted QR's basis with ties broken by index (LAPACK breaks them by rounding,
+    # so the moves, hence the sampler's draws, would change with the BLAS build)
+    basic = pivoted_columns(M)
+    exact = _is_integer_matrix(M)
     out = []
-    for j in piv[r:]:
-        y, *_ = linalg.lstsq(M[:, basic], M[:, j])
-        v = np.zeros(K)
-        v[j] = 1.0
-        v[basic] = -y
-        v[np.abs(v) < _ZERO] = 0.0
-        if integer:
+    for j in np.setdiff1d(np.arange(K), basic):
+        support = np.sort(np.append(basic, j))
+        if integer or exact:
             # B + {j} carries exactly one kernel line; positive at j like e_j - M_B^+ M_j
-            support = np.sort(np.append(basic, j))
             ints = kernel_circuit(M, support, orient=(support == j).astype(float))
             if ints is None:
                 raise _non_rational("kernel")
-            v = ints.astype(float)
+            # real-valued moves of an integer M: e_j - M_B^+ M_j exactly (correctly
+            # rounded), not LAPACK's least squares, whose rounding changes with the BLAS
+            # build and flips the ties between breakpoints of the line sampler
+            v = ints.astype(float) if integer else ints / ints[j]
+        else:
+            y, *_ = linalg.lstsq(M[:, basic], M[:, j])
+            v = np.zeros(K)
+            v[j] = 1.0
+            v[basic] = -y
+            v[np.abs(v) < _ZERO] = 0.0
         out.append(v)
     return out
 
@@ -437,8 +442,9 @@ def all_circuits(A: np.ndarray, *, max_columns: int = MAX_CIRCUIT_COLUMNS) -> np
             ns = linalg.null_space(A[:, S]) if k else np.eye(size)
             if ns.shape[1] != 1:  # a cheap float screen; the circuit itself is exact
                 continue
-            # signed like the float null space vector, as the samplers have always used
-            full = kernel_circuit(A, S, orient=ns[:, 0])
+            # positive at its first cell (the sign of a float null space vector is
+            # LAPACK's, which changes with the BLAS build)
+            full = kernel_circuit(A, S, orient=np.eye(size)[0])
             if full is None:
                 if integer:  # exactly, ker A[:, S] is not a single line
                     continue

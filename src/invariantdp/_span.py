@@ -10,6 +10,7 @@ import abc
 
 import numpy as np
 
+from ._fixed_linalg import row_space_basis
 from ._validation import InvariantDPError, check_finite_array
 
 __all__ = [
@@ -56,21 +57,34 @@ def space_array(space, name: str = "space") -> np.ndarray:
 def span_basis(space, *, tol: float | None = None) -> np.ndarray:
     """Orthonormal basis of ``span(S)`` as the columns of a ``(d, s)`` array.
 
-    Computed by the SVD of the stacked difference vectors; singular values
-    below ``tol`` (default ``max(m, d) * eps * largest``) are dropped.
+    The basis depends on the subspace alone, never on the rows that generate
+    it nor on the BLAS build, so that the K-norm samplers, whose draws are
+    written in these coordinates, give the same release for a seed on every
+    machine (an SVD basis is rotated within the span as the BLAS kernels
+    round).  Column ``k`` is the ``k``-th vector of the Gram-Schmidt, in
+    order, of the rows of the reduced row echelon form of ``S``: it lies in
+    the span of the first ``k`` echelon rows, is 0 at their later pivot
+    columns and positive at its own.  The echelon form is computed exactly
+    (every float is a dyadic rational; the sensitivity spaces are integer)
+    and rounded correctly, and the Gram-Schmidt runs in fixed-order
+    element-wise arithmetic, so the basis is the same to the last bit for
+    rows permuted, rescaled, repeated or recombined.  A space whose exact
+    rank exceeds its numerical one (rows with rounding noise), or too large
+    for exact arithmetic in about a second, takes its echelon form from an
+    SVD: the same basis up to rounding (:mod:`invariantdp._fixed_linalg`).
 
     Parameters
     ----------
     space : array_like, shape (m, d)
         Sensitivity space, one difference vector per row.
     tol : float, optional
-        Singular values at or below ``tol`` count as zero.
+        Singular values of ``S`` at or below ``tol`` (default ``max(m, d) *
+        eps * largest``) count as zero: they decide the dimension ``s``.
 
     Returns
     -------
     numpy.ndarray, shape (d, s)
-        Orthonormal columns spanning ``span(S)``, ``s = rank(S)``; the largest
-        entry of each column is positive, so the basis is reproducible.
+        Orthonormal columns spanning ``span(S)``, ``s = rank(S)``.
 
     References
     ----------
@@ -81,17 +95,11 @@ def span_basis(space, *, tol: float | None = None) -> np.ndarray:
     >>> from invariantdp.sensitivity import contingency_sensitivity_space, span_basis
     >>> span_basis(contingency_sensitivity_space(3, 3)).shape
     (9, 4)
+    >>> span_basis([[2.0, -2.0, 0.0], [0.0, 3.0, -3.0], [1.0, 0.0, -1.0]]).T.round(6)
+    array([[ 0.707107,  0.      , -0.707107],
+           [-0.408248,  0.816497, -0.408248]])
     """
-    S = space_array(space)
-    _, s, Vt = np.linalg.svd(S, full_matrices=False)
-    if tol is None:
-        tol = max(S.shape) * np.finfo(float).eps * (s[0] if s.size else 0.0)
-    B = Vt[: int(np.sum(s > tol))].T
-    # reproducible signs: the largest entry of each column is positive
-    if B.size:
-        idx = np.argmax(np.abs(B), axis=0)
-        B = B * np.sign(B[idx, np.arange(B.shape[1])])
-    return B
+    return row_space_basis(space_array(space), tol=tol).T
 
 
 def span_projector(space) -> np.ndarray:

@@ -39,6 +39,7 @@ import numpy as np
 from scipy import optimize
 from scipy.spatial import ConvexHull
 
+from ._fixed_linalg import fixed_det, fixed_matmul, tree_sum
 from ._span import (
     MAX_BYTES,
     SpanNorm,
@@ -301,18 +302,20 @@ class HullNorm(SpanNorm):
         S = symmetric_points(S)
         if S.shape[0] == 0:
             raise InvariantDPError("`space` must contain a nonzero difference vector.")
-        basis = span_basis(S)
-        why = _hull_refusal(S.shape[0], basis.shape[1])
+        why = _hull_refusal(S.shape[0], np.linalg.matrix_rank(S))  # before the basis
         if why is not None:
             raise InvariantDPError(
                 f"`space` ({S.shape[0]} distinct vectors +-u of {S.shape[1]} coordinates) is "
                 f"too large for the exact hull K = Hull(S): {why}. Use {_HULL_ALTERNATIVES}."
             )
+        basis = span_basis(S)
         self.space = S
         self.ambient_dim = S.shape[1]
         self.basis = basis
         self.dim = basis.shape[1]
-        Y = S @ basis
+        # fixed-order products and determinants: the triangulation and the volumes,
+        # hence the draws of a seed, are the same to the bit on every BLAS build
+        Y = fixed_matmul(S, basis)
         self.points = Y
         if self.dim == 1:
             m = float(np.max(np.abs(Y)))
@@ -330,7 +333,7 @@ class HullNorm(SpanNorm):
             # |det| of (k, s, s) blocks: the volumes of the cones over the facets
             step = max(1, _BLOCK_ELEMENTS // (self.dim * self.dim))
             vol = np.concatenate(
-                [np.abs(np.linalg.det(Y[simp[i : i + step]])) for i in range(0, len(simp), step)]
+                [np.abs(fixed_det(Y[simp[i : i + step]])) for i in range(0, len(simp), step)]
             ) / math.factorial(self.dim)
             keep = vol > 0
             self.simplices = simp[keep]
@@ -372,8 +375,9 @@ class HullNorm(SpanNorm):
         ``method="triangulation"`` (default) is exact and costs ``O(s^2)`` per
         draw.  ``method="rejection"`` is the cube rejection sampler of Cho &
         Awan, Algorithm 3 (lines 4-7), whose acceptance rate
-        ``vol(K) / prod(2 c_i)`` collapses with the dimension (0.03 for a
-        3 x 4 table, 0.0003 for 2 x 10); it is refused, before drawing, when
+        ``vol(K) / prod(2 c_i)`` (``c`` the half-widths of ``K`` in the
+        coordinates of :func:`span_basis`) collapses with the dimension (1/48
+        for a 3 x 4 table, 0.0003 for 2 x 10); it is refused, before drawing, when
         the expected number of candidates times the number of facets exceeds
         ``MAX_REJECTION_WORK`` (2e9, a few seconds), and so is any ``size``
         whose arrays would exceed ``MAX_BYTES``.
@@ -418,7 +422,7 @@ class HullNorm(SpanNorm):
             step = max(1, _BLOCK_ELEMENTS // (s * s))
             for i in range(0, m, step):
                 verts = self.points[self.simplices[idx[i : i + step]]]
-                out[i : i + step] = np.einsum("ms,msd->md", w[i : i + step], verts)
+                out[i : i + step] = tree_sum(w[i : i + step, :, None] * verts, axis=1)
         return out[0] if size is None else out
 
     def __repr__(self) -> str:

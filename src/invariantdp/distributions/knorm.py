@@ -46,6 +46,7 @@ import math
 import numpy as np
 from scipy import special
 
+from .._fixed_linalg import fixed_matmul
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_positive, check_positive_int
 from ..sensitivity import (
@@ -204,7 +205,8 @@ class KNormNoise:
             r = gen.gamma(s + 1, self.scale, size=m)
             sampler = self._polar() if method == "polar" else self.hull
             u = sampler.sample_uniform(m, gen, method=method)
-            out = (r[:, None] * u) @ sampler.basis.T
+            # fixed-order products: the same release bits on every BLAS build
+            out = fixed_matmul(r[:, None] * u, sampler.basis.T)
         return out[0] if size is None else out
 
     def resolve_method(self, method: str) -> str:

@@ -36,6 +36,7 @@ import itertools
 import numpy as np
 from scipy import optimize
 
+from .._fixed_linalg import fixed_matmul, tree_sum
 from .._rng import as_generator
 from .._span import SpanNorm, space_array, symmetric_points
 from .._validation import InvariantDPError, check_finite_array, check_positive_int
@@ -203,8 +204,10 @@ class LPHullNorm(SpanNorm):
         self.ambient_dim = S.shape[1]
         self.basis = span_basis(S)
         self.dim = self.basis.shape[1]
-        self.points = S @ self.basis
-        self.radius = float(np.max(np.linalg.norm(self.points, axis=1)))
+        # fixed-order arithmetic: the vertices and the bounds built from them are the
+        # same to the bit on every BLAS build (span_basis is), so are a seed's draws
+        self.points = fixed_matmul(S, self.basis)
+        self.radius = float(np.sqrt(np.max(tree_sum(self.points**2, axis=1))))
         self.volume = None
         self.contingency_shape = _contingency_shape(S)
         self.last_call = {"draws": 0, "directions": 0, "linear_programmes": 0}
@@ -232,7 +235,8 @@ class LPHullNorm(SpanNorm):
         sets = np.array(list(itertools.product((0.0, 1.0), repeat=rr - 1)))[1:]
         sets = np.hstack([np.zeros((len(sets), 1)), sets])
         # (s, nB * cc): column sums over B of each basis vector
-        self._cut_matrix = np.einsum("bi,ijk->kbj", sets, Bm).reshape(self.dim, -1)
+        sums = tree_sum(sets[:, :, None, None] * Bm[None], axis=1)  # (nB, cc, s)
+        self._cut_matrix = np.ascontiguousarray(sums.transpose(2, 0, 1)).reshape(self.dim, -1)
         self._n_sets = len(sets)
         self._orders = np.array(list(itertools.permutations(range(rr))))
 
@@ -320,7 +324,7 @@ class LPHullNorm(SpanNorm):
             n = min(batch, max_dirs - tested)
             tested += n
             theta = gen.standard_normal((n, s))
-            theta /= np.linalg.norm(theta, axis=1, keepdims=True)
+            theta /= np.sqrt(tree_sum(theta * theta, axis=1))[:, None]
             # step 1: (h1 / R)^s with h1 = min(R, 1 / bound)
             h = np.minimum(R, 1.0 / self._first_bound(theta))
             keep = gen.random(n) < (h / R) ** s

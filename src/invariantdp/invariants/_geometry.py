@@ -12,7 +12,8 @@ invariants:
   :func:`margins_coordinates`): centring along every axis, and the tensor
   products of per-axis Helmert bases over every set of two or more axes
   (the interaction spaces of the table);
-* a general matrix (:func:`row_space_basis`, :func:`null_basis`): the SVD.
+* a general matrix (:func:`row_space_basis`, :func:`null_basis`): Gram-Schmidt of
+  its reduced row echelon form, the same basis on every BLAS build.
 
 Internal to the ``invariants`` package; :class:`~invariantdp.invariants.Invariants`
 caches what these functions compute.
@@ -24,8 +25,9 @@ import itertools
 import math
 
 import numpy as np
-from scipy import linalg
 
+from .._fixed_linalg import null_space_basis as canonical_null_basis
+from .._fixed_linalg import row_space_basis as canonical_row_basis
 from .._validation import InvariantDPError
 from ._structure import read_only
 
@@ -166,19 +168,29 @@ def margins_coordinates(shape: tuple[int, ...], H: tuple, V: np.ndarray) -> np.n
 
 
 def row_space_basis(C: np.ndarray) -> np.ndarray:
-    """Orthonormal basis ``Q_R`` (rank x n) of the row space of a dense ``C`` (thin SVD)."""
+    """Orthonormal basis ``Q_R`` (rank x n) of the row space of a dense ``C``.
+
+    The canonical basis of :func:`invariantdp._fixed_linalg.row_space_basis`
+    (Gram-Schmidt of the reduced row echelon form): a function of the row
+    space alone, the same on every BLAS build.
+    """
     if C.shape[0] == 0:
         return np.zeros((0, C.shape[1]))
-    _, s, Vt = linalg.svd(C, full_matrices=False)
-    tol = max(C.shape) * np.finfo(float).eps * (s[0] if s.size else 0.0)
-    return Vt[: int(np.sum(s > tol))]
+    return canonical_row_basis(C)
 
 
 def null_basis(C: np.ndarray, rank: int) -> np.ndarray:
-    """Orthonormal basis of ker C, each column's largest entry positive (reproducible)."""
-    Q = linalg.null_space(C) if C.shape[0] else np.eye(C.shape[1])
-    if Q.shape[1] != C.shape[1] - rank:  # rcond differences: use SVD rank
-        _, _, Vt = linalg.svd(C, full_matrices=True)
-        Q = Vt[rank:].T
-    i = np.argmax(np.abs(Q), axis=0)
-    return Q * np.sign(Q[i, np.arange(Q.shape[1])])
+    """Orthonormal basis of ker C as the columns of an ``(n, n - rank)`` array.
+
+    The canonical basis of :func:`invariantdp._fixed_linalg.null_space_basis`
+    (Gram-Schmidt of the kernel vectors read off the reduced row echelon form
+    of ``C``), so that the extended mechanisms' draws and sensitivities in
+    these coordinates are the same for a seed on every BLAS build (an SVD
+    basis of ker C is rotated as the BLAS kernels round).
+    """
+    Q = canonical_null_basis(C)
+    if Q.shape[1] != C.shape[1] - rank:
+        raise InvariantDPError(
+            f"ker C has dimension {Q.shape[1]}, but rank(C) = {rank} gives {C.shape[1] - rank}."
+        )
+    return Q

@@ -93,7 +93,7 @@ def _observe(release, counts, spec, n, dims):
     yt = pt.as_tensor(y[None, :])
     if spec.structure == "row_space":
         inv = release.invariants
-        QR = _row_basis(np.asarray(inv.null_space_basis()))
+        QR = _row_basis(inv)
         w = pm.Flat("row_space_noise", shape=QR.shape[0], initval=np.zeros(QR.shape[0]))
         shift = pt.dot(pt.as_tensor(QR.T), w)
         b = spec.params["scale"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytensor.tensor as pt
 
+from ..._fixed_linalg import row_space_basis
 from ..._validation import InvariantDPError, check_positive
 from ...invariants import Invariants
 from ._scalar import _LOG_2PI, _generator, _Likelihood
@@ -82,7 +83,7 @@ class ProjectedGaussianLikelihood(_Likelihood):
                 f"`invariants` have rank {invariants.rank} = n: the release carries no noise."
             )
         QN = np.ascontiguousarray(invariants.null_space_basis())  # (n, d)
-        QR = _row_basis(QN)  # (rank, n)
+        QR = _row_basis(invariants)  # (rank, n)
         const = float(-0.5 * d * (_LOG_2PI + 2.0 * np.log(sigma)))
 
         def logp(value, mu, **_):
@@ -114,13 +115,17 @@ class ProjectedGaussianLikelihood(_Likelihood):
         }
 
 
-def _row_basis(QN: np.ndarray) -> np.ndarray:
-    """Orthonormal basis (as rows) of the orthogonal complement of span(QN)."""
-    n, d = QN.shape
-    if d == n:
-        return np.zeros((0, n))
-    u, _, _ = np.linalg.svd(np.eye(n) - QN @ QN.T)
-    return np.ascontiguousarray(u[:, : n - d].T)
+def _row_basis(invariants: Invariants) -> np.ndarray:
+    """Orthonormal basis (as rows) of the row space of ``C``, the complement of ker C.
+
+    The canonical basis of the row space (Gram-Schmidt of the reduced row
+    echelon form of ``C``), the same on every BLAS build: the projected
+    Laplace model samples its row-space noise in these coordinates, so a
+    rotated basis would change the draws of a seed.
+    """
+    if invariants.rank == 0:
+        return np.zeros((0, invariants.n_cells))
+    return np.ascontiguousarray(row_space_basis(invariants.dense_matrix()))
 
 
 # the name before issue 11, kept (without a warning) for the modules of this package

@@ -18,9 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import linalg, optimize
+from scipy import optimize
 
 from ..._fibres import BOX_MAX, FIBRE_MAX, cell_classes, enumerate_fibre, int_kernel_basis
+from ..._fixed_linalg import null_space_basis
 from .._linesampler import sample_gauss_line, sample_laplace_line
 from ._mcmc import line_update
 from ._targets import Target
@@ -260,7 +261,7 @@ def run_exact(target, n, gen, invariants, plan=None):
     if target.integer:
         v = int_kernel_basis(target.A)[0]
     else:
-        v = linalg.null_space(target.A)[:, 0]
+        v = null_space_basis(target.A)[:, 0]  # canonical: LAPACK's sign and rotation vary
     sx = np.append(target.s_star, 0.0)
     lbx = np.append(target.lb, -np.inf)
     ubx = np.append(target.ub, np.inf)

@@ -21,9 +21,9 @@ Gong & Meng (2020), Algorithm 1 and Appendix C.
 from __future__ import annotations
 
 import numpy as np
-from scipy import linalg
 
 from ..._fibres import KernelMoves, kernel_moves
+from ..._fixed_linalg import pivoted_columns
 from ..._progress import progress_bar
 from ..._validation import InvariantDPError
 from ...distributions.discrete import discrete_gaussian, discrete_laplace
@@ -170,8 +170,9 @@ def _mis_setup(target: Target, proposal_index):
     d = target.d
     r = target.A.shape[0]
     if proposal_index is None:
-        _, R, piv = linalg.qr(target.A, mode="economic", pivoting=True)
-        comp = np.sort(piv[:r])
+        # pivoted-QR columns with ties broken by index: LAPACK breaks them by rounding,
+        # which differs between BLAS builds
+        comp = np.sort(pivoted_columns(target.A))
         index = np.setdiff1d(np.arange(d), comp)
     else:
         index = np.asarray(proposal_index)

@@ -17,8 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import linalg, optimize, sparse
+from scipy import optimize, sparse
 
+from ..._fixed_linalg import independent_columns
 from ..._validation import (
     InvariantDPError,
     check_counts,
@@ -167,13 +168,15 @@ def dense_invariants(invariants: Invariants) -> np.ndarray:
 
 
 def independent_rows(A: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Linearly independent rows of ``A s = a`` (pivoted QR), in their original order."""
+    """The first linearly independent rows of ``A s = a``, in their original order.
+
+    The first ones, not a pivoted QR's: its ties between equal rows are broken
+    by rounding, so the rows kept (and the moves built from them) would change
+    with the BLAS build.
+    """
     if A.shape[0] == 0:
         return A, a
-    _, R, piv = linalg.qr(A.T, mode="economic", pivoting=True)
-    tol = max(A.shape) * np.finfo(float).eps * max(abs(R[0, 0]), 1.0)
-    r = int(np.sum(np.abs(np.diag(R)) > tol))
-    keep = np.sort(piv[:r])
+    keep = independent_columns(A.T)
     return A[keep], a[keep]
 
 
