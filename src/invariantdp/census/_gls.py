@@ -126,7 +126,11 @@ def _structure(prob: Problem, alg: EigenAlgebra, owns: list):
 
 
 def _where(level: int, unit: int, names) -> str:
-    return f"unit {names(level, unit)}" if names else f"unit {unit} of level {level}"
+    """A unit in messages: its geocode and level name when ``names`` has them."""
+    if names and level in names:
+        name, codes = names[level]
+        return f"unit {codes[unit]} of level {name}"
+    return f"unit {unit} of level {level}"
 
 
 def bottom_up_level(alg, own, basis, affected, starts, child, level, names=None):
@@ -259,8 +263,8 @@ def solve(problem: Problem, scheduler=None, names=None) -> Solution:
         None runs serially.  With Dask the subtrees below the second level
         are independent tasks in each pass (see :mod:`._dask`); the result is
         identical.
-    names : callable, optional
-        ``names(level, unit)`` for error messages (geocodes).
+    names : dict, optional
+        ``{level: (level name, geocodes)}`` for error messages.
 
     Returns
     -------
@@ -280,16 +284,20 @@ def solve(problem: Problem, scheduler=None, names=None) -> Solution:
     return sol
 
 
-def upward(alg, owns, basis, affected, starts, names, child=None):
+def upward(alg, owns, basis, affected, starts, names, child=None, base=0):
     """Bottom-up over the levels of ``owns`` (finest first); ``[(z, v, sub)]`` per level.
 
     ``child`` is the ``(z, v, sub)`` of the level below the finest of ``owns``
-    (the subtree results of the Dask tasks), or None.
+    (the subtree results of the Dask tasks), or None; ``starts[l + 1]`` holds
+    the children segments of ``owns[l]``'s units, and ``base`` is the level
+    number of ``owns[0]`` (for messages).
     """
     out = [None] * len(owns)
     for lev in range(len(owns) - 1, -1, -1):
         st = starts[lev + 1] if lev + 1 < len(starts) else None
-        out[lev] = bottom_up_level(alg, owns[lev], basis, affected[lev], st, child, lev, names)
+        out[lev] = bottom_up_level(
+            alg, owns[lev], basis, affected[lev], st, child, base + lev, names
+        )
         child = out[lev]
     return out
 
@@ -322,15 +330,14 @@ def _store(sol: Solution, level: int, res: dict) -> None:
         getattr(sol, key)[level] = res[key]
 
 
-def downward(sol: Solution, names, lo: int = 0) -> None:
-    """Top-down from level ``lo`` (whose final quantities are its subtree ones when 0)."""
+def downward(sol: Solution, names, stop: int | None = None) -> None:
+    """Top-down from the roots to level ``stop`` (default: the finest)."""
     n_lev = sol.n_levels
     for key in ("x", "F", "G", "Om", "anchor", "Gam", "Omt", "Fd", "Gd", "Omd"):
         if len(getattr(sol, key)) < n_lev:
             setattr(sol, key, [None] * n_lev)
-    if lo == 0:
-        _store(sol, 0, root_level(sol))
-    for lev in range(lo + 1, n_lev):
+    _store(sol, 0, root_level(sol))
+    for lev in range(1, n_lev if stop is None else stop + 1):
         st = sol.starts[lev]
         parent = {
             "x": sol.x[lev - 1],

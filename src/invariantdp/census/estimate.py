@@ -280,10 +280,8 @@ def gls(measurements: NoisyMeasurements, scheduler=None) -> GLSEstimate:
         raise TypeError(
             f"`measurements` must be NoisyMeasurements, got {type(measurements).__name__}."
         )
-    units = measurements.units
-    levels = measurements.levels
+    from ._dask import check_scheduler
 
-    def names(level: int, unit: int) -> str:
-        return f"{units[level][unit]} ({levels[level]})"
-
+    check_scheduler(scheduler)
+    names = {i: (lev, measurements.units[i]) for i, lev in enumerate(measurements.levels)}
     return GLSEstimate(measurements, solve(measurements.to_problem(), scheduler, names))
