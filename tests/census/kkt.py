@@ -16,7 +16,7 @@ import numpy as np
 import scipy.linalg as sla
 
 
-def _query_matrix(shape, attrs):
+def query_matrix(shape, attrs):
     mats = [np.eye(n) if a in attrs else np.ones((1, n)) for a, n in enumerate(shape)]
     out = np.ones((1, 1))
     for m in mats:
@@ -60,19 +60,19 @@ class DenseGLS:
             return np.kron(self.ind[level][unit][None, :], mat)
 
         for m in prob.measurements:
-            q = _query_matrix(shape, m.attrs)
+            q = query_matrix(shape, m.attrs)
             for i, u in enumerate(m.units):
                 a_rows.append(lift(m.level, u, q))
                 y.append(m.values[i])
                 var = np.broadcast_to(m.variance[i], (q.shape[0],))
                 w.append(1.0 / var)
         for e in prob.equalities:
-            q = _query_matrix(shape, e.attrs)
+            q = query_matrix(shape, e.attrs)
             for i, u in enumerate(e.units):
                 c_rows.append(lift(e.level, u, q))
                 c_vals.append(e.values[i])
         for z in prob.zeros:
-            q = _query_matrix(shape, z.attrs)
+            q = query_matrix(shape, z.attrs)
             for i, u in enumerate(z.units):
                 cells = np.flatnonzero(q[z.mask[i]].sum(axis=0) > 0)
                 if cells.size:
@@ -110,7 +110,7 @@ class DenseGLS:
 
     def query(self, level, units, attrs):
         """``(estimate, covariance, identified)`` of query ``attrs`` summed over ``units``."""
-        q = _query_matrix(self.shape, attrs)
+        q = query_matrix(self.shape, attrs)
         row = sum(self._lift(level, u, q) for u in np.atleast_1d(units))
         identified = np.linalg.norm(row @ self.unidentified, axis=1) < 1e-8
         return row @ self.x, row @ self.cov @ row.T, identified

@@ -115,13 +115,13 @@ def _up_task(shape, owns, basis, affected, starts, names, split):
     return upward(EigenAlgebra(shape), owns, basis, affected, starts, names, base=split)
 
 
-def _down_task(shape, basis, top: dict, children: list, starts: list, names, split: int):
+def _down_task(shape, basis, top: dict, children: list, starts: list, names, split, zeros):
     alg = EigenAlgebra(shape)
     out, parent = [], top
     for i, child in enumerate(children):
         st = starts[i + 1]
         parent["s"] = segment_sum(child[0], st)
-        res = top_down_level(alg, basis, child, st, parent, split + 1 + i, names)
+        res = top_down_level(alg, basis, child, st, parent, split + 1 + i, names, zeros[i])
         out.append(res)
         parent = {k: res[k] for k in ("x", "F", "anchor", "Gam", "Omt", "Fd")}
         parent["affected"] = child[3]
@@ -135,7 +135,7 @@ def solve_dask(problem, scheduler, names) -> Solution:
     n_lev = len(problem.sizes)
     owns = [own_info(alg, problem, lev) for lev in range(n_lev)]
     starts, affected, basis = _structure(problem, alg, owns)
-    sol = Solution(problem, alg, basis, starts, affected)
+    sol = Solution(problem, alg, basis, starts, affected, [o.zero_cells for o in owns])
     split = 1
     if n_lev <= split + 1 or problem.sizes[split] == 0:
         up = upward(alg, owns, basis, affected, starts, names)
@@ -213,17 +213,12 @@ def _down_split(sol: Solution, names, split: int, batches: list, scheduler) -> N
                 )
             )
         local = _local_starts(sol.starts, blocks, split)
-        jobs.append(
-            (
-                sol.alg.shape,
-                sol.basis,
-                top,
-                children,
-                local,
-                _block_names(names, blocks, split),
-                split,
-            )
-        )
+        zeros = [
+            _slice_dict(sol.zero_cells[split + 1 + i], clo, chi)
+            for i, (clo, chi) in enumerate(blocks[1:])
+        ]
+        b_names = _block_names(names, blocks, split)
+        jobs.append((sol.alg.shape, sol.basis, top, children, local, b_names, split, zeros))
     parts = run_tasks(_down_task, jobs, scheduler)
     for i in range(n_lev - split - 1):
         lev = split + 1 + i

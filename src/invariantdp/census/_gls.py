@@ -71,6 +71,7 @@ class Solution:
     basis: object
     starts: list
     affected: list
+    zero_cells: list = field(default_factory=list)
     z: list = field(default_factory=list)
     v: list = field(default_factory=list)
     sub: list = field(default_factory=list)
@@ -158,7 +159,9 @@ def bottom_up_level(alg, own, basis, affected, starts, child, level, names=None)
             ]
         law = dense_bottom_up(basis, own, int(u), kids, _where(level, int(u), names))
         flat = z[u].reshape(-1)
-        z[u] = (flat + basis.mat @ (law.mean - basis.coords(flat))).reshape(alg.shape)
+        flat = flat + basis.mat @ (law.mean - basis.coords(flat))
+        flat[own.zero_cells.get(int(u), [])] = 0.0  # exactly, not to rounding
+        z[u] = flat.reshape(alg.shape)
         sub[int(u)] = law
     return z, var, sub
 
@@ -180,7 +183,7 @@ def _check_pins(alg, own, s, big_s, level, names):
         )
 
 
-def top_down_level(alg, basis, child, starts, parent, level, names=None):
+def top_down_level(alg, basis, child, starts, parent, level, names=None, zero_cells=None):
     """One level of the top-down pass: the children's final quantities from the parent's.
 
     ``child`` is ``(z, v, sub, affected)`` of the level; ``parent`` a dict of
@@ -188,6 +191,7 @@ def top_down_level(alg, basis, child, starts, parent, level, names=None):
     (the children's sum of subtree estimates).
     """
     zc, vc, subc, _ = child
+    zero_cells = zero_cells or {}
     n_p = starts.size - 1
     pidx = np.repeat(np.arange(n_p), np.diff(starts))
     big_s = segment_sum(vc, starts)
@@ -225,7 +229,9 @@ def top_down_level(alg, basis, child, starts, parent, level, names=None):
         _share_unidentified(x_pu, results)
         for j, (x_u, gain, omega, final) in zip(kids, results, strict=True):
             flat = x[j].reshape(-1)
-            x[j] = (flat + basis.mat @ (x_u - basis.coords(flat))).reshape(alg.shape)
+            flat = flat + basis.mat @ (x_u - basis.coords(flat))
+            flat[zero_cells.get(j, [])] = 0.0  # exactly, not to rounding
+            x[j] = flat.reshape(alg.shape)
             out["anchor"][j] = (level, j)
             out["Gam"][j] = 1.0
             out["Omt"][j] = 0.0
@@ -277,7 +283,7 @@ def solve(problem: Problem, scheduler=None, names=None) -> Solution:
     alg = EigenAlgebra(problem.shape)
     owns = [own_info(alg, problem, lev) for lev in range(len(problem.sizes))]
     starts, affected, basis = _structure(problem, alg, owns)
-    sol = Solution(problem, alg, basis, starts, affected)
+    sol = Solution(problem, alg, basis, starts, affected, [o.zero_cells for o in owns])
     up = upward(alg, owns, basis, affected, starts, names)
     sol.z, sol.v, sol.sub = (list(t) for t in zip(*up, strict=True))
     downward(sol, names)
@@ -350,4 +356,5 @@ def downward(sol: Solution, names, stop: int | None = None) -> None:
             "s": segment_sum(sol.z[lev], st),
         }
         child = (sol.z[lev], sol.v[lev], sol.sub[lev], sol.affected[lev])
-        _store(sol, lev, top_down_level(sol.alg, sol.basis, child, st, parent, lev, names))
+        res = top_down_level(sol.alg, sol.basis, child, st, parent, lev, names, sol.zero_cells[lev])
+        _store(sol, lev, res)

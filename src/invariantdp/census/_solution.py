@@ -33,7 +33,7 @@ from ._dense import restrict
 from ._fast import mul0, segment_max, segment_min, segment_sum
 from ._ggauss import RTOL, GGauss, gsum, image, posterior
 
-__all__ = ["query_cov", "query_variances", "sum_law", "variance_from"]
+__all__ = ["query_cov", "query_variances", "rows_cov", "sum_law", "unit_law", "variance_from"]
 
 
 def _weights(sol, attrs, with_u: bool):
@@ -86,7 +86,7 @@ def query_variances(sol, level: int, attrs, units=None) -> np.ndarray:
     w_full, _ = _weights(sol, attrs, False)
     out = _fast_part(w_full, sol.F[level][units])
     if not anchored.any():
-        return out
+        return _exact_zeros(sol, level, units, attrs, out)
     w_perp, rb = _weights(sol, attrs, True)
     pos = {int(u): i for i, u in enumerate(units)}
     for law, members, gam, omt in _unit_laws(sol, level, units[anchored]):
@@ -100,7 +100,22 @@ def query_variances(sol, level: int, attrs, units=None) -> np.ndarray:
             scale = np.maximum(np.linalg.norm(rb, axis=-1), 1e-300)[None, :]
             part = np.where(hit > np.sqrt(RTOL) * scale, np.inf, part)
         out[idx] = part
-    return out
+    return _exact_zeros(sol, level, units, attrs, out)
+
+
+def _exact_zeros(sol, level, units, attrs, var):
+    """Query cells made only of a unit's structural zeros have variance exactly 0."""
+    zeros = sol.zero_cells[level] if sol.zero_cells else {}
+    if not zeros:
+        return var
+    rows = sol.alg.query_rows(attrs).astype(bool)
+    for i, u in enumerate(units):
+        cells = zeros.get(int(u))
+        if cells is not None:
+            inside = np.zeros(sol.alg.k, dtype=bool)
+            inside[cells] = True
+            var[i, ~(rows & ~inside[None, :]).any(axis=1)] = 0.0
+    return var
 
 
 def unit_law(sol, level: int, unit: int):
@@ -114,15 +129,32 @@ def unit_law(sol, level: int, unit: int):
     return m, gsum(parts)
 
 
-def variance_from(sol, m: np.ndarray, law, attrs, full: bool = False) -> np.ndarray:
-    """Cell variances (or, with ``full``, the covariance matrix) of query ``attrs``."""
-    w, rb = _weights(sol, attrs, law is not None)
-    if not full:
-        var = _fast_part(w, m[None, :])[0]
-        return var if law is None else var + law.variance_of(rb)
+def _row_weights(sol, rows: np.ndarray, with_u: bool):
+    """``W[j, T]`` (as in :func:`_weights`) and ``R B`` for arbitrary rows over the cells."""
+    alg, basis = sol.alg, sol.basis
+    hist = rows.reshape(-1, *alg.shape)
+    w = np.stack(
+        [
+            np.einsum("jk,jk->j", alg.project(hist, t).reshape(rows.shape[0], -1), rows)
+            for t in range(alg.n_spaces)
+        ],
+        axis=1,
+    )
+    w = np.where(w > 1e-12 * max(1.0, float(np.abs(w).max(initial=0.0))), w, 0.0)
+    if not with_u:
+        return w, None
+    rb = rows @ basis.mat
+    used = np.zeros_like(w)
+    np.add.at(used.T, basis.labels, (rb**2).T)
+    resid = w - used
+    return np.where(resid > 1e-9 * np.maximum(w, 1.0), resid, 0.0), rb
+
+
+def rows_cov(sol, m: np.ndarray, law, rows: np.ndarray, weights=None) -> np.ndarray:
+    """``R Cov R^T`` of any rows over the ``k`` cells; ``inf`` rows/columns: not estimable."""
     alg = sol.alg
+    w, rb = weights if weights is not None else _row_weights(sol, rows, law is not None)
     finite = np.where(np.isinf(m), 0.0, m)
-    rows = alg.query_rows(attrs)
     cov = rows @ alg.apply(rows.reshape(-1, *alg.shape), finite).reshape(rows.shape[0], -1).T
     if law is not None:
         cov = cov - (rb * finite[sol.basis.labels]) @ rb.T + law.cov_of(rb)
@@ -130,6 +162,15 @@ def variance_from(sol, m: np.ndarray, law, attrs, full: bool = False) -> np.ndar
     cov[bad, :] = np.inf
     cov[:, bad] = np.inf
     return cov
+
+
+def variance_from(sol, m: np.ndarray, law, attrs, full: bool = False) -> np.ndarray:
+    """Cell variances (or, with ``full``, the covariance matrix) of query ``attrs``."""
+    w, rb = _weights(sol, attrs, law is not None)
+    if not full:
+        var = _fast_part(w, m[None, :])[0]
+        return var if law is None else var + law.variance_of(rb)
+    return rows_cov(sol, m, law, sol.alg.query_rows(attrs), weights=(w, rb))
 
 
 def query_cov(sol, level: int, unit: int, attrs) -> np.ndarray:

@@ -203,7 +203,12 @@ class GLSEstimate:
             m, law = sum_law(self.solution, li, idx)
         mat = variance_from(self.solution, m, law, attrs, full=True)
         cells = self.measurements.schema.cell_frame(query)
-        index = pd.MultiIndex.from_frame(cells) if attrs else pd.Index(["total"], name="query")
+        if not attrs:
+            index = pd.Index(["total"], name="query")
+        elif len(attrs) == 1:
+            index = pd.Index(cells.iloc[:, 0], name=cells.columns[0])
+        else:
+            index = pd.MultiIndex.from_frame(cells)
         return pd.DataFrame(mat, index=index, columns=index)
 
     def paths(self):
