@@ -45,7 +45,7 @@ class Chunk:
     offsets: np.ndarray
     variance: np.ndarray | None = None
     sign: np.ndarray | None = None
-    shape_cells: np.ndarray | None = None
+    shapes: tuple | None = None  # (flat dims, offsets, null rows) of query_shape
     level: str | None = None
 
     @property
@@ -74,12 +74,14 @@ class Chunk:
                 raise bad_row(source, i, "value", "must be a flat list of numbers.")
             lengths[i] = arr.size
             parts.append(arr)
-        shape_cells = None
+        shapes = None
         if "query_shape" in frame.columns:
-            shape_cells = np.array(
-                [int(np.prod(s)) if s is not None else -1 for s in frame["query_shape"]],
-                dtype=np.int64,
-            )
+            raw = frame["query_shape"].to_numpy()
+            null = np.array([s is None for s in raw])
+            dims = [np.asarray(s if s is not None else [], dtype=np.int64).reshape(-1) for s in raw]
+            sizes = np.array([d.size for d in dims], dtype=np.int64)
+            flat_dims = np.concatenate(dims) if dims else np.zeros(0, dtype=np.int64)
+            shapes = (flat_dims, np.concatenate([[0], np.cumsum(sizes)]), null)
         return cls(
             source,
             kind,
@@ -89,7 +91,7 @@ class Chunk:
             np.concatenate([[0], np.cumsum(lengths)]),
             frame["variance"].to_numpy(dtype=float) if kind == "DPQuery" else None,
             frame["sign"].to_numpy(dtype=object) if kind == "Constraint" else None,
-            shape_cells,
+            shapes,
             level,
         )
 
@@ -117,6 +119,7 @@ def _check_chunk(ch: Chunk, schema, geography: Geography):
     level = np.searchsorted(known, widths)
     suffix = SUFFIX[ch.kind]
     names, inv = np.unique(np.asarray(ch.query_name, dtype=object).astype(str), return_inverse=True)
+    names = np.array([str(n) for n in names], dtype=object)
     attrs, cells = [], np.zeros(names.size, dtype=np.int64)
     for j, name in enumerate(names):
         row = _first(inv == j)
@@ -149,14 +152,8 @@ def _check_chunk(ch: Chunk, schema, geography: Geography):
             f"holds {lengths[i]} numbers but query {names[inv[i]][: -len(suffix)]!r} of the "
             f"schema has {expect[i]} cells.",
         )
-    if ch.shape_cells is not None and np.any((ch.shape_cells >= 0) & (ch.shape_cells != lengths)):
-        i = _first((ch.shape_cells >= 0) & (ch.shape_cells != lengths))
-        raise bad_row(
-            ch.source,
-            i,
-            "query_shape",
-            f"describes {ch.shape_cells[i]} cells but the value holds {lengths[i]} numbers.",
-        )
+    if ch.shapes is not None:
+        _check_shapes(ch, schema, names, inv, lengths, suffix)
     finite = np.isfinite(ch.flat)
     if ch.sign is not None and not finite.all():
         # an absent bound: +inf in a "<=" row, -inf in a ">=" row (never NaN, never "=")
@@ -182,6 +179,45 @@ def _check_chunk(ch: Chunk, schema, geography: Geography):
                 ch.source, i, "sign", f"{format_value(ch.sign[i])} must be one of {SIGNS}."
             )
     return level, [attrs[j] for j in range(names.size)], inv, names
+
+
+def _check_shapes(ch: Chunk, schema, names, inv, lengths, suffix) -> None:
+    """``query_shape``, where present, must hold the value's cells in the schema's layout."""
+    dims, offsets, null = ch.shapes
+    counts = np.diff(offsets)
+    row_of = np.repeat(np.arange(counts.size), counts)
+    cells = np.ones(counts.size, dtype=np.int64)
+    np.multiply.at(cells, row_of, dims)
+    bad = ~null & (cells != lengths)
+    if bad.any():
+        i = _first(bad)
+        raise bad_row(
+            ch.source,
+            i,
+            "query_shape",
+            f"describes {cells[i]} cells but the value holds {lengths[i]} numbers.",
+        )
+    kept = dims != 1  # a dimension of 1 (the Bureau's total) is no dimension
+    n_kept = np.bincount(row_of[kept], minlength=counts.size)
+    for j, name in enumerate(names):
+        query = str(name)[: -len(suffix)]
+        expect = np.array([n for n in schema.query_shape(query) if n != 1])
+        rows = (inv == j) & ~null
+        wrong = rows & (n_kept != expect.size)
+        if not wrong.any() and expect.size:
+            got = dims[kept & rows[row_of]].reshape(-1, expect.size)
+            wrong_rows = np.flatnonzero(rows)[np.any(got != expect, axis=1)]
+            wrong[wrong_rows] = True
+        if wrong.any():
+            i = _first(wrong)
+            shape = tuple(int(d) for d in dims[offsets[i] : offsets[i + 1]])
+            raise bad_row(
+                ch.source,
+                i,
+                "query_shape",
+                f"{shape} is not the schema's shape {schema.query_shape(query)} of query "
+                f"{query!r}.",
+            )
 
 
 def _row_values(ch: Chunk, rows: np.ndarray, cells: int) -> np.ndarray:
@@ -225,7 +261,7 @@ def _check_parents(chunks, per_chunk, units, geo, shift):
         pos = np.minimum(np.searchsorted(above, prefix), above.size - 1)
         orphan = above[pos] != prefix
         if orphan.any():
-            code = units[i][_first(orphan)]
+            code = str(units[i][_first(orphan)])
             for ch, (lev, *_) in zip(chunks, per_chunk, strict=True):
                 hit = (lev == i + shift) & (ch.geocode.astype(str) == code)
                 if hit.any():
@@ -233,7 +269,7 @@ def _check_parents(chunks, per_chunk, units, geo, shift):
                         ch.source,
                         _first(hit),
                         "geocode",
-                        f"{code!r} has no parent: {prefix[_first(orphan)]!r} is not a unit of "
+                        f"{code!r} has no parent: {str(prefix[_first(orphan)])!r} is not a unit of "
                         f"level {geo.names[i - 1]}.",
                     )
 
@@ -274,7 +310,7 @@ def _tables(groups, schema, geo: Geography, units, randomness) -> NoisyMeasureme
                 ch.source,
                 rows,
                 "geocode",
-                f"repeats unit {units[geo.index(level)][idx[where]]!r} for query {q!r} "
+                f"repeats unit {str(units[geo.index(level)][idx[where]])!r} for query {q!r} "
                 f"({'noisy answers' if kind == 'dpq' else kind + ' constraint'}).",
             )
         vals = np.concatenate([p[3] for p in parts])[order]

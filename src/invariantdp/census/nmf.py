@@ -101,13 +101,12 @@ def read_chunk(path: Path, source: str, kind: str, level: str):
                 f"{table.schema.field(name).type}."
             )
     flat, offsets = _flat_list(table.column("value"))
-    shape_cells = None
+    shapes = None
     if "query_shape" in cols:
-        sflat, soff = _flat_list(table.column("query_shape"))
-        shape_cells = np.ones(soff.size - 1, dtype=np.int64)
-        full = soff[1:] > soff[:-1]
-        if full.any():
-            shape_cells[full] = np.multiply.reduceat(sflat.astype(np.int64), soff[:-1][full])
+        column = table.column("query_shape").combine_chunks()
+        null = np.asarray(column.is_null(), dtype=bool)
+        sflat, soff = _flat_list(column)
+        shapes = (sflat.astype(np.int64), soff, null)
 
     def text(name):
         return np.asarray(table.column(name).to_pylist(), dtype=object)
@@ -125,7 +124,7 @@ def read_chunk(path: Path, source: str, kind: str, level: str):
         offsets,
         variance,
         text("sign") if kind == "Constraint" else None,
-        shape_cells,
+        shapes,
         level,
     )
     return chunk, meta.get(RANDOMNESS_KEY, b"").decode() or None
@@ -249,7 +248,7 @@ def _rows(nm, level: str, pieces: list, kind: str):
         values.append(vals.astype(float).reshape(n, c))
         last.append(extra)
         shapes.append((n, list(nm.schema.query_shape(query))))
-    value_col = _list_column([v.reshape(v.shape[0], -1) for v in values], pa.float64())
+    value_col = _list_column(values, pa.float64())
     shape_col = _list_column(
         [np.tile(np.array(s, dtype=np.int32), (n, 1)) for n, s in shapes], pa.int32()
     )
@@ -320,6 +319,7 @@ def write_nmf(nm, path) -> None:
                 ("total", units, np.full((units.size, 1), np.inf), np.full(units.size, "<="))
             )
         for kind, pieces in (("DPQuery", dpq), ("Constraint", con)):
+            pieces = [p for p in pieces if p[1].size]
             if not pieces:
                 continue
             out = root / f"{level}.parquet" / kind
