@@ -213,3 +213,13 @@ def test_dask_gives_results_identical_to_serial(seed):
     rng = np.random.default_rng(seed)
     prob, _ = random_problem(rng, (2, 3), (4, 2, 3), roots=1 + seed % 2, n_zero=seed, n_linear=1)
     _same(solve(prob), solve(prob, scheduler="dask"))
+
+
+def test_a_distributed_client_gives_results_identical_to_serial():
+    distributed = pytest.importorskip("distributed")
+    rng = np.random.default_rng(9)
+    prob, _ = random_problem(rng, (2, 3), (5, 2, 3), n_zero=1, n_linear=1)
+    with distributed.Client(
+        processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None
+    ) as client:
+        _same(solve(prob), solve(prob, scheduler=client))

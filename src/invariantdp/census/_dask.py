@@ -2,46 +2,62 @@
 
 The tree passes touch a unit only through its parent and children, so the
 subtrees hanging from the units of level 1 (the counties of a state) are
-independent in each pass.  The levels above them are small and run in the
-driver.  Each task gets contiguous blocks of every level below (units are
-sorted by geocode, so a subtree is contiguous), runs the same level functions
-as the serial path on them, and returns its arrays, which are concatenated:
-the result is identical to the serial one.
+independent in each pass; the levels above them are small and run in the
+driver.  Units are sorted by geocode, so a batch of subtrees is a contiguous
+block of every level below: each task gets the measurements of its block
+(:meth:`Problem.subtree`), computes its units' own information and runs the
+same level functions as the serial path.  With a ``dask.distributed`` client
+the bottom-up results stay on the workers (futures) until the top-down tasks
+of the same blocks use them; only the arrays of the final solution come back.
+The result is identical to the serial one.
 
 References
 ----------
-Issue 19 ("Performance and scale"); Dask documentation, ``dask.delayed``.
+Issue 19 ("Performance and scale"); Dask documentation, ``Client.submit``.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 
 import numpy as np
 
 from ..exceptions import InvariantDPError
 from ._eigen import EigenAlgebra
-from ._fast import segment_sum
+from ._fast import segment_starts, segment_sum
 from ._gls import Solution, _structure, downward, top_down_level, upward
-from ._own import own_info
+from ._own import constraints_of, own_info
 
 __all__ = ["check_scheduler", "run_tasks", "solve_dask"]
+
+_KEYS = ("x", "F", "G", "Om", "Gam", "Omt")
 
 
 def check_scheduler(scheduler) -> None:
     """Refuse anything but None, ``"dask"`` or a dask.distributed Client, before any work."""
-    if scheduler is None or scheduler == "dask":
+    if scheduler is None or (isinstance(scheduler, str) and scheduler == "dask"):
         return
-    if hasattr(scheduler, "compute") and hasattr(scheduler, "gather"):
+    if hasattr(scheduler, "submit") and hasattr(scheduler, "gather"):
         return
     raise InvariantDPError(
         f"`scheduler` ({scheduler!r}) must be None, 'dask' or a dask.distributed Client."
     )
 
 
+def _client(scheduler):
+    """The distributed client to use, or None for dask's local (threaded) scheduler."""
+    if not isinstance(scheduler, str):
+        return scheduler
+    try:
+        from distributed import default_client
+
+        return default_client()
+    except (ImportError, ValueError):
+        return None
+
+
 def run_tasks(fn, jobs: list, scheduler) -> list:
-    """``[fn(*job) for job in jobs]`` as Dask tasks (``"dask"``: the default scheduler)."""
+    """``[fn(*job) for job in jobs]`` as Dask tasks, results gathered in order."""
     check_scheduler(scheduler)
     try:
         import dask
@@ -49,25 +65,20 @@ def run_tasks(fn, jobs: list, scheduler) -> list:
         raise ImportError(
             "`scheduler='dask'` needs dask: pip install 'invariantdp[census]'."
         ) from exc
-    tasks = [dask.delayed(fn, pure=False)(*job) for job in jobs]
-    if scheduler == "dask":
-        return list(dask.compute(*tasks))
-    return list(scheduler.gather(scheduler.compute(tasks)))
+    client = _client(scheduler)
+    if client is None:
+        return list(dask.compute(*[dask.delayed(fn, pure=False)(*job) for job in jobs]))
+    return client.gather([client.submit(fn, *job, pure=False) for job in jobs])
 
 
-def _workers(scheduler) -> int:
-    if scheduler != "dask":
-        return max(len(scheduler.scheduler_info().get("workers", {})), 1)
-    try:
-        from distributed import default_client
-
-        return max(len(default_client().scheduler_info()["workers"]), 1)
-    except (ImportError, ValueError):
+def _n_workers(client) -> int:
+    if client is None:
         return os.cpu_count() or 1
+    return max(len(client.scheduler_info().get("workers", {})), 1)
 
 
 def _blocks(starts: list, split: int, first: int, last: int, n_levels: int) -> list:
-    """``[lo, hi)`` per level >= ``split`` of the subtrees of split units ``first..last-1``."""
+    """``(lo, hi)`` per level >= ``split`` of the subtrees of split units ``first..last-1``."""
     lo, hi = [first], [last]
     for lev in range(split + 1, n_levels):
         lo.append(int(starts[lev][lo[-1]]))
@@ -79,29 +90,6 @@ def _slice_dict(d: dict, lo: int, hi: int) -> dict:
     return {u - lo: v for u, v in d.items() if lo <= u < hi}
 
 
-def _slice_own(own, lo: int, hi: int):
-    return replace(
-        own,
-        lam=own.lam[lo:hi],
-        eta=own.eta[lo:hi],
-        pinned=own.pinned[lo:hi],
-        pin=own.pin[lo:hi],
-        zero_cells=_slice_dict(own.zero_cells, lo, hi),
-        linear=_slice_dict(own.linear, lo, hi),
-        dense_info=_slice_dict(own.dense_info, lo, hi),
-    )
-
-
-def _local_starts(starts: list, blocks: list, split: int) -> list:
-    """Children segments of a block's levels, rebased: entry ``i`` for block level ``i``."""
-    out = [None]
-    for i in range(1, len(blocks)):
-        lo, hi = blocks[i - 1]
-        st = starts[split + i][lo : hi + 1]
-        out.append(st - st[0])
-    return out
-
-
 def _block_names(names, blocks: list, split: int):
     if not names:
         return None
@@ -111,20 +99,35 @@ def _block_names(names, blocks: list, split: int):
     }
 
 
-def _up_task(shape, owns, basis, affected, starts, names, split):
-    return upward(EigenAlgebra(shape), owns, basis, affected, starts, names, base=split)
+def _up_task(sub, basis, affected, names, split):
+    """Bottom-up over a block of subtrees; returns the per-level results and zero cells."""
+    alg = EigenAlgebra(sub.shape)
+    owns = [own_info(alg, sub, lev) for lev in range(len(sub.sizes))]
+    starts = [None] + [
+        segment_starts(sub.parents[lev], sub.sizes[lev - 1]) for lev in range(1, len(sub.sizes))
+    ]
+    levels = upward(alg, owns, basis, affected, starts, names, base=split)
+    return {"levels": levels, "zeros": [o.zero_cells for o in owns], "starts": starts}
 
 
-def _down_task(shape, basis, top: dict, children: list, starts: list, names, split, zeros):
-    alg = EigenAlgebra(shape)
-    out, parent = [], top
-    for i, child in enumerate(children):
-        st = starts[i + 1]
-        parent["s"] = segment_sum(child[0], st)
-        res = top_down_level(alg, basis, child, st, parent, split + 1 + i, names, zeros[i])
+def _top_of(result):
+    return result["levels"][0]
+
+
+def _down_task(result, basis, top: dict, affected, names, split):
+    """Top-down over a block of subtrees from its split units' final quantities."""
+    levels, zeros, starts = result["levels"], result["zeros"], result["starts"]
+    alg = EigenAlgebra(top["x"].shape[1:])
+    out, parent = [], dict(top)
+    for i in range(1, len(levels)):
+        z, v, sub = levels[i]
+        parent["s"] = segment_sum(z, starts[i])
+        child = (z, v, sub, affected[i])
+        res = top_down_level(alg, basis, child, starts[i], parent, split + i, names, zeros[i])
+        res["z"], res["v"], res["sub"] = z, v, sub
         out.append(res)
         parent = {k: res[k] for k in ("x", "F", "anchor", "Gam", "Omt", "Fd")}
-        parent["affected"] = child[3]
+        parent["affected"] = affected[i]
     return out
 
 
@@ -133,96 +136,79 @@ def solve_dask(problem, scheduler, names) -> Solution:
     check_scheduler(scheduler)
     alg = EigenAlgebra(problem.shape)
     n_lev = len(problem.sizes)
-    owns = [own_info(alg, problem, lev) for lev in range(n_lev)]
-    starts, affected, basis = _structure(problem, alg, owns)
-    sol = Solution(problem, alg, basis, starts, affected, [o.zero_cells for o in owns])
+    cons = [constraints_of(alg, problem, lev) for lev in range(n_lev)]
+    starts, affected, basis = _structure(problem, alg, cons)
+    sol = Solution(problem, alg, basis, starts, affected, [c.zero_cells for c in cons])
     split = 1
     if n_lev <= split + 1 or problem.sizes[split] == 0:
+        owns = [own_info(alg, problem, lev) for lev in range(n_lev)]
         up = upward(alg, owns, basis, affected, starts, names)
         sol.z, sol.v, sol.sub = (list(t) for t in zip(*up, strict=True))
         downward(sol, names)
         return sol
+    client = _client(scheduler)
     n_split = problem.sizes[split]
-    n_tasks = min(n_split, 4 * _workers(scheduler))
-    edges = np.linspace(0, n_split, n_tasks + 1).round().astype(int)
+    edges = np.linspace(0, n_split, min(n_split, 4 * _n_workers(client)) + 1).round().astype(int)
     batches = [
         _blocks(starts, split, int(a), int(b), n_lev)
         for a, b in zip(edges[:-1], edges[1:], strict=True)
         if b > a
     ]
-    jobs = []
-    for blocks in batches:
-        b_owns = [_slice_own(owns[split + i], lo, hi) for i, (lo, hi) in enumerate(blocks)]
-        b_aff = [affected[split + i][lo:hi] for i, (lo, hi) in enumerate(blocks)]
-        b_starts = _local_starts(starts, blocks, split)
-        jobs.append(
-            (
-                problem.shape,
-                b_owns,
-                basis,
-                b_aff,
-                b_starts,
-                _block_names(names, blocks, split),
-                split,
-            )
-        )
-    parts = run_tasks(_up_task, jobs, scheduler)
+    aff = [[affected[split + i][lo:hi] for i, (lo, hi) in enumerate(b)] for b in batches]
+    up_jobs = [
+        (problem.subtree(split, b), basis, a, _block_names(names, b, split), split)
+        for b, a in zip(batches, aff, strict=True)
+    ]
+    handles = _submit(client, _up_task, up_jobs)
+    tops = _gather(client, [_submit(client, _top_of, [(h,)])[0] for h in handles])
     sol.z, sol.v, sol.sub = [None] * n_lev, [None] * n_lev, [None] * n_lev
-    for i in range(n_lev - split):
-        lev = split + i
-        sol.z[lev] = np.concatenate([p[i][0] for p in parts])
-        sol.v[lev] = np.concatenate([p[i][1] for p in parts])
-        sol.sub[lev] = {}
-        for blocks, p in zip(batches, parts, strict=True):
-            sol.sub[lev].update({u + blocks[i][0]: law for u, law in p[i][2].items()})
+    sol.z[split] = np.concatenate([t[0] for t in tops])
+    sol.v[split] = np.concatenate([t[1] for t in tops])
+    sol.sub[split] = {}
+    for b, t in zip(batches, tops, strict=True):
+        sol.sub[split].update({u + b[0][0]: law for u, law in t[2].items()})
+    owns = [own_info(alg, problem, lev) for lev in range(split)]
     below = (sol.z[split], sol.v[split], sol.sub[split])
-    top = upward(alg, owns[:split], basis, affected[:split], starts, names, child=below)
-    for lev in range(split):
-        sol.z[lev], sol.v[lev], sol.sub[lev] = top[lev]
+    for lev, res in enumerate(
+        upward(alg, owns, basis, affected[:split], starts, names, child=below)
+    ):
+        sol.z[lev], sol.v[lev], sol.sub[lev] = res
     downward(sol, names, stop=split)
-    _down_split(sol, names, split, batches, scheduler)
+    down_jobs = []
+    for b, a, h in zip(batches, aff, handles, strict=True):
+        lo, hi = b[0]
+        anchor = sol.anchor[split][lo:hi].copy()
+        anchor[anchor[:, 0] >= split, 1] -= lo  # local to the task, rebased below
+        top = dict(
+            x=sol.x[split][lo:hi],
+            F=sol.F[split][lo:hi],
+            anchor=anchor,
+            Gam=sol.Gam[split][lo:hi],
+            Omt=sol.Omt[split][lo:hi],
+            Fd=_slice_dict(sol.Fd[split], lo, hi),
+            affected=sol.affected[split][lo:hi],
+        )
+        down_jobs.append((h, basis, top, a, _block_names(names, b, split), split))
+    parts = _gather(client, _submit(client, _down_task, down_jobs))
+    _assemble(sol, parts, batches, split)
     return sol
 
 
-def _down_split(sol: Solution, names, split: int, batches: list, scheduler) -> None:
-    """The top-down pass below level ``split``, one task per batch of subtrees."""
-    n_lev = sol.n_levels
-    jobs = []
-    for blocks in batches:
-        lo, hi = blocks[0]
-        anchor = sol.anchor[split][lo:hi].copy()
-        anchor[anchor[:, 0] >= split, 1] -= lo  # local to the task, rebased below
-        top = {
-            "x": sol.x[split][lo:hi],
-            "F": sol.F[split][lo:hi],
-            "anchor": anchor,
-            "Gam": sol.Gam[split][lo:hi],
-            "Omt": sol.Omt[split][lo:hi],
-            "Fd": _slice_dict(sol.Fd[split], lo, hi),
-            "affected": sol.affected[split][lo:hi],
-        }
-        children = []
-        for i, (clo, chi) in enumerate(blocks[1:]):
-            lev = split + 1 + i
-            children.append(
-                (
-                    sol.z[lev][clo:chi],
-                    sol.v[lev][clo:chi],
-                    _slice_dict(sol.sub[lev], clo, chi),
-                    sol.affected[lev][clo:chi],
-                )
-            )
-        local = _local_starts(sol.starts, blocks, split)
-        zeros = [
-            _slice_dict(sol.zero_cells[split + 1 + i], clo, chi)
-            for i, (clo, chi) in enumerate(blocks[1:])
-        ]
-        b_names = _block_names(names, blocks, split)
-        jobs.append((sol.alg.shape, sol.basis, top, children, local, b_names, split, zeros))
-    parts = run_tasks(_down_task, jobs, scheduler)
-    for i in range(n_lev - split - 1):
+def _submit(client, fn, jobs):
+    if client is None:  # dask's local scheduler: run now, keep the values
+        return run_tasks(fn, jobs, "dask")
+    return [client.submit(fn, *job, pure=False) for job in jobs]
+
+
+def _gather(client, handles):
+    return handles if client is None else client.gather(handles)
+
+
+def _assemble(sol: Solution, parts: list, batches: list, split: int) -> None:
+    """Concatenate the blocks' top-down results into the solution, unit indices rebased."""
+    for i in range(sol.n_levels - split - 1):
         lev = split + 1 + i
-        for key in ("x", "F", "G", "Om", "Gam", "Omt"):
+        for key in (*_KEYS, "z", "v"):
             getattr(sol, key)[lev] = np.concatenate([p[i][key] for p in parts])
         anchors = []
         for blocks, p in zip(batches, parts, strict=True):
@@ -231,7 +217,7 @@ def _down_split(sol: Solution, names, split: int, batches: list, scheduler) -> N
             a[mine, 1] += np.array([blocks[lv - split][0] for lv in a[mine, 0]], dtype=np.int64)
             anchors.append(a)
         sol.anchor[lev] = np.concatenate(anchors)
-        for key in ("Fd", "Gd", "Omd"):
+        for key in ("Fd", "Gd", "Omd", "sub"):
             merged = {}
             for blocks, p in zip(batches, parts, strict=True):
                 merged.update({u + blocks[i + 1][0]: v for u, v in p[i][key].items()})

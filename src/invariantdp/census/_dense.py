@@ -98,7 +98,8 @@ def dense_bottom_up(basis, own, unit, children: list, where: str) -> GGauss:
         info = info + basis.mat.T @ own.dense_info[unit] @ basis.mat
     eta = basis.coords(own.eta[unit].reshape(-1))
     rows = [np.eye(m)[pin_cols]]
-    vals = [basis.coords(own.pin[unit].reshape(-1))[pin_cols]]
+    pinned_to = basis.coords(own.pin[unit].reshape(-1)) if own.pin is not None else np.zeros(m)
+    vals = [pinned_to[pin_cols]]
     if unit in own.zero_cells:
         cells = own.zero_cells[unit]
         rows.append(basis.mat[cells])

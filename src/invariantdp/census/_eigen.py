@@ -135,20 +135,41 @@ class EigenAlgebra:
         ``coef`` has shape ``(2^d,)`` or ``(N, 2^d)`` and must be finite.  By
         the Moebius inversion :math:`P_T = \sum_{U \subseteq T} (-1)^{|T-U|} M_U`
         (``M_U`` the mean over the attributes outside ``U``) the operator is
-        :math:`\sum_U b_U M_U`, ``2^d`` broadcast products: O(N k 2^d).
+        :math:`\sum_U b_U M_U`.  The terms are summed along the chain of
+        leading attributes (a term with last attribute ``j`` into an array of
+        the shape of attributes ``0..j``), so only the terms that involve the
+        last attribute cost a pass over the full array: O(N k 2^(d-1)).
         """
         x = np.asarray(x, dtype=float)
         b = self._moebius(np.asarray(coef, dtype=float))
         means = self.means(x)
-        out = np.zeros(x.shape)
-        lead = (slice(None),) if b.ndim == 2 else ()
         pad = (None,) * self.d
-        for u, m in means.items():
-            bu = b[(*lead, u)]
-            if b.ndim == 2:
-                bu = bu[(slice(None), *pad)]
-            out += bu * m
-        return out
+
+        def term(u):
+            bu = b[:, u][(slice(None), *pad)] if b.ndim == 2 else b[u]
+            return bu * means[u]
+
+        # sum the terms split by attribute, smallest partial sums first: each level of
+        # the recursion costs one pass over arrays of the shape of its largest term
+        order = sorted(range(self.d), key=lambda a: -self.shape[a])
+
+        def total(us, depth):
+            if len(us) == 1:
+                return term(us[0])
+            bit = 1 << order[depth]
+            without = [u for u in us if not u & bit]
+            with_ = [u for u in us if u & bit]
+            if not without or not with_:
+                return total(us, depth + 1)
+            part = total(with_, depth + 1)
+            rest = total(without, depth + 1)
+            if part.shape == np.broadcast_shapes(part.shape, rest.shape):
+                part += rest
+                return part
+            return part + rest
+
+        out = total(list(range(self.n_spaces)), 0)
+        return out if out.shape == x.shape else np.broadcast_to(out, x.shape).copy()
 
     def project(self, x, t: int) -> np.ndarray:
         """``P_T x`` (histograms of shape ``(N, *shape)``)."""

@@ -99,7 +99,7 @@ class Solution:
         return out
 
 
-def _structure(prob: Problem, alg: EigenAlgebra, owns: list):
+def _structure(prob: Problem, alg: EigenAlgebra, constraints: list):
     """Children segments, affected units and the correction basis of a problem."""
     n_lev = len(prob.sizes)
     starts = [None] + [
@@ -107,15 +107,15 @@ def _structure(prob: Problem, alg: EigenAlgebra, owns: list):
     ]
     affected = [np.zeros(n, dtype=bool) for n in prob.sizes]
     vectors, full = [], False
-    for lev, own in enumerate(owns):
-        affected[lev][sorted(own.general)] = True
-        full = full or bool(own.dense_info)
+    for lev, con in enumerate(constraints):
+        affected[lev][sorted(con.units)] = True
+        full = full or bool(con.dense_units)
         cells = set()
-        for c in own.zero_cells.values():
+        for c in con.zero_cells.values():
             cells.update(int(i) for i in c)
         if cells:
             vectors.append(np.eye(alg.k)[sorted(cells)])
-        for rows in own.linear.values():
+        for rows in con.linear.values():
             vectors.extend(mat for mat, _ in rows)
     for lev in range(n_lev - 1, 0, -1):
         affected[lev - 1][prob.parents[lev][affected[lev]]] = True
@@ -147,8 +147,13 @@ def bottom_up_level(alg, own, basis, affected, starts, child, level, names=None)
         big_s[starts[1:] == starts[:-1]] = np.inf  # no children: nothing known from below
     var, alpha, beta = combine(big_s, own.lam, own.pinned)
     gamma = np.where(own.pinned, 1.0 - alpha, 0.0)
-    z = alg.apply(s, alpha) + alg.apply(own.eta, beta) + alg.apply(own.pin, gamma)
-    _check_pins(alg, own, s, big_s, level, names)
+    z = alg.apply(own.eta, beta)
+    if child is not None:
+        z += alg.apply(s, alpha)
+    if own.pinned.any():
+        z += alg.apply(own.pin, gamma)
+    if own.pin is not None:
+        _check_pins(alg, own, s, big_s, level, names)
     sub = {}
     for u in np.flatnonzero(affected):
         kids = []
@@ -282,7 +287,7 @@ def solve(problem: Problem, scheduler=None, names=None) -> Solution:
         return solve_dask(problem, scheduler, names)
     alg = EigenAlgebra(problem.shape)
     owns = [own_info(alg, problem, lev) for lev in range(len(problem.sizes))]
-    starts, affected, basis = _structure(problem, alg, owns)
+    starts, affected, basis = _structure(problem, alg, [o.constraints for o in owns])
     sol = Solution(problem, alg, basis, starts, affected, [o.zero_cells for o in owns])
     up = upward(alg, owns, basis, affected, starts, names)
     sol.z, sol.v, sol.sub = (list(t) for t in zip(*up, strict=True))

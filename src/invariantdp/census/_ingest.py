@@ -12,6 +12,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from .._validation import format_value
 from ..exceptions import InvariantDPError
@@ -47,6 +48,12 @@ class Chunk:
     sign: np.ndarray | None = None
     shapes: tuple | None = None  # (flat dims, offsets, null rows) of query_shape
     level: str | None = None
+    # filled by the checks: each row's distinct geocode, and per distinct geocode its
+    # level (geography index) and unit index in that level
+    codes: np.ndarray | None = None
+    uniq: np.ndarray | None = None
+    uniq_level: np.ndarray | None = None
+    uniq_unit: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -101,11 +108,19 @@ def _first(mask: np.ndarray) -> int:
 
 
 def _check_chunk(ch: Chunk, schema, geography: Geography):
-    """Validate one chunk; return ``(level index, query attrs index, query cells)`` per row."""
-    codes = np.array([g if isinstance(g, str) else "" for g in ch.geocode], dtype=object)
-    is_str = np.fromiter((isinstance(g, str) for g in ch.geocode), bool, ch.n)
-    widths = np.fromiter((len(g) for g in codes), np.int64, ch.n)
-    digits = np.fromiter((g.isdigit() for g in codes), bool, ch.n)
+    """Validate one chunk; return per row its level index, and per query name its attributes.
+
+    Geocodes are checked once per distinct value (``ch.codes`` indexes
+    ``ch.uniq``), query names likewise; the checks run before anything is built.
+    """
+    codes, uniq = pd.factorize(np.asarray(ch.geocode, dtype=object))
+    uniq = np.asarray(uniq, dtype=object)
+    if np.any(codes < 0):  # a null geocode
+        raise bad_row(ch.source, _first(codes < 0), "geocode", "must not be null.")
+    is_str = np.array([isinstance(g, str) for g in uniq], dtype=bool)
+    text = np.array([g if isinstance(g, str) else "" for g in uniq], dtype=object)
+    widths = np.array([len(g) for g in text], dtype=np.int64)
+    digits = np.array([g.isdigit() for g in text], dtype=bool)
     known = np.array(geography.widths)
     if ch.level is not None:
         ok = is_str & digits & (widths == geography.width(ch.level))
@@ -114,11 +129,15 @@ def _check_chunk(ch: Chunk, schema, geography: Geography):
         ok = is_str & digits & np.isin(widths, known)
         rule = f"must be a string of digits of a level's width {tuple(geography.widths)}"
     if not ok.all():
-        i = _first(~ok)
+        i = _first(~ok[codes])
         raise bad_row(ch.source, i, "geocode", f"{format_value(ch.geocode[i])} {rule}.")
-    level = np.searchsorted(known, widths)
+    ch.codes, ch.uniq = codes, uniq
+    ch.uniq_level = np.searchsorted(known, widths)
+    level = ch.uniq_level[codes]
     suffix = SUFFIX[ch.kind]
-    names, inv = np.unique(np.asarray(ch.query_name, dtype=object).astype(str), return_inverse=True)
+    inv, names = pd.factorize(np.asarray(ch.query_name, dtype=object))
+    if np.any(inv < 0):
+        raise bad_row(ch.source, _first(inv < 0), "query_name", "must not be null.")
     names = np.array([str(n) for n in names], dtype=object)
     attrs, cells = [], np.zeros(names.size, dtype=np.int64)
     for j, name in enumerate(names):
@@ -240,8 +259,14 @@ def assemble(chunks: list, schema, geography: Geography, randomness="unknown") -
     shift = present[0]
     units = []
     for lv in present:
-        codes = [ch.geocode[lev == lv] for ch, (lev, *_) in zip(chunks, per_chunk, strict=True)]
-        units.append(np.unique(np.concatenate(codes).astype(str)))
+        codes = [ch.uniq[ch.uniq_level == lv] for ch in chunks]
+        units.append(np.sort(pd.unique(np.concatenate(codes)).astype(str)))
+    for ch in chunks:  # each distinct geocode's unit index, once
+        ch.uniq_unit = np.full(ch.uniq.size, -1, dtype=np.int64)
+        for lv in present:
+            sel = ch.uniq_level == lv
+            if sel.any():
+                ch.uniq_unit[sel] = pd.Index(units[lv - present[0]]).get_indexer(ch.uniq[sel])
     _check_parents(chunks, per_chunk, units, geo, shift)
     groups: dict = {}
     for ch, (lev, attrs, inv, names) in zip(chunks, per_chunk, strict=True):
@@ -257,13 +282,13 @@ def assemble(chunks: list, schema, geography: Geography, randomness="unknown") -
 def _check_parents(chunks, per_chunk, units, geo, shift):
     for i in range(1, len(units)):
         above = units[i - 1]
-        prefix = np.array([g[: geo.widths[i - 1]] for g in units[i]])
+        prefix = units[i].astype(f"U{geo.widths[i - 1]}")  # truncation: the parent's geocode
         pos = np.minimum(np.searchsorted(above, prefix), above.size - 1)
         orphan = above[pos] != prefix
         if orphan.any():
             code = str(units[i][_first(orphan)])
             for ch, (lev, *_) in zip(chunks, per_chunk, strict=True):
-                hit = (lev == i + shift) & (ch.geocode.astype(str) == code)
+                hit = (lev == i + shift) & (ch.uniq[ch.codes] == code)
                 if hit.any():
                     raise bad_row(
                         ch.source,
@@ -281,7 +306,7 @@ def _tables(groups, schema, geo: Geography, units, randomness) -> NoisyMeasureme
         level = geo.names[li]
         cells = schema.query_cells(q)
         for ch, rows in parts:
-            idx = np.searchsorted(units[li], ch.geocode[rows].astype(str))
+            idx = ch.uniq_unit[ch.codes[rows]]
             vals = _row_values(ch, rows, cells)
             if ch.kind == "DPQuery":
                 var = ch.variance[rows]

@@ -47,7 +47,7 @@ def _check_units(units, n, what) -> np.ndarray:
     units = np.asarray(units, dtype=np.int64).reshape(-1)
     if units.size and (units.min() < 0 or units.max() >= n):
         raise InvariantDPError(f"`{what}.units` must index the {n} units of its level.")
-    if np.unique(units).size != units.size:
+    if not (units.size < 2 or np.all(np.diff(units) > 0)) and np.unique(units).size != units.size:
         raise InvariantDPError(f"`{what}.units` must not repeat a unit.")
     return units
 
@@ -171,6 +171,48 @@ class Problem:
             if not np.all(np.isfinite(arr)):
                 raise InvariantDPError(f"`{what}.values` must be finite.")
         setattr(it, name, arr)
+
+    def subtree(self, first: int, blocks: list) -> Problem:
+        """The problem of levels ``first..`` restricted to units ``blocks[i] = (lo, hi)``.
+
+        Unit indices are rebased to the blocks (a subtree of sorted units is a
+        contiguous block per level); level ``first`` becomes level 0.
+        """
+        parents = [np.full(blocks[0][1] - blocks[0][0], -1, dtype=np.int64)]
+        for i in range(1, len(blocks)):
+            lo, hi = blocks[i]
+            parents.append(self.parents[first + i][lo:hi] - blocks[i - 1][0])
+
+        def cut(items, value_names):
+            out = []
+            for it in items:
+                i = it.level - first
+                if i < 0:
+                    continue
+                lo, hi = blocks[i]
+                keep = (it.units >= lo) & (it.units < hi)
+                if not keep.any():
+                    continue
+                rows = np.flatnonzero(keep)
+                sel = slice(rows[0], rows[-1] + 1) if rows[-1] - rows[0] + 1 == rows.size else rows
+                fields = {name: getattr(it, name)[sel] for name in value_names}
+                out.append(type(it)(i, it.attrs, it.units[sel] - lo, **fields))
+            return out
+
+        linear = [
+            Linear(c.level - first, c.unit - blocks[c.level - first][0], c.matrix, c.values)
+            for c in self.linear
+            if c.level >= first
+            and blocks[c.level - first][0] <= c.unit < blocks[c.level - first][1]
+        ]
+        return Problem(
+            self.shape,
+            parents,
+            cut(self.measurements, ("values", "variance")),
+            cut(self.equalities, ("values",)),
+            cut(self.zeros, ("mask",)),
+            linear,
+        )
 
     def at(self, items, level):
         """The items of a list that belong to ``level``."""

@@ -119,12 +119,13 @@ def histograms(counts, schema: Schema, geography: Geography) -> tuple[list, list
                 f"({'its labels' if schema.has_labels(name) else f'0..{schema.shape[a] - 1}'})."
             ) from None
         cells = cells * schema.shape[a] + idx
-    units, unit_idx = np.unique(codes.astype(str), return_inverse=True)
+    unit_idx, units = pd.factorize(codes, sort=True)  # hashing: faster than sorting strings
+    units = np.asarray(units, dtype=str)
     flat = np.bincount(unit_idx * schema.k + cells, weights=weight, minlength=units.size * schema.k)
     hists = [flat.reshape(units.size, *schema.shape)]
     all_units = [units]
     for lev in range(len(geography) - 2, -1, -1):
-        prefix = np.array([g[: geography.widths[lev]] for g in all_units[0]])
+        prefix = all_units[0].astype(f"U{geography.widths[lev]}")  # truncation: the prefix
         above, parents = np.unique(prefix, return_inverse=True)
         hists.insert(0, segment_sum(hists[0], segment_starts(parents, above.size)))
         all_units.insert(0, above)

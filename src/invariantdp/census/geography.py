@@ -138,9 +138,12 @@ class Geography:
         """
         parents = [np.full(len(units[0]), -1, dtype=np.int64)]
         for lev in range(1, len(units)):
-            above = np.asarray(units[lev - 1], dtype=object)
-            prefix = np.array([g[: self.widths[lev - 1]] for g in units[lev]], dtype=object)
-            pos = np.searchsorted(above.astype(str), prefix.astype(str)) if above.size else None
+            above = np.asarray(units[lev - 1], dtype=object).astype(str)
+            # casting to a shorter string dtype truncates: the prefix of the parent's width
+            prefix = (
+                np.asarray(units[lev], dtype=object).astype(str).astype(f"U{self.widths[lev - 1]}")
+            )
+            pos = np.searchsorted(above, prefix) if above.size else None
             if pos is None:
                 ok = np.zeros(prefix.size, dtype=bool)
             else:

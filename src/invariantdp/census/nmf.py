@@ -109,7 +109,7 @@ def read_chunk(path: Path, source: str, kind: str, level: str):
         shapes = (sflat.astype(np.int64), soff, null)
 
     def text(name):
-        return np.asarray(table.column(name).to_pylist(), dtype=object)
+        return np.asarray(table.column(name).to_numpy(zero_copy_only=False), dtype=object)
 
     variance = None
     if kind == "DPQuery":
