@@ -185,7 +185,8 @@ def part_dask(nm, serial):
             for a, b in zip(getattr(est.solution, key), getattr(serial.solution, key), strict=True)
         )
         print(
-            f"  dask, {n} worker(s): {times[n]:.2f} s (start-up {startup:.1f} s); identical to serial: {same}"
+            f"  dask, {n} worker(s): {times[n]:.2f} s (start-up {startup:.1f} s); "
+            f"identical to serial: {same}"
         )
     print(f"  2 workers vs 1: {times[1] / times[2]:.2f}x (target >= 1.6)")
 
