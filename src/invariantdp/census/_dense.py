@@ -120,13 +120,13 @@ def dense_bottom_up(basis, own, unit, children: list, where: str) -> GGauss:
 
 
 def dense_top_down(parent_final: GGauss, x_parent_u: np.ndarray, laws: list[GGauss], where: str):
-    """Children of an affected unit: ``[(x_U, G, Omega, F)]`` on ``U``.
+    r"""Children of an affected unit: ``[(x_U, G, Omega, F)]`` on ``U``.
 
     Each child's law given ``h_p = v`` combines its subtree law with "``v``
     minus the siblings' subtree laws"; the mean at ``v = x_p`` is its final
     estimate, the Jacobian in ``v`` its gain ``G``, the covariance
-    :math:`\\Omega` its conditional covariance, and
-    :math:`F = G F_p G^\\top + \\Omega` its final covariance.
+    :math:`\Omega` its conditional covariance, and
+    :math:`F = G F_p G^\top + \Omega` its final covariance.
     """
     m = x_parent_u.size
     c = len(laws)

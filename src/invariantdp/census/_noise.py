@@ -27,7 +27,7 @@ __all__ = ["discrete_gaussian_noise"]
 
 
 def discrete_gaussian_noise(sigma2: Fraction, size: int, gen) -> np.ndarray:
-    """``size`` draws of :math:`N_{\\mathbb Z}(0, \\sigma^2)` as int64.
+    r"""``size`` draws of :math:`N_{\mathbb Z}(0, \sigma^2)` as int64.
 
     ``sigma2`` is the exact rational variance parameter; ``gen`` a
     :class:`~invariantdp.secure.SecureGenerator` (exact, secure) or a numpy

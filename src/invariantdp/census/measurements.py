@@ -36,12 +36,12 @@ NOISE_FAMILIES = ("discrete_gaussian", "gaussian")
 
 
 def noise_variance(family: str, sigma2: np.ndarray) -> np.ndarray:
-    """The variance of the noise law with variance parameter ``sigma2``.
+    r"""The variance of the noise law with variance parameter ``sigma2``.
 
-    For the discrete Gaussian :math:`N_{\\mathbb Z}(0, \\sigma^2)` it is
-    slightly below :math:`\\sigma^2` when :math:`\\sigma` is small
+    For the discrete Gaussian :math:`N_{\mathbb Z}(0, \sigma^2)` it is
+    slightly below :math:`\sigma^2` when :math:`\sigma` is small
     (Canonne, Kamath & Steinke 2020, Fact 18); for the Gaussian it is
-    :math:`\\sigma^2`.
+    :math:`\sigma^2`.
     """
     sigma2 = np.asarray(sigma2, dtype=float)
     if family == "gaussian":
@@ -67,7 +67,7 @@ def _levels_in(d: dict) -> set:
 
 @dataclass(frozen=True)
 class NoisyMeasurements:
-    """Noisy measurements and constraints of a hierarchy of geographic units.
+    r"""Noisy measurements and constraints of a hierarchy of geographic units.
 
     Build one with :func:`~invariantdp.census.measure` (a curator),
     :func:`~invariantdp.census.read_nmf` (a noisy measurement file) or
@@ -82,7 +82,7 @@ class NoisyMeasurements:
         Sorted geocodes of each level's units.
     measurements : dict
         ``{(level, query): QueryTable}`` of noisy answers with their noise
-        variance parameters :math:`\\sigma^2` (> 0).
+        variance parameters :math:`\sigma^2` (> 0).
     invariants : dict
         ``{(level, query): QueryTable}`` of exact answers.
     zeros : dict

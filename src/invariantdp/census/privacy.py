@@ -40,7 +40,7 @@ BOUNDED_SENSITIVITY = float(np.sqrt(_SENSITIVITY_SQUARED))
 
 @dataclass(frozen=True)
 class CensusPrivacy:
-    """zCDP guarantee of noisy measurements: ``rho`` composed over levels and queries.
+    r"""zCDP guarantee of noisy measurements: ``rho`` composed over levels and queries.
 
     Attributes
     ----------
@@ -51,7 +51,7 @@ class CensusPrivacy:
     adjacency : str
         ``"bounded (one record changed)"``.
     sensitivity : float
-        :math:`\\ell_2` sensitivity of every marginal query, :math:`\\sqrt 2`.
+        :math:`\ell_2` sensitivity of every marginal query, :math:`\sqrt 2`.
     noise : str
         The noise law's family name (``"discrete_gaussian"``).
 
@@ -86,7 +86,7 @@ class CensusPrivacy:
         return cls(rho=float(total), rho_by_query=by_query, noise=noise)
 
     def epsilon(self, delta: float, *, method: str = "cks") -> float:
-        """The :math:`(\\epsilon, \\delta)`-DP conversion of :attr:`rho` (the package's)."""
+        r"""The :math:`(\epsilon, \delta)`-DP conversion of :attr:`rho` (the package's)."""
         return zcdp_to_eps_delta(self.rho, delta, method=method)
 
     def summary(self, delta: float = 1e-10) -> Summary:
