@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from invariantdp.census import Geography, Schema, gls, measure
+from invariantdp.census._dask import solve_dask
 from invariantdp.census._gls import solve
 from invariantdp.census._single import estimate_release, marginal_constraints, release_problem
 from invariantdp.distributions import discrete_gaussian
@@ -212,7 +213,7 @@ def _same(a, b):
 def test_dask_gives_results_identical_to_serial(seed):
     rng = np.random.default_rng(seed)
     prob, _ = random_problem(rng, (2, 3), (4, 2, 3), roots=1 + seed % 2, n_zero=seed, n_linear=1)
-    _same(solve(prob), solve(prob, scheduler="dask"))
+    _same(solve(prob), solve_dask(prob, "dask", None))
 
 
 def test_a_distributed_client_gives_results_identical_to_serial():
@@ -222,4 +223,4 @@ def test_a_distributed_client_gives_results_identical_to_serial():
     with distributed.Client(
         processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None
     ) as client:
-        _same(solve(prob), solve(prob, scheduler=client))
+        _same(solve(prob), solve_dask(prob, client, None))

@@ -22,53 +22,15 @@ import os
 
 import numpy as np
 
-from ..exceptions import InvariantDPError
 from ._eigen import EigenAlgebra
 from ._fast import segment_starts, segment_sum
 from ._gls import Solution, _structure, downward, top_down_level, upward
 from ._own import constraints_of, own_info
+from ._tasks import check_scheduler, client_of, run_tasks
 
-__all__ = ["check_scheduler", "run_tasks", "solve_dask"]
+__all__ = ["solve_dask"]
 
 _KEYS = ("x", "F", "G", "Om", "Gam", "Omt")
-
-
-def check_scheduler(scheduler) -> None:
-    """Refuse anything but None, ``"dask"`` or a dask.distributed Client, before any work."""
-    if scheduler is None or (isinstance(scheduler, str) and scheduler == "dask"):
-        return
-    if hasattr(scheduler, "submit") and hasattr(scheduler, "gather"):
-        return
-    raise InvariantDPError(
-        f"`scheduler` ({scheduler!r}) must be None, 'dask' or a dask.distributed Client."
-    )
-
-
-def _client(scheduler):
-    """The distributed client to use, or None for dask's local (threaded) scheduler."""
-    if not isinstance(scheduler, str):
-        return scheduler
-    try:
-        from distributed import default_client
-
-        return default_client()
-    except (ImportError, ValueError):
-        return None
-
-
-def run_tasks(fn, jobs: list, scheduler) -> list:
-    """``[fn(*job) for job in jobs]`` as Dask tasks, results gathered in order."""
-    check_scheduler(scheduler)
-    try:
-        import dask
-    except ImportError as exc:  # pragma: no cover - dask is in the census extra
-        raise ImportError(
-            "`scheduler='dask'` needs dask: pip install 'invariantdp[census]'."
-        ) from exc
-    client = _client(scheduler)
-    if client is None:
-        return list(dask.compute(*[dask.delayed(fn, pure=False)(*job) for job in jobs]))
-    return client.gather([client.submit(fn, *job, pure=False) for job in jobs])
 
 
 def _n_workers(client) -> int:
@@ -146,7 +108,7 @@ def solve_dask(problem, scheduler, names) -> Solution:
         sol.z, sol.v, sol.sub = (list(t) for t in zip(*up, strict=True))
         downward(sol, names)
         return sol
-    client = _client(scheduler)
+    client = client_of(scheduler)
     n_split = problem.sizes[split]
     edges = np.linspace(0, n_split, min(n_split, 4 * _n_workers(client)) + 1).round().astype(int)
     batches = [

@@ -264,16 +264,12 @@ def _share_unidentified(x_parent_u, results) -> None:
         at += n.shape[1]
 
 
-def solve(problem: Problem, scheduler=None, names=None) -> Solution:
-    """Run the two passes on ``problem``; ``scheduler="dask"`` splits county subtrees.
+def solve(problem: Problem, names=None) -> Solution:
+    """Run the two passes on ``problem`` (serially; :mod:`._dask` splits them into tasks).
 
     Parameters
     ----------
     problem : Problem
-    scheduler : None, "dask" or a dask client
-        None runs serially.  With Dask the subtrees below the second level
-        are independent tasks in each pass (see :mod:`._dask`); the result is
-        identical.
     names : dict, optional
         ``{level: (level name, geocodes)}`` for error messages.
 
@@ -281,10 +277,6 @@ def solve(problem: Problem, scheduler=None, names=None) -> Solution:
     -------
     Solution
     """
-    if scheduler is not None:
-        from ._dask import solve_dask
-
-        return solve_dask(problem, scheduler, names)
     alg = EigenAlgebra(problem.shape)
     owns = [own_info(alg, problem, lev) for lev in range(len(problem.sizes))]
     starts, affected, basis = _structure(problem, alg, [o.constraints for o in owns])

@@ -16,8 +16,8 @@ import pandas as pd
 
 from .._validation import format_value
 from ..exceptions import InvariantDPError
+from ._table import QueryTable
 from .geography import Geography
-from .measurements import NoisyMeasurements, QueryTable
 
 __all__ = ["SIGNS", "SUFFIX", "Chunk", "assemble", "bad_row"]
 
@@ -243,8 +243,8 @@ def _row_values(ch: Chunk, rows: np.ndarray, cells: int) -> np.ndarray:
     return ch.flat[ch.offsets[rows][:, None] + np.arange(cells)[None, :]]
 
 
-def assemble(chunks: list, schema, geography: Geography, randomness="unknown") -> NoisyMeasurements:
-    """Check every chunk and build the :class:`NoisyMeasurements` they describe."""
+def assemble(chunks: list, schema, geography: Geography, randomness="unknown") -> dict:
+    """Check every chunk; the keyword arguments of the ``NoisyMeasurements`` they describe."""
     per_chunk = [_check_chunk(ch, schema, geography) for ch in chunks]
     present = sorted({int(lv) for lev, *_ in per_chunk for lv in np.unique(lev)})
     if not present:
@@ -299,7 +299,7 @@ def _check_parents(chunks, per_chunk, units, geo, shift):
                     )
 
 
-def _tables(groups, schema, geo: Geography, units, randomness) -> NoisyMeasurements:
+def _tables(groups, schema, geo: Geography, units, randomness) -> dict:
     meas, inv, zeros, ineq = {}, {}, {}, {}
     seen: dict = {}
     for (li, q), parts in groups.items():
@@ -373,8 +373,15 @@ def _tables(groups, schema, geo: Geography, units, randomness) -> NoisyMeasureme
             UserWarning,
             stacklevel=4,
         )
-    return NoisyMeasurements(
-        schema, geo, tuple(units), meas, inv, zeros, ineq, randomness=randomness
+    return dict(
+        schema=schema,
+        geography=geo,
+        units=tuple(units),
+        measurements=meas,
+        invariants=inv,
+        zeros=zeros,
+        inequalities=ineq,
+        randomness=randomness,
     )
 
 

@@ -25,8 +25,9 @@ from ..secure import random_source
 from ._eigen import EigenAlgebra
 from ._fast import segment_starts, segment_sum
 from ._noise import discrete_gaussian_noise
+from ._table import QueryTable
 from .geography import Geography
-from .measurements import NoisyMeasurements, QueryTable
+from .measurements import NoisyMeasurements
 from .schema import Schema
 
 __all__ = ["histograms", "measure"]

@@ -24,8 +24,10 @@ from scipy import stats
 from .._results import Summary, format_table
 from .._validation import check_confidence_level
 from ..exceptions import InvariantDPError
+from ._dask import solve_dask
 from ._gls import Solution, solve
 from ._solution import query_variances, sum_law, unit_law, variance_from
+from ._tasks import check_scheduler
 from .measurements import NoisyMeasurements
 
 __all__ = ["GLSEstimate", "gls"]
@@ -285,8 +287,9 @@ def gls(measurements: NoisyMeasurements, scheduler=None) -> GLSEstimate:
         raise TypeError(
             f"`measurements` must be NoisyMeasurements, got {type(measurements).__name__}."
         )
-    from ._dask import check_scheduler
-
     check_scheduler(scheduler)
     names = {i: (lev, measurements.units[i]) for i, lev in enumerate(measurements.levels)}
-    return GLSEstimate(measurements, solve(measurements.to_problem(), scheduler, names))
+    problem = measurements.to_problem()
+    if scheduler is None:
+        return GLSEstimate(measurements, solve(problem, names))
+    return GLSEstimate(measurements, solve_dask(problem, scheduler, names))

@@ -24,7 +24,10 @@ import numpy as np
 from .._results import Summary, format_table
 from .._validation import format_value
 from ..exceptions import InvariantDPError
+from ._ingest import Chunk, assemble
+from ._nmf_write import write_nmf
 from ._problem import Equality, Linear, Measurement, Problem, Zeros
+from ._table import QueryTable
 from .geography import Geography
 from .privacy import CensusPrivacy
 from .schema import Schema
@@ -50,15 +53,6 @@ def noise_variance(family: str, sigma2: np.ndarray) -> np.ndarray:
 
     uniq, inv = np.unique(sigma2, return_inverse=True)
     return np.asarray(discrete_gaussian.var(np.sqrt(uniq)), dtype=float)[inv].reshape(sigma2.shape)
-
-
-@dataclass(frozen=True)
-class QueryTable:
-    """Rows of one (level, query): unit indices, values ``(n, cells)`` and variances ``(n,)``."""
-
-    units: np.ndarray
-    values: np.ndarray
-    variance: np.ndarray | None = None
 
 
 def _levels_in(d: dict) -> set:
@@ -301,16 +295,12 @@ class NoisyMeasurements:
         ``geocode``, ``query_name`` (query + ``"_con"``), ``sign`` and ``value``.
         The level of a row is the one whose geocode width it has.
         """
-        from ._ingest import Chunk, assemble
-
         geography = Geography() if geography is None else geography
         chunks = [Chunk.from_frame("dpquery", dpquery, "DPQuery")]
         if constraints is not None:
             chunks.append(Chunk.from_frame("constraints", constraints, "Constraint"))
-        return assemble(chunks, schema, geography)
+        return cls(**assemble(chunks, schema, geography))
 
     def to_nmf(self, path) -> None:
         """Write the measurements in the noisy measurement file layout (see :func:`read_nmf`)."""
-        from .nmf import write_nmf
-
         write_nmf(self, path)

@@ -33,27 +33,15 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validation import format_value
 from ..exceptions import InvariantDPError
-from ._ingest import SUFFIX, Chunk, assemble
+from ._ingest import Chunk, assemble
+from ._nmf_write import RANDOMNESS_KEY, pyarrow_modules, write_nmf
 from .geography import Geography
+from .measurements import NoisyMeasurements
 
 __all__ = ["read_nmf", "write_nmf"]
 
-#: parquet key-value metadata recording how the noise was drawn (absent: unknown)
-RANDOMNESS_KEY = b"invariantdp.randomness"
 _OPTIONAL = ("variance", "sign", "query_shape")
-
-
-def _pyarrow():
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError as exc:  # pragma: no cover - pyarrow is in the census extra
-        raise ImportError(
-            "noisy measurement files need pyarrow: pip install 'invariantdp[census]'."
-        ) from exc
-    return pa, pq
 
 
 def _files(directory: Path) -> list[Path]:
@@ -69,7 +57,7 @@ def _files(directory: Path) -> list[Path]:
 
 def _flat_list(column):
     """``(flat float64 values, offsets)`` of a list column (nulls: empty lists)."""
-    pa, _ = _pyarrow()
+    pa, _ = pyarrow_modules()
     arr = column.combine_chunks() if hasattr(column, "combine_chunks") else column
     if arr.null_count:
         arr = arr.fill_null(pa.scalar([], type=arr.type))
@@ -80,7 +68,7 @@ def _flat_list(column):
 
 def read_chunk(path: Path, source: str, kind: str, level: str):
     """One Parquet file of a level's rows as a :class:`Chunk`, and its randomness marker."""
-    pa, pq = _pyarrow()
+    pa, pq = pyarrow_modules()
     try:
         pfile = pq.ParquetFile(path)
     except Exception as exc:  # pyarrow raises several types for a broken file
@@ -206,7 +194,7 @@ def read_nmf(path, schema, geography=None, *, scheduler=None):
     >>> back.measurements[("B", "total")].values.tolist()
     [[9.0]]
     """
-    _pyarrow()
+    pyarrow_modules()
     root = Path(os.fspath(path))
     geo, levels = _level_dirs(root, geography)
     jobs = []
@@ -217,112 +205,9 @@ def read_nmf(path, schema, geography=None, *, scheduler=None):
     if scheduler is None:
         results = [read_chunk(*job) for job in jobs]
     else:
-        from ._dask import run_tasks
+        from ._tasks import run_tasks
 
         results = run_tasks(read_chunk, jobs, scheduler)
     marks = {mark for _, mark in results if mark}
     randomness = marks.pop() if len(marks) == 1 else "unknown"
-    return assemble([c for c, _ in results], schema, geo, randomness)
-
-
-def _list_column(blocks: list, value_type):
-    """A list column from ``(rows, length)`` arrays, 64-bit offsets only when needed."""
-    pa, _ = _pyarrow()
-    lengths = np.concatenate([np.full(b.shape[0], b.shape[1]) for b in blocks])
-    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    flat = pa.array(np.concatenate([b.reshape(-1) for b in blocks]), value_type)
-    if offsets[-1] < 2**31:
-        return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), flat)
-    return pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()), flat)
-
-
-def _rows(nm, level: str, pieces: list, kind: str):
-    """A pyarrow table of rows ``(units, query, values, variance or sign)``."""
-    pa, _ = _pyarrow()
-    codes, names, values, last, shapes = [], [], [], [], []  # one entry per piece
-    geocodes = nm.geocodes(level)
-    for query, units, vals, extra in pieces:
-        n, c = vals.shape
-        codes.append(geocodes[units].astype(str))
-        names.append(np.full(n, query + SUFFIX[kind], dtype=object))
-        values.append(vals.astype(float).reshape(n, c))
-        last.append(extra)
-        shapes.append((n, list(nm.schema.query_shape(query))))
-    value_col = _list_column(values, pa.float64())
-    shape_col = _list_column(
-        [np.tile(np.array(s, dtype=np.int32), (n, 1)) for n, s in shapes], pa.int32()
-    )
-    cols = {
-        "geocode": pa.array(np.concatenate(codes) if codes else [], pa.string()),
-        "query_name": pa.array(np.concatenate(names) if names else [], pa.string()),
-        "value": value_col,
-    }
-    if kind == "DPQuery":
-        cols["variance"] = pa.array(np.concatenate(last) if last else [], pa.float64())
-    else:
-        cols["sign"] = pa.array(np.concatenate(last) if last else [], pa.string())
-    cols["query_shape"] = shape_col
-    return pa.table(cols)
-
-
-def write_nmf(nm, path) -> None:
-    """Write ``nm`` in the noisy measurement file layout (see :func:`read_nmf`).
-
-    Refuses an existing non-empty directory (nothing is overwritten), and
-    measurements the layout cannot hold (other linear constraints, noise
-    other than the discrete Gaussian).
-    """
-    _, pq = _pyarrow()
-    root = Path(os.fspath(path))
-    if root.exists() and (not root.is_dir() or any(root.iterdir())):
-        raise InvariantDPError(
-            f"`path` ({str(root)!r}) exists and is not an empty directory: nothing is overwritten."
-        )
-    if nm.linear:
-        raise InvariantDPError(
-            f"the measurements hold {len(nm.linear)} linear equality constraints that are not "
-            "whole marginal queries: the noisy measurement file layout has no place for them."
-        )
-    if nm.noise != "discrete_gaussian":
-        raise InvariantDPError(
-            f"the file layout records discrete Gaussian noise only; these measurements have "
-            f"{format_value(nm.noise)} noise."
-        )
-    meta = {RANDOMNESS_KEY: nm.randomness.encode()}
-    order = {q: i for i, q in enumerate(nm.schema.queries)}
-    for li, level in enumerate(nm.levels):
-        dpq, con = [], []
-        seen = np.zeros(len(nm.units[li]), dtype=bool)
-        for (lev, q), t in sorted(nm.measurements.items(), key=lambda kv: order[kv[0][1]]):
-            if lev == level:
-                dpq.append((q, t.units, t.values, t.variance))
-                seen[t.units] = True
-        for (lev, q), t in nm.invariants.items():
-            if lev == level:
-                con.append((q, t.units, t.values, np.full(t.units.size, "=", dtype=object)))
-                seen[t.units] = True
-        for (lev, q, sign), t in nm.inequalities.items():
-            if lev == level:
-                con.append((q, t.units, t.values, np.full(t.units.size, sign, dtype=object)))
-                seen[t.units] = True
-        for (lev, q), t in nm.zeros.items():
-            if lev != level:
-                continue
-            in_ineq = nm.inequalities.get((lev, q, "<="))
-            keep = ~np.isin(t.units, in_ineq.units) if in_ineq is not None else slice(None)
-            bound = np.where(t.values[keep], 0.0, np.inf)
-            con.append((q, t.units[keep], bound, np.full(bound.shape[0], "<=", dtype=object)))
-            seen[t.units] = True
-        if not seen.all():  # units known only as parents: an absent bound keeps them listed
-            units = np.flatnonzero(~seen)
-            con.append(
-                ("total", units, np.full((units.size, 1), np.inf), np.full(units.size, "<="))
-            )
-        for kind, pieces in (("DPQuery", dpq), ("Constraint", con)):
-            pieces = [p for p in pieces if p[1].size]
-            if not pieces:
-                continue
-            out = root / f"{level}.parquet" / kind
-            out.mkdir(parents=True, exist_ok=True)
-            table = _rows(nm, level, pieces, kind)
-            pq.write_table(table.replace_schema_metadata(meta), out / "part-0.parquet")
+    return NoisyMeasurements(**assemble([c for c, _ in results], schema, geo, randomness))
