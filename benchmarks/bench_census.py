@@ -19,6 +19,9 @@ Three parts, each printed as ratios to a baseline measured in the same run
    cluster of 2 single-threaded worker processes against 1.  Target >= 1.6x;
    the results must be identical to the serial ones.
 
+Timings of the baseline, of ``gls`` and of the estimates are the fastest of
+three runs (the machines running this are shared).
+
 Run: ``.venv/bin/python benchmarks/bench_census.py [--skip-dask]``.
 """
 
@@ -83,10 +86,14 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def clock(fn):
-    t0 = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t0, out
+def clock(fn, repeat: int = 1):
+    """``(seconds, result)``: the fastest of ``repeat`` runs (the machine may be shared)."""
+    best = np.inf
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
 
 
 def part_state(tmp: Path):
@@ -102,10 +109,12 @@ def part_state(tmp: Path):
     )
     t_write, _ = clock(lambda: nm.to_nmf(tmp / "state"))
     files = sorted(p for p in (tmp / "state").rglob("*.parquet") if p.is_file())
-    t_arrow, _ = clock(lambda: [pq.read_table(f) for f in files])
+    t_arrow, _ = clock(lambda: [pq.read_table(f) for f in files], repeat=3)
     t_read, back = clock(lambda: read_nmf(tmp / "state", SCHEMA))
-    t_gls, est = clock(lambda: gls(back))
-    t_est, frames = clock(lambda: [est.estimate(q, "Tract") for q in ("sex", "votingage", "race")])
+    t_gls, est = clock(lambda: gls(back), repeat=3)
+    t_est, frames = clock(
+        lambda: [est.estimate(q, "Tract") for q in ("sex", "votingage", "race")], repeat=3
+    )
     sizes = ", ".join(f"{lev} {len(u):,}" for lev, u in zip(back.levels, back.units, strict=True))
     print(f"synthetic state: {sizes}; {SCHEMA.k} cells; {len(counts):,} count rows")
     rows = [
@@ -147,7 +156,7 @@ def part_pl94():
     workload = {lev: {q: 0.2 for q in queries} for lev in geo.names}
     nm = measure(counts, PL94, geo, workload, secure=False, rng=2)
     n_units = sum(len(u) for u in nm.units)
-    t_gls, est = clock(lambda: gls(nm))
+    t_gls, est = clock(lambda: gls(nm), repeat=3)
     per_unit = t_gls / n_units
     k = PL94.k
     alg = est.solution.alg
@@ -178,7 +187,7 @@ def part_dask(nm, serial):
         with cluster, Client(cluster) as client:
             gls(nm, scheduler=client)  # warm the workers (imports)
             startup = time.perf_counter() - t0
-            times[n], est = clock(lambda client=client: gls(nm, scheduler=client))
+            times[n], est = clock(lambda client=client: gls(nm, scheduler=client), repeat=3)
         same = all(
             np.array_equal(a, b, equal_nan=True)
             for key in ("x", "F", "z", "v")

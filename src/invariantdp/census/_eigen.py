@@ -129,16 +129,17 @@ class EigenAlgebra:
                 out[u] = out[u | (1 << a)].mean(axis=1 + a, keepdims=True)
         return out
 
-    def apply(self, x, coef) -> np.ndarray:
+    def apply(self, x, coef, rows=None) -> np.ndarray:
         r"""``sum_T coef_T P_T x`` for histograms ``x`` of shape ``(N, *shape)``.
 
         ``coef`` has shape ``(2^d,)`` or ``(N, 2^d)`` and must be finite.  By
         the Moebius inversion :math:`P_T = \sum_{U \subseteq T} (-1)^{|T-U|} M_U`
         (``M_U`` the mean over the attributes outside ``U``) the operator is
-        :math:`\sum_U b_U M_U`.  The terms are summed along the chain of
-        leading attributes (a term with last attribute ``j`` into an array of
-        the shape of attributes ``0..j``), so only the terms that involve the
-        last attribute cost a pass over the full array: O(N k 2^(d-1)).
+        :math:`\sum_U b_U M_U`.  The terms are summed attribute by attribute,
+        smallest partial sums first, so that few passes run over full-size
+        arrays.  With ``rows`` the operator acts on ``x[rows]`` (one row per
+        child of the parents ``x``): the means are taken on the parents and
+        gathered, never on the gathered array.
         """
         x = np.asarray(x, dtype=float)
         b = self._moebius(np.asarray(coef, dtype=float))
@@ -147,7 +148,11 @@ class EigenAlgebra:
 
         def term(u):
             bu = b[:, u][(slice(None), *pad)] if b.ndim == 2 else b[u]
-            return bu * means[u]
+            if rows is None:
+                return bu * means[u]
+            m = means[u][rows]
+            m *= bu  # a gathered copy: scale it in place
+            return m
 
         # sum the terms split by attribute, smallest partial sums first: each level of
         # the recursion costs one pass over arrays of the shape of its largest term
@@ -169,7 +174,8 @@ class EigenAlgebra:
             return part + rest
 
         out = total(list(range(self.n_spaces)), 0)
-        return out if out.shape == x.shape else np.broadcast_to(out, x.shape).copy()
+        shape = x.shape if rows is None else (len(rows), *x.shape[1:])
+        return out if out.shape == shape else np.broadcast_to(out, shape).copy()
 
     def project(self, x, t: int) -> np.ndarray:
         """``P_T x`` (histograms of shape ``(N, *shape)``)."""

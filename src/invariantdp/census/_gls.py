@@ -209,7 +209,8 @@ def top_down_level(alg, basis, child, starts, parent, level, names=None, zero_ce
     # equally: any split is an estimate, and this one keeps the children summing to it
     with np.errstate(divide="ignore"):
         share = np.where(np.isnan(g), 1.0 / n_inf[pidx], g)
-    x = zc + alg.apply(d[pidx], share)
+    x = alg.apply(d, share, rows=pidx)
+    x += zc
     out = {
         "x": x,
         "F": chain(g, om, parent["F"][pidx]),

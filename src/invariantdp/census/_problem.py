@@ -167,7 +167,7 @@ class Problem:
                 f"unit; got shape {np.shape(getattr(it, name))}."
             )
         if name == "values":
-            arr = arr.astype(float)
+            arr = arr.astype(float, copy=False)
             if not np.all(np.isfinite(arr)):
                 raise InvariantDPError(f"`{what}.values` must be finite.")
         setattr(it, name, arr)
