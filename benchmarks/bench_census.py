@@ -190,7 +190,7 @@ def part_dask(nm, serial):
             times[n], est = clock(lambda client=client: gls(nm, scheduler=client), repeat=3)
         same = all(
             np.array_equal(a, b, equal_nan=True)
-            for key in ("x", "F", "z", "v")
+            for key in ("x", "F", "v", "G", "Om")
             for a, b in zip(getattr(est.solution, key), getattr(serial.solution, key), strict=True)
         )
         print(

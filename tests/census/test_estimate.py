@@ -196,7 +196,9 @@ def test_invariant_matrices_split_into_whole_queries_and_the_rest(rng):
 
 def _same(a, b):
     for key in ("z", "v", "x", "F", "G", "Om", "Gam", "Omt", "anchor"):
-        for p, q in zip(getattr(a, key), getattr(b, key), strict=True):
+        for lev, (p, q) in enumerate(zip(getattr(a, key), getattr(b, key), strict=True)):
+            if key == "z" and lev > 1 and q is None:  # not gathered from the Dask workers
+                continue
             assert np.array_equal(p, q, equal_nan=True), key
     for key in ("sub", "Fd", "Gd", "Omd"):
         for p, q in zip(getattr(a, key), getattr(b, key), strict=True):

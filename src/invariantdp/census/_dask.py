@@ -86,7 +86,7 @@ def _down_task(result, basis, top: dict, affected, names, split):
         parent["s"] = segment_sum(z, starts[i])
         child = (z, v, sub, affected[i])
         res = top_down_level(alg, basis, child, starts[i], parent, split + i, names, zeros[i])
-        res["z"], res["v"], res["sub"] = z, v, sub
+        res["v"], res["sub"] = v, sub  # z stays on the worker: nothing after the passes uses it
         out.append(res)
         parent = {k: res[k] for k in ("x", "F", "anchor", "Gam", "Omt", "Fd")}
         parent["affected"] = affected[i]
@@ -117,9 +117,12 @@ def solve_dask(problem, scheduler, names) -> Solution:
         if b > a
     ]
     aff = [[affected[split + i][lo:hi] for i, (lo, hi) in enumerate(b)] for b in batches]
+    subs = [problem.subtree(split, b) for b in batches]
+    if client is not None:  # the measurements go to the workers once, not inside the graph
+        subs = client.scatter(subs)
     up_jobs = [
-        (problem.subtree(split, b), basis, a, _block_names(names, b, split), split)
-        for b, a in zip(batches, aff, strict=True)
+        (sub, basis, a, _block_names(names, b, split), split)
+        for sub, b, a in zip(subs, batches, aff, strict=True)
     ]
     handles = _submit(client, _up_task, up_jobs)
     tops = _gather(client, [_submit(client, _top_of, [(h,)])[0] for h in handles])
@@ -170,7 +173,7 @@ def _assemble(sol: Solution, parts: list, batches: list, split: int) -> None:
     """Concatenate the blocks' top-down results into the solution, unit indices rebased."""
     for i in range(sol.n_levels - split - 1):
         lev = split + 1 + i
-        for key in (*_KEYS, "z", "v"):
+        for key in (*_KEYS, "v"):
             getattr(sol, key)[lev] = np.concatenate([p[i][key] for p in parts])
         anchors = []
         for blocks, p in zip(batches, parts, strict=True):

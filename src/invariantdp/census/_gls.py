@@ -58,7 +58,8 @@ __all__ = ["Solution", "solve"]
 class Solution:
     """Every array of the two passes, per level (see the module docstring).
 
-    ``z, v`` subtree estimates and variances; ``x, F`` final estimates and
+    ``z, v`` subtree estimates and variances (``z`` is None below level 1 after
+    a Dask run: nothing after the passes needs it); ``x, F`` final estimates and
     variances; ``G, Om`` scalar gains and conditional variances given the
     parent; ``anchor`` (level, unit) of the nearest unit above with a dense
     final law (``-1``: none), ``Gam, Omt`` the chain to it; ``sub``, ``Fd``,

@@ -205,7 +205,7 @@ def _dense_up(sol, lev, p, k, d, kd, dd):
     eye, zero = np.eye(m), np.zeros((m, m))
     parts, d_parts = [], []
     for j in range(sol.starts[lev][p], sol.starts[lev][p + 1]):
-        law = restrict(basis, sol.z[lev][j], sol.v[lev][j], sol.sub[lev].get(j))
+        law = restrict(basis, np.zeros(sol.alg.k), sol.v[lev][j], sol.sub[lev].get(j))  # cov only
         kj = kd.get(j, basis.diag(k[j]))
         parts.append(image(GGauss(np.zeros(m), law.cov, law.null), np.vstack([kj, eye])))
         d_parts.append(dd.get(j, GGauss.diagonal(np.zeros(m), d[j][basis.labels])))
