@@ -282,6 +282,21 @@ def gls(measurements: NoisyMeasurements, scheduler=None) -> GLSEstimate:
     References
     ----------
     Cumings-Menon & Zhuravlev (2024), arXiv:2404.13164; issue 19.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from invariantdp.census import Geography, Schema, gls, measure
+    >>> counts = pd.DataFrame({"geocode": ["11", "12", "12"], "sex": [0, 0, 1],
+    ...                        "count": [4, 2, 6]})
+    >>> nm = measure(counts, Schema({"sex": 2}), Geography({"A": 1, "B": 2}),
+    ...              {"A": {"sex": 1.0}, "B": {"detailed": 1.0}}, secure=False, rng=0)
+    >>> est = gls(nm)
+    >>> df = est.estimate("sex", "A")
+    >>> bool((df["std_error"] < 1.0).all())  # three measurements of each cell combined
+    True
+    >>> est.paths()["fast"].tolist()  # every unit in the scalar algebra
+    [1, 2]
     """
     if not isinstance(measurements, NoisyMeasurements):
         raise TypeError(
