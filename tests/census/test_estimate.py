@@ -137,6 +137,11 @@ def test_estimate_refuses_bad_arguments(nm):
         est.estimate("total", "Tract", confidence_level=1.5)
     with pytest.raises(InvariantDPError, match="`scheduler`"):
         gls(nm, scheduler="spark")
+    tract = nm.geocodes("Tract")[0]
+    with pytest.raises(InvariantDPError, match="lists a unit twice"):
+        est.cov("total", [tract, tract])
+    with pytest.raises(InvariantDPError, match="lists a unit twice"):
+        est.estimate("total", "Tract", groups=pd.Series(["a", "a"], index=[tract, tract]))
 
 
 def test_paths_and_summary(nm):

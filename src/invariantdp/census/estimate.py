@@ -199,6 +199,8 @@ class GLSEstimate:
         li = self._level(level)
         attrs = self.measurements.schema.query(query)
         idx = self.measurements.unit_index(level, codes)
+        if np.unique(idx).size != idx.size:
+            raise InvariantDPError("`geocode` lists a unit twice: a sum counts each unit once.")
         if idx.size == 1:
             m, law = unit_law(self.solution, li, int(idx[0]))
         else:
