@@ -204,6 +204,9 @@ def _same(a, b):
         for lev, (p, q) in enumerate(zip(getattr(a, key), getattr(b, key), strict=True)):
             if key == "z" and lev > 1 and q is None:  # not gathered from the Dask workers
                 continue
+            if p is None or q is None:  # chains exist only with a low-rank path
+                assert p is None and q is None and a.basis is None, key
+                continue
             assert np.array_equal(p, q, equal_nan=True), key
     for key in ("sub", "Fd", "Gd", "Omd"):
         for p, q in zip(getattr(a, key), getattr(b, key), strict=True):

@@ -148,8 +148,8 @@ def solve_dask(problem, scheduler, names) -> Solution:
             x=sol.x[split][lo:hi],
             F=sol.F[split][lo:hi],
             anchor=anchor,
-            Gam=sol.Gam[split][lo:hi],
-            Omt=sol.Omt[split][lo:hi],
+            Gam=None if basis is None else sol.Gam[split][lo:hi],
+            Omt=None if basis is None else sol.Omt[split][lo:hi],
             Fd=_slice_dict(sol.Fd[split], lo, hi),
             affected=sol.affected[split][lo:hi],
         )
@@ -174,7 +174,8 @@ def _assemble(sol: Solution, parts: list, batches: list, split: int) -> None:
     for i in range(sol.n_levels - split - 1):
         lev = split + 1 + i
         for key in (*_KEYS, "v"):
-            getattr(sol, key)[lev] = np.concatenate([p[i][key] for p in parts])
+            blocks = [p[i][key] for p in parts]
+            getattr(sol, key)[lev] = None if blocks[0] is None else np.concatenate(blocks)
         anchors = []
         for blocks, p in zip(batches, parts, strict=True):
             a = p[i]["anchor"].copy()

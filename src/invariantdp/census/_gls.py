@@ -62,7 +62,8 @@ class Solution:
     a Dask run: nothing after the passes needs it); ``x, F`` final estimates and
     variances; ``G, Om`` scalar gains and conditional variances given the
     parent; ``anchor`` (level, unit) of the nearest unit above with a dense
-    final law (``-1``: none), ``Gam, Omt`` the chain to it; ``sub``, ``Fd``,
+    final law (``-1``: none), ``Gam, Omt`` the chain to it (None without a
+    low-rank path); ``sub``, ``Fd``,
     ``Gd``, ``Omd`` the dense laws on ``U`` by unit; ``affected`` the units of
     the low-rank path.
     """
@@ -218,8 +219,9 @@ def top_down_level(alg, basis, child, starts, parent, level, names=None, zero_ce
         "G": g,
         "Om": om,
         "anchor": parent["anchor"][pidx].copy(),
-        "Gam": np.where(np.isnan(g), 0.0, g) * parent["Gam"][pidx],
-        "Omt": chain(g, om, parent["Omt"][pidx]),
+        # the chains to the anchors matter only where the low-rank path exists
+        "Gam": None if basis is None else np.where(np.isnan(g), 0, g) * parent["Gam"][pidx],
+        "Omt": None if basis is None else chain(g, om, parent["Omt"][pidx]),
         "Fd": {},
         "Gd": {},
         "Omd": {},
@@ -322,8 +324,8 @@ def root_level(sol: Solution, level: int = 0) -> dict:
         "G": np.full((n, ns), np.nan),
         "Om": sol.v[level].copy(),
         "anchor": anchor,
-        "Gam": np.ones((n, ns)),
-        "Omt": np.zeros((n, ns)),
+        "Gam": None if sol.basis is None else np.ones((n, ns)),
+        "Omt": None if sol.basis is None else np.zeros((n, ns)),
         "Fd": fd,
         "Gd": {},
         "Omd": {},
