@@ -1,0 +1,42 @@
+r"""Census noisy measurements: read them, simulate them, turn them into estimates.
+
+The 2020 Census's differentially private output in the form that keeps the
+noise analysable is the Bureau's *noisy measurement file*: for every unit of
+every geographic level, marginal queries of its detailed histogram with
+discrete Gaussian noise, and the constraints (invariants, structural zeros).
+
+* Data model: :class:`Schema` (:data:`PL94` built in), :class:`Geography`,
+  :class:`NoisyMeasurements` (with its :class:`CensusPrivacy`).
+* Curator: :func:`measure` -- noisy measurements of confidential counts.
+* Files: :func:`read_nmf`, :meth:`NoisyMeasurements.to_nmf` (the Bureau's
+  Parquet layout).
+* Analyst: :func:`gls` -- best linear unbiased estimates of every count with
+  exact standard errors (:class:`GLSEstimate`), invariants imposed exactly,
+  in time linear in the number of units.
+
+References
+----------
+Cumings-Menon & Zhuravlev (2024), "Least squares estimation for hierarchical
+data", arXiv:2404.13164; Abowd et al. (2022), "The 2020 Census disclosure
+avoidance system TopDown algorithm"; issue 19.
+"""
+
+from .curator import measure
+from .estimate import GLSEstimate, gls
+from .geography import Geography
+from .measurements import NoisyMeasurements
+from .nmf import read_nmf
+from .privacy import CensusPrivacy
+from .schema import PL94, Schema
+
+__all__ = [
+    "PL94",
+    "CensusPrivacy",
+    "GLSEstimate",
+    "Geography",
+    "NoisyMeasurements",
+    "Schema",
+    "gls",
+    "measure",
+    "read_nmf",
+]

@@ -1,0 +1,361 @@
+r"""Generalised least squares on a hierarchy: the bottom-up and top-down passes.
+
+:func:`solve` is the one implementation of the constrained GLS of the census
+subpackage (:func:`invariantdp.census.gls` calls it on noisy measurement
+files; a single labelled release is the one-unit case).  The unknowns are the
+finest histograms; a unit's histogram is the sum of its children's.
+
+Bottom-up (finest level first), each unit's *subtree estimate* ``z_u`` and its
+covariance ``V_u`` use the measurements of its subtree only: the children's
+estimates sum to ``s`` with covariance :math:`S = \sum_i V_i`, and
+:math:`V_u = (S^{-1} + J_u)^{-1}`, :math:`z_u = V_u (S^{-1} s + \eta_u)`
+under the unit's exact constraints.
+
+Top-down (roots first), each child is conditioned on its parent's final
+estimate: :math:`x_i = z_i + G_i (x_p - s)` with :math:`G_i = V_i S^{-1}`, and
+:math:`F_i = G_i F_p G_i^\top + \Omega_i`,
+:math:`\Omega_i = V_i - V_i S^{-1} V_i` (the law of :math:`h_i` given
+:math:`h_p`; siblings given the parent have covariance
+:math:`-V_i S^{-1} V_j`).  Both passes are linear in the number of units.
+
+On a product schema with marginal queries every operator is a scalar on each
+of the ``2^d`` eigenspaces (:mod:`._eigen`, rules in :mod:`._fast`), so a
+unit costs O(k 2^d) by axis means, vectorised over a level.  Units whose
+constraints leave that algebra take the low-rank path of :mod:`._dense` on the
+subspace ``U`` those constraints span.
+
+Final covariances are stored compactly: each unit has its scalars ``F`` (right
+on :math:`U^\perp`) and, when a unit above it carries a dense law on ``U``
+(its *anchor*), the product ``Gamma`` of the scalar gains from that anchor and
+the accumulated conditional variances ``Omega~``: on ``U`` its covariance is
+:math:`\mathrm{diag}(\tilde\Omega) + \Gamma F_a \Gamma`.
+
+References
+----------
+Cumings-Menon & Zhuravlev (2024), "Least squares estimation for hierarchical
+data", arXiv:2404.13164 (the two passes); Subspace DP paper, Theorem 22 and
+Congenial DP paper, Section 3 (conditioning on invariants, not projecting);
+issue 19.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..exceptions import InvariantDPError
+from ._dense import correction_basis, dense_bottom_up, dense_top_down, restrict
+from ._eigen import EigenAlgebra
+from ._fast import chain, combine, gains, segment_starts, segment_sum
+from ._own import own_info
+from ._problem import Problem
+
+__all__ = ["Solution", "solve"]
+
+
+@dataclass
+class Solution:
+    """Every array of the two passes, per level (see the module docstring).
+
+    ``z, v`` subtree estimates and variances (``z`` is None below level 1 after
+    a Dask run: nothing after the passes needs it); ``x, F`` final estimates and
+    variances; ``G, Om`` scalar gains and conditional variances given the
+    parent; ``anchor`` (level, unit) of the nearest unit above with a dense
+    final law (``-1``: none), ``Gam, Omt`` the chain to it (None without a
+    low-rank path); ``sub``, ``Fd``,
+    ``Gd``, ``Omd`` the dense laws on ``U`` by unit; ``affected`` the units of
+    the low-rank path.
+    """
+
+    problem: Problem
+    alg: EigenAlgebra
+    basis: object
+    starts: list
+    affected: list
+    zero_cells: list = field(default_factory=list)
+    z: list = field(default_factory=list)
+    v: list = field(default_factory=list)
+    sub: list = field(default_factory=list)
+    x: list = field(default_factory=list)
+    F: list = field(default_factory=list)
+    G: list = field(default_factory=list)
+    Om: list = field(default_factory=list)
+    anchor: list = field(default_factory=list)
+    Gam: list = field(default_factory=list)
+    Omt: list = field(default_factory=list)
+    Fd: list = field(default_factory=list)
+    Gd: list = field(default_factory=list)
+    Omd: list = field(default_factory=list)
+
+    @property
+    def n_levels(self) -> int:
+        return len(self.problem.sizes)
+
+    def path(self, level: int) -> np.ndarray:
+        """Per unit: ``"fast"``, ``"low-rank"`` (a rank-M correction) or ``"dense"``."""
+        out = np.full(self.problem.sizes[level], "fast", dtype=object)
+        if self.basis is not None:
+            touched = self.affected[level] | (self.anchor[level][:, 0] == level)
+            out[touched] = "dense" if self.basis.dense else "low-rank"
+        return out
+
+
+def _structure(prob: Problem, alg: EigenAlgebra, constraints: list):
+    """Children segments, affected units and the correction basis of a problem."""
+    n_lev = len(prob.sizes)
+    starts = [None] + [
+        segment_starts(prob.parents[lev], prob.sizes[lev - 1]) for lev in range(1, n_lev)
+    ]
+    affected = [np.zeros(n, dtype=bool) for n in prob.sizes]
+    vectors, full = [], False
+    for lev, con in enumerate(constraints):
+        affected[lev][sorted(con.units)] = True
+        full = full or bool(con.dense_units)
+        cells = set()
+        for c in con.zero_cells.values():
+            cells.update(int(i) for i in c)
+        if cells:
+            vectors.append(np.eye(alg.k)[sorted(cells)])
+        for rows in con.linear.values():
+            vectors.extend(mat for mat, _ in rows)
+    for lev in range(n_lev - 1, 0, -1):
+        affected[lev - 1][prob.parents[lev][affected[lev]]] = True
+    basis = None
+    if any(a.any() for a in affected):
+        vec = np.vstack(vectors) if vectors else np.zeros((0, alg.k))
+        basis = correction_basis(alg, vec, full)
+    return starts, affected, basis
+
+
+def _where(level: int, unit: int, names) -> str:
+    """A unit in messages: its geocode and level name when ``names`` has them."""
+    if names and level in names:
+        name, codes = names[level]
+        return f"unit {codes[unit]} of level {name}"
+    return f"unit {unit} of level {level}"
+
+
+def bottom_up_level(alg, own, basis, affected, starts, child, level, names=None):
+    """One level of the bottom-up pass: ``(z, v, sub)`` from the children's ``(z, v, sub)``."""
+    n = own.lam.shape[0]
+    if child is None:
+        s = np.zeros((n, *alg.shape))
+        big_s = np.full((n, alg.n_spaces), np.inf)
+    else:
+        zc, vc, _ = child
+        s = segment_sum(zc, starts)
+        big_s = segment_sum(vc, starts)
+        big_s[starts[1:] == starts[:-1]] = np.inf  # no children: nothing known from below
+    var, alpha, beta = combine(big_s, own.lam, own.pinned)
+    gamma = np.where(own.pinned, 1.0 - alpha, 0.0)
+    z = alg.apply(own.eta, beta)
+    if child is not None:
+        z += alg.apply(s, alpha)
+    if own.pinned.any():
+        z += alg.apply(own.pin, gamma)
+    if own.pin is not None:
+        _check_pins(alg, own, s, big_s, level, names)
+    sub = {}
+    for u in np.flatnonzero(affected):
+        kids = []
+        if child is not None:
+            zc, vc, subc = child
+            kids = [
+                restrict(basis, zc[j], vc[j], subc.get(j)) for j in range(starts[u], starts[u + 1])
+            ]
+        law = dense_bottom_up(basis, own, int(u), kids, _where(level, int(u), names))
+        flat = z[u].reshape(-1)
+        flat = flat + basis.mat @ (law.mean - basis.coords(flat))
+        flat[own.zero_cells.get(int(u), [])] = 0.0  # exactly, not to rounding
+        z[u] = flat.reshape(alg.shape)
+        sub[int(u)] = law
+    return z, var, sub
+
+
+def _check_pins(alg, own, s, big_s, level, names):
+    """Invariants of a unit must agree with the exact sum of its children's."""
+    both = own.pinned & (big_s == 0)
+    if not np.any(both):
+        return
+    rows = np.flatnonzero(both.any(axis=1))
+    diff = alg.apply(s[rows] - own.pin[rows], both[rows].astype(float))
+    scale = 1.0 + np.abs(own.pin[rows]).reshape(rows.size, -1).sum(axis=1)
+    bad = np.abs(diff).reshape(rows.size, -1).max(axis=1) > 1e-8 * scale
+    if np.any(bad):
+        u = int(rows[np.argmax(bad)])
+        raise InvariantDPError(
+            f"the invariants of {_where(level, u, names)} contradict the exact values of its "
+            "children: no histogram satisfies both."
+        )
+
+
+def top_down_level(alg, basis, child, starts, parent, level, names=None, zero_cells=None):
+    """One level of the top-down pass: the children's final quantities from the parent's.
+
+    ``child`` is ``(z, v, sub, affected)`` of the level; ``parent`` a dict of
+    the parent level's ``x, F, anchor, Gam, Omt, Fd, affected`` and ``s``
+    (the children's sum of subtree estimates).
+    """
+    zc, vc, subc, _ = child
+    zero_cells = zero_cells or {}
+    n_p = starts.size - 1
+    pidx = np.repeat(np.arange(n_p), np.diff(starts))
+    big_s = segment_sum(vc, starts)
+    inf = np.isinf(vc)
+    n_inf = segment_sum(inf.astype(float), starts)
+    rest = segment_sum(np.where(inf, 0.0, vc), starts)
+    g, om = gains(vc, big_s[pidx], n_inf[pidx], rest[pidx])
+    d = parent["x"] - parent["s"]
+    # children that are not identified share what their siblings leave of the parent
+    # equally: any split is an estimate, and this one keeps the children summing to it
+    with np.errstate(divide="ignore"):
+        share = np.where(np.isnan(g), 1.0 / n_inf[pidx], g)
+    x = alg.apply(d, share, rows=pidx)
+    x += zc
+    out = {
+        "x": x,
+        "F": chain(g, om, parent["F"][pidx]),
+        "G": g,
+        "Om": om,
+        "anchor": parent["anchor"][pidx].copy(),
+        # the chains to the anchors matter only where the low-rank path exists
+        "Gam": None if basis is None else np.where(np.isnan(g), 0, g) * parent["Gam"][pidx],
+        "Omt": None if basis is None else chain(g, om, parent["Omt"][pidx]),
+        "Fd": {},
+        "Gd": {},
+        "Omd": {},
+    }
+    if basis is None:
+        return out
+    for p in np.flatnonzero(parent["affected"]):
+        kids = range(starts[p], starts[p + 1])
+        if not any(child[3][j] for j in kids):
+            continue
+        laws = [restrict(basis, zc[j], vc[j], subc.get(j)) for j in kids]
+        x_pu = basis.coords(parent["x"][p].reshape(-1))
+        results = dense_top_down(parent["Fd"][int(p)], x_pu, laws, _where(level - 1, int(p), names))
+        _share_unidentified(x_pu, results)
+        for j, (x_u, gain, omega, final) in zip(kids, results, strict=True):
+            flat = x[j].reshape(-1)
+            flat = flat + basis.mat @ (x_u - basis.coords(flat))
+            flat[zero_cells.get(j, [])] = 0.0  # exactly, not to rounding
+            x[j] = flat.reshape(alg.shape)
+            out["anchor"][j] = (level, j)
+            out["Gam"][j] = 1.0
+            out["Omt"][j] = 0.0
+            out["Fd"][j], out["Gd"][j], out["Omd"][j] = final, gain, omega
+    return out
+
+
+def _share_unidentified(x_parent_u, results) -> None:
+    """Make the children's estimates on ``U`` sum to the parent's.
+
+    Directions in which a child is not identified given its parent carry an
+    arbitrary value; the gap between the parent and the children's sum lies in
+    those directions, and is split there (least norm), so that every
+    identified function of several units (a sum of siblings) is estimated right.
+    """
+    nulls = [omega.null for _, _, omega, _ in results]
+    if not any(n.shape[1] for n in nulls):
+        return
+    gap = x_parent_u - sum(r[0] for r in results)
+    t = np.linalg.lstsq(np.hstack(nulls), gap, rcond=None)[0]
+    at = 0
+    for (x_u, _, _, final), n in zip(results, nulls, strict=True):
+        x_u += n @ t[at : at + n.shape[1]]
+        final.mean = x_u
+        at += n.shape[1]
+
+
+def solve(problem: Problem, names=None) -> Solution:
+    """Run the two passes on ``problem`` (serially; :mod:`._dask` splits them into tasks).
+
+    Parameters
+    ----------
+    problem : Problem
+    names : dict, optional
+        ``{level: (level name, geocodes)}`` for error messages.
+
+    Returns
+    -------
+    Solution
+    """
+    alg = EigenAlgebra(problem.shape)
+    owns = [own_info(alg, problem, lev) for lev in range(len(problem.sizes))]
+    starts, affected, basis = _structure(problem, alg, [o.constraints for o in owns])
+    sol = Solution(problem, alg, basis, starts, affected, [o.zero_cells for o in owns])
+    up = upward(alg, owns, basis, affected, starts, names)
+    sol.z, sol.v, sol.sub = (list(t) for t in zip(*up, strict=True))
+    downward(sol, names)
+    return sol
+
+
+def upward(alg, owns, basis, affected, starts, names, child=None, base=0):
+    """Bottom-up over the levels of ``owns`` (finest first); ``[(z, v, sub)]`` per level.
+
+    ``child`` is the ``(z, v, sub)`` of the level below the finest of ``owns``
+    (the subtree results of the Dask tasks), or None; ``starts[l + 1]`` holds
+    the children segments of ``owns[l]``'s units, and ``base`` is the level
+    number of ``owns[0]`` (for messages).
+    """
+    out = [None] * len(owns)
+    for lev in range(len(owns) - 1, -1, -1):
+        st = starts[lev + 1] if lev + 1 < len(starts) else None
+        out[lev] = bottom_up_level(
+            alg, owns[lev], basis, affected[lev], st, child, base + lev, names
+        )
+        child = out[lev]
+    return out
+
+
+def root_level(sol: Solution, level: int = 0) -> dict:
+    """Final quantities of the roots: their subtree estimates."""
+    n = sol.problem.sizes[level]
+    anchor = np.full((n, 2), -1, dtype=np.int64)
+    fd = {}
+    for u, law in sol.sub[level].items():
+        anchor[u] = (level, u)
+        fd[u] = law
+    ns = sol.alg.n_spaces
+    return {
+        "x": sol.z[level].copy(),
+        "F": sol.v[level].copy(),
+        "G": np.full((n, ns), np.nan),
+        "Om": sol.v[level].copy(),
+        "anchor": anchor,
+        "Gam": None if sol.basis is None else np.ones((n, ns)),
+        "Omt": None if sol.basis is None else np.zeros((n, ns)),
+        "Fd": fd,
+        "Gd": {},
+        "Omd": {},
+    }
+
+
+def _store(sol: Solution, level: int, res: dict) -> None:
+    for key in ("x", "F", "G", "Om", "anchor", "Gam", "Omt", "Fd", "Gd", "Omd"):
+        getattr(sol, key)[level] = res[key]
+
+
+def downward(sol: Solution, names, stop: int | None = None) -> None:
+    """Top-down from the roots to level ``stop`` (default: the finest)."""
+    n_lev = sol.n_levels
+    for key in ("x", "F", "G", "Om", "anchor", "Gam", "Omt", "Fd", "Gd", "Omd"):
+        if len(getattr(sol, key)) < n_lev:
+            setattr(sol, key, [None] * n_lev)
+    _store(sol, 0, root_level(sol))
+    for lev in range(1, n_lev if stop is None else stop + 1):
+        st = sol.starts[lev]
+        parent = {
+            "x": sol.x[lev - 1],
+            "F": sol.F[lev - 1],
+            "anchor": sol.anchor[lev - 1],
+            "Gam": sol.Gam[lev - 1],
+            "Omt": sol.Omt[lev - 1],
+            "Fd": sol.Fd[lev - 1],
+            "affected": sol.affected[lev - 1],
+            "s": segment_sum(sol.z[lev], st),
+        }
+        child = (sol.z[lev], sol.v[lev], sol.sub[lev], sol.affected[lev])
+        res = top_down_level(sol.alg, sol.basis, child, st, parent, lev, names, sol.zero_cells[lev])
+        _store(sol, lev, res)

@@ -1,0 +1,219 @@
+"""The GLS problem as arrays: a tree of units, their measurements and their constraints.
+
+This is the input of :func:`invariantdp.census._gls.solve`, built by
+:func:`invariantdp.census.gls` from :class:`~invariantdp.census.NoisyMeasurements`
+and usable directly for a single release (one unit, a flat geography).
+
+* ``shape``: the product schema ``(n_1, ..., n_d)``; a unit's unknown is its
+  detailed histogram of ``k = prod(shape)`` cells, flattened in C order.
+* ``parents[l]``: for each unit of level ``l`` the index of its parent in
+  level ``l - 1`` (non-decreasing, so siblings are contiguous); level 0 has
+  no parents.  A unit's histogram is the sum of its children's; a unit
+  without children is a leaf.
+* :class:`Measurement`: noisy answers of one marginal query (attribute
+  indices ``attrs``, ``()`` for the total) for some units of one level, with
+  the noise variance per unit (or per unit and cell).
+* :class:`Equality`: a whole marginal query known exactly (an invariant).
+* :class:`Zeros`: query cells fixed at 0 by a ``<=`` bound of 0; counts being
+  non-negative, every detailed cell of the unit that sums into such a cell is 0.
+* :class:`Linear`: any other equality ``C h_u = c`` on one unit's histogram.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..exceptions import InvariantDPError
+
+__all__ = ["Equality", "Linear", "Measurement", "Problem", "Zeros"]
+
+
+def _cells(shape, attrs) -> int:
+    return int(np.prod([shape[a] for a in attrs], dtype=np.int64))
+
+
+def _check_attrs(shape, attrs, what) -> tuple[int, ...]:
+    attrs = tuple(int(a) for a in attrs)
+    if list(attrs) != sorted(set(attrs)) or any(a < 0 or a >= len(shape) for a in attrs):
+        raise InvariantDPError(
+            f"`{what}.attrs` ({attrs}) must be increasing attribute indices in [0, {len(shape)})."
+        )
+    return attrs
+
+
+def _check_units(units, n, what) -> np.ndarray:
+    units = np.asarray(units, dtype=np.int64).reshape(-1)
+    if units.size and (units.min() < 0 or units.max() >= n):
+        raise InvariantDPError(f"`{what}.units` must index the {n} units of its level.")
+    if not (units.size < 2 or np.all(np.diff(units) > 0)) and np.unique(units).size != units.size:
+        raise InvariantDPError(f"`{what}.units` must not repeat a unit.")
+    return units
+
+
+@dataclass
+class Measurement:
+    """Noisy answers ``values[i] = Q_attrs h_{units[i]} + e`` with ``Var(e) = variance[i]``."""
+
+    level: int
+    attrs: tuple
+    units: np.ndarray
+    values: np.ndarray
+    variance: np.ndarray
+
+
+@dataclass
+class Equality:
+    """``Q_attrs h_{units[i]} = values[i]`` exactly."""
+
+    level: int
+    attrs: tuple
+    units: np.ndarray
+    values: np.ndarray
+
+
+@dataclass
+class Zeros:
+    """``mask[i, j]``: cell ``j`` of ``Q_S h_{units[i]}`` is 0, and every detailed cell in it."""
+
+    level: int
+    attrs: tuple
+    units: np.ndarray
+    mask: np.ndarray
+
+
+@dataclass
+class Linear:
+    """``matrix @ h_unit = values`` (rows over the ``k`` detailed cells)."""
+
+    level: int
+    unit: int
+    matrix: np.ndarray
+    values: np.ndarray
+
+
+@dataclass
+class Problem:
+    """A GLS problem on a tree of units (see the module docstring)."""
+
+    shape: tuple
+    parents: list
+    measurements: list = field(default_factory=list)
+    equalities: list = field(default_factory=list)
+    zeros: list = field(default_factory=list)
+    linear: list = field(default_factory=list)
+
+    def __post_init__(self):
+        self.shape = tuple(int(n) for n in self.shape)
+        if not self.shape or min(self.shape) < 1:
+            raise InvariantDPError(
+                f"`shape` ({self.shape}) must hold at least one level count >= 1."
+            )
+        self.k = int(np.prod(self.shape, dtype=np.int64))
+        self.parents = [np.asarray(p, dtype=np.int64).reshape(-1) for p in self.parents]
+        if not self.parents:
+            raise InvariantDPError("`parents` must describe at least one level of units.")
+        self.sizes = [p.size for p in self.parents]
+        for lev in range(1, len(self.parents)):
+            p = self.parents[lev]
+            if p.size and (p.min() < 0 or p.max() >= self.sizes[lev - 1] or np.any(np.diff(p) < 0)):
+                raise InvariantDPError(
+                    f"`parents[{lev}]` must be non-decreasing indices into level {lev - 1}."
+                )
+        for what, items in (("measurement", self.measurements), ("equality", self.equalities)):
+            for it in items:
+                self._check_block(it, what, "values")
+        for it in self.measurements:
+            var = np.asarray(it.variance, dtype=float)
+            if var.ndim == 1:
+                var = var.reshape(-1)
+            if var.shape not in ((it.units.size,), it.values.shape) or not np.all(
+                np.isfinite(var) & (var > 0)
+            ):
+                raise InvariantDPError(
+                    "`measurement.variance` must be finite and > 0, one per unit or per cell "
+                    "(a variance of 0 is an Equality)."
+                )
+            it.variance = var
+        for it in self.zeros:
+            self._check_block(it, "zeros", "mask")
+            it.mask = np.asarray(it.mask, dtype=bool)
+        for it in self.linear:
+            self._check_level(it.level, "linear")
+            if not 0 <= int(it.unit) < self.sizes[it.level]:
+                raise InvariantDPError(f"`linear.unit` ({it.unit}) must index its level's units.")
+            it.matrix = np.atleast_2d(np.asarray(it.matrix, dtype=float))
+            it.values = np.asarray(it.values, dtype=float).reshape(-1)
+            if it.matrix.shape != (it.values.size, self.k) or not np.all(np.isfinite(it.matrix)):
+                raise InvariantDPError(
+                    f"`linear.matrix` must be finite of shape (rows, {self.k}) with one value "
+                    f"per row; got {it.matrix.shape} and {it.values.size} values."
+                )
+
+    def _check_level(self, level, what):
+        if not 0 <= int(level) < len(self.sizes):
+            raise InvariantDPError(f"`{what}.level` ({level}) must be in [0, {len(self.sizes)}).")
+
+    def _check_block(self, it, what, name):
+        self._check_level(it.level, what)
+        it.attrs = _check_attrs(self.shape, it.attrs, what)
+        it.units = _check_units(it.units, self.sizes[it.level], what)
+        arr = np.asarray(getattr(it, name))
+        arr = arr.reshape(it.units.size, -1) if arr.size or not it.units.size else arr
+        if arr.shape != (it.units.size, _cells(self.shape, it.attrs)):
+            raise InvariantDPError(
+                f"`{what}.{name}` must have one row of {_cells(self.shape, it.attrs)} cells per "
+                f"unit; got shape {np.shape(getattr(it, name))}."
+            )
+        if name == "values":
+            arr = arr.astype(float, copy=False)
+            if not np.all(np.isfinite(arr)):
+                raise InvariantDPError(f"`{what}.values` must be finite.")
+        setattr(it, name, arr)
+
+    def subtree(self, first: int, blocks: list) -> Problem:
+        """The problem of levels ``first..`` restricted to units ``blocks[i] = (lo, hi)``.
+
+        Unit indices are rebased to the blocks (a subtree of sorted units is a
+        contiguous block per level); level ``first`` becomes level 0.
+        """
+        parents = [np.full(blocks[0][1] - blocks[0][0], -1, dtype=np.int64)]
+        for i in range(1, len(blocks)):
+            lo, hi = blocks[i]
+            parents.append(self.parents[first + i][lo:hi] - blocks[i - 1][0])
+
+        def cut(items, value_names):
+            out = []
+            for it in items:
+                i = it.level - first
+                if i < 0:
+                    continue
+                lo, hi = blocks[i]
+                keep = (it.units >= lo) & (it.units < hi)
+                if not keep.any():
+                    continue
+                rows = np.flatnonzero(keep)
+                sel = slice(rows[0], rows[-1] + 1) if rows[-1] - rows[0] + 1 == rows.size else rows
+                fields = {name: getattr(it, name)[sel] for name in value_names}
+                out.append(type(it)(i, it.attrs, it.units[sel] - lo, **fields))
+            return out
+
+        linear = [
+            Linear(c.level - first, c.unit - blocks[c.level - first][0], c.matrix, c.values)
+            for c in self.linear
+            if c.level >= first
+            and blocks[c.level - first][0] <= c.unit < blocks[c.level - first][1]
+        ]
+        return Problem(
+            self.shape,
+            parents,
+            cut(self.measurements, ("values", "variance")),
+            cut(self.equalities, ("values",)),
+            cut(self.zeros, ("mask",)),
+            linear,
+        )
+
+    def at(self, items, level):
+        """The items of a list that belong to ``level``."""
+        return [it for it in items if it.level == level]

@@ -1,0 +1,253 @@
+r"""Variances of marginal queries from a :class:`~._gls.Solution`: per unit and for sums of units.
+
+A covariance here is a pair: scalars ``m`` (one per eigenspace, right on
+:math:`U^\perp`) and, when the low-rank path is involved, a generalised
+Gaussian on ``U``.  A query cell's variance is
+:math:`\sum_T m_T (\|P_T r\|^2 - \|B_T^\top r\|^2) + r_U^\top W r_U` for
+its indicator ``r``; infinite (not estimable) when ``r`` has a component on
+an eigenspace or direction that nothing identifies.
+
+Sums of units of one level (a city from its blocks) use the covariances
+between units, which the tree gives through their common ancestors.  The
+recursion carries, for the sum ``R_a`` of the chosen units below node ``a``,
+its regression on ``h_a`` given the data, :math:`E[R_a | h_a] = \hat R_a +
+K_a (h_a - x_a)`, and its residual covariance ``D_a``:
+
+.. math:: K_a = \sum_c K_c G_c, \qquad
+          D_a = \sum_c D_c + \operatorname{Var}\Big(\sum_c K_c h_c \,\Big|\, h_a\Big),
+
+so that :math:`\operatorname{Var}(R) = D_r + K_r F_r K_r^\top` at the root;
+linear in the number of units above the chosen level.
+
+References
+----------
+Cumings-Menon & Zhuravlev (2024), arXiv:2404.13164 (variances of linear
+functions of the hierarchical GLS estimator); issue 19.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._dense import restrict
+from ._fast import mul0, segment_max, segment_min, segment_sum
+from ._ggauss import RTOL, GGauss, gsum, image, posterior
+
+__all__ = ["query_cov", "query_variances", "rows_cov", "sum_law", "unit_law", "variance_from"]
+
+
+def _weights(sol, attrs, with_u: bool):
+    """``W[j, T] = ||P_T r_j||^2 - ||B_T^T r_j||^2`` (cells x 2^d) and ``R B``."""
+    alg, basis = sol.alg, sol.basis
+    c = alg.cell_weight(attrs)
+    rows = alg.query_rows(attrs)
+    if not with_u:
+        return np.broadcast_to(c, (rows.shape[0], c.size)), None
+    rb = rows @ basis.mat
+    # exact zeros where the query has no component (T not inside S): rounding there
+    # would meet infinite variances of eigenspaces the query never touches
+    rb[:, ~alg.query_mask(attrs)[basis.labels]] = 0.0
+    rb[np.abs(rb) < 1e-13 * max(1.0, float(np.abs(rb).max(initial=0.0)))] = 0.0
+    used = np.zeros((rows.shape[0], alg.n_spaces))
+    np.add.at(used.T, basis.labels, (rb**2).T)
+    w = c[None, :] - used
+    return np.where(w > 1e-9 * np.maximum(c, 1.0)[None, :], w, 0.0), rb
+
+
+def _fast_part(w: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """``sum_T w[.., T] m[.., T]`` with ``0 * inf = 0`` (``w``: cells x 2^d, ``m``: n x 2^d)."""
+    return mul0(w[None, :, :], m[:, None, :]).sum(axis=-1)
+
+
+def _unit_laws(sol, level: int, units: np.ndarray):
+    """Groups ``(anchor law, units, Gamma on U, Omega~ on U)`` of anchored units."""
+    labels = sol.basis.labels
+    groups = {}
+    for u in units:
+        a_lev, a_unit = sol.anchor[level][u]
+        if a_lev >= 0:
+            groups.setdefault((int(a_lev), int(a_unit)), []).append(int(u))
+    for (a_lev, a_unit), members in groups.items():
+        members = np.array(members)
+        yield (
+            sol.Fd[a_lev][a_unit],
+            members,
+            sol.Gam[level][members][:, labels],
+            sol.Omt[level][members][:, labels],
+        )
+
+
+def query_variances(sol, level: int, attrs, units=None) -> np.ndarray:
+    """Variance of every cell of query ``attrs`` for units of ``level`` (``(n, cells)``)."""
+    units = np.arange(sol.problem.sizes[level]) if units is None else np.asarray(units)
+    anchored = (
+        np.zeros(units.size, dtype=bool) if sol.basis is None else sol.anchor[level][units, 0] >= 0
+    )
+    w_full, _ = _weights(sol, attrs, False)
+    out = _fast_part(w_full, sol.F[level][units])
+    if not anchored.any():
+        return _exact_zeros(sol, level, units, attrs, out)
+    w_perp, rb = _weights(sol, attrs, True)
+    pos = {int(u): i for i, u in enumerate(units)}
+    for law, members, gam, omt in _unit_laws(sol, level, units[anchored]):
+        idx = np.array([pos[int(u)] for u in members])
+        part = _fast_part(w_perp, sol.F[level][members])
+        part += mul0(rb[None, :, :] ** 2, omt[:, None, :]).sum(axis=-1)
+        rbg = rb[None, :, :] * gam[:, None, :]
+        part += np.einsum("ncm,mk,nck->nc", rbg, law.cov, rbg)
+        if law.null.shape[1]:
+            hit = np.linalg.norm(rbg @ law.null, axis=-1)
+            scale = np.maximum(np.linalg.norm(rb, axis=-1), 1e-300)[None, :]
+            part = np.where(hit > np.sqrt(RTOL) * scale, np.inf, part)
+        out[idx] = part
+    return _exact_zeros(sol, level, units, attrs, out)
+
+
+def _exact_zeros(sol, level, units, attrs, var):
+    """Query cells made only of a unit's structural zeros have variance exactly 0."""
+    zeros = sol.zero_cells[level] if sol.zero_cells else {}
+    if not zeros:
+        return var
+    rows = sol.alg.query_rows(attrs).astype(bool)
+    for i, u in enumerate(units):
+        cells = zeros.get(int(u))
+        if cells is not None:
+            inside = np.zeros(sol.alg.k, dtype=bool)
+            inside[cells] = True
+            var[i, ~(rows & ~inside[None, :]).any(axis=1)] = 0.0
+    return var
+
+
+def unit_law(sol, level: int, unit: int):
+    """``(m, law on U or None)``: the final covariance of one unit."""
+    m = sol.F[level][unit]
+    if sol.basis is None or sol.anchor[level][unit, 0] < 0:
+        return m, None
+    ((law, _, gam, omt),) = _unit_laws(sol, level, np.array([unit]))
+    zero = np.zeros(law.dim)
+    parts = [GGauss.diagonal(zero, omt[0]), image(GGauss(zero, law.cov, law.null), np.diag(gam[0]))]
+    return m, gsum(parts)
+
+
+def _row_weights(sol, rows: np.ndarray, with_u: bool):
+    """``W[j, T]`` (as in :func:`_weights`) and ``R B`` for arbitrary rows over the cells."""
+    alg, basis = sol.alg, sol.basis
+    hist = rows.reshape(-1, *alg.shape)
+    w = np.stack(
+        [
+            np.einsum("jk,jk->j", alg.project(hist, t).reshape(rows.shape[0], -1), rows)
+            for t in range(alg.n_spaces)
+        ],
+        axis=1,
+    )
+    w = np.where(w > 1e-12 * max(1.0, float(np.abs(w).max(initial=0.0))), w, 0.0)
+    if not with_u:
+        return w, None
+    rb = rows @ basis.mat
+    used = np.zeros_like(w)
+    np.add.at(used.T, basis.labels, (rb**2).T)
+    resid = w - used
+    return np.where(resid > 1e-9 * np.maximum(w, 1.0), resid, 0.0), rb
+
+
+def rows_cov(sol, m: np.ndarray, law, rows: np.ndarray, weights=None) -> np.ndarray:
+    """``R Cov R^T`` of any rows over the ``k`` cells; ``inf`` rows/columns: not estimable."""
+    alg = sol.alg
+    w, rb = weights if weights is not None else _row_weights(sol, rows, law is not None)
+    finite = np.where(np.isinf(m), 0.0, m)
+    cov = rows @ alg.apply(rows.reshape(-1, *alg.shape), finite).reshape(rows.shape[0], -1).T
+    if law is not None:
+        cov = cov - (rb * finite[sol.basis.labels]) @ rb.T + law.cov_of(rb)
+    bad = (w * np.isinf(m)[None, :]).sum(axis=1) > 0
+    cov[bad, :] = np.inf
+    cov[:, bad] = np.inf
+    return cov
+
+
+def variance_from(sol, m: np.ndarray, law, attrs, full: bool = False) -> np.ndarray:
+    """Cell variances (or, with ``full``, the covariance matrix) of query ``attrs``."""
+    w, rb = _weights(sol, attrs, law is not None)
+    if not full:
+        var = _fast_part(w, m[None, :])[0]
+        return var if law is None else var + law.variance_of(rb)
+    return rows_cov(sol, m, law, sol.alg.query_rows(attrs), weights=(w, rb))
+
+
+def query_cov(sol, level: int, unit: int, attrs) -> np.ndarray:
+    """The covariance matrix of query ``attrs`` at one unit."""
+    m, law = unit_law(sol, level, unit)
+    return variance_from(sol, m, law, attrs, full=True)
+
+
+def _fast_up(k, d, v, starts):
+    """The scalar rule of the sum recursion from children ``(K, D)`` to parents."""
+    pidx = np.repeat(np.arange(starts.size - 1), np.diff(starts))
+    inf = np.isinf(v)
+    big_s = segment_sum(v, starts)
+    n_inf = segment_sum(inf.astype(float), starts)
+    kv = segment_sum(np.where(inf, 0.0, k * np.where(inf, 0.0, v)), starts)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kbar = np.where((big_s > 0) & np.isfinite(big_s), kv / big_s, 0.0)
+    lo = segment_min(np.where(inf, k, np.inf), starts)
+    hi = segment_max(np.where(inf, k, -np.inf), starts)
+    has_inf = n_inf > 0
+    same = lo == hi
+    kbar = np.where(has_inf, np.where(same, lo, 0.0), kbar)
+    dev = np.where(inf, 0.0, mul0(np.where(inf, 0.0, v), (k - kbar[pidx]) ** 2))
+    dp = segment_sum(d, starts) + segment_sum(dev, starts)
+    return kbar, np.where(has_inf & ~same, np.inf, dp)
+
+
+def _dense_up(sol, lev, p, k, d, kd, dd):
+    """The sum recursion at an affected parent: ``K_p`` and ``D_p`` on ``U``."""
+    basis = sol.basis
+    m = basis.dim
+    eye, zero = np.eye(m), np.zeros((m, m))
+    parts, d_parts = [], []
+    for j in range(sol.starts[lev][p], sol.starts[lev][p + 1]):
+        law = restrict(basis, np.zeros(sol.alg.k), sol.v[lev][j], sol.sub[lev].get(j))  # cov only
+        kj = kd.get(j, basis.diag(k[j]))
+        parts.append(image(GGauss(np.zeros(m), law.cov, law.null), np.vstack([kj, eye])))
+        d_parts.append(dd.get(j, GGauss.diagonal(np.zeros(m), d[j][basis.labels])))
+    joint = gsum(parts)
+    joint.mean = np.zeros((2 * m, m))
+    post = posterior(
+        2 * m, [joint], constraints=np.hstack([zero, eye]), values=eye, check_columns=0
+    )
+    cond = image(GGauss(np.zeros(2 * m), post.cov, post.null), np.hstack([eye, zero]))
+    return post.mean[:m], gsum([*d_parts, cond])
+
+
+def sum_law(sol, level: int, units):
+    """``(m, law on U or None)``: the covariance of the sum of ``h_u`` over ``units``."""
+    n = sol.problem.sizes[level]
+    k = np.zeros((n, sol.alg.n_spaces))
+    k[np.asarray(units)] = 1.0
+    d = np.zeros_like(k)
+    kd, dd = {}, {}
+    for lev in range(level, 0, -1):
+        starts = sol.starts[lev]
+        new_k, new_d = _fast_up(k, d, sol.v[lev], starts)
+        new_kd, new_dd = {}, {}
+        if sol.basis is not None:
+            for p in np.flatnonzero(sol.affected[lev - 1]):
+                if sol.affected[lev][sol.starts[lev][p] : sol.starts[lev][p + 1]].any():
+                    new_kd[int(p)], new_dd[int(p)] = _dense_up(sol, lev, int(p), k, d, kd, dd)
+        k, d, kd, dd = new_k, new_d, new_kd, new_dd
+    total = d + mul0(k**2, sol.F[0])
+    m = total.sum(axis=0)
+    roots = np.flatnonzero(np.any(k != 0, axis=1) | np.any(d != 0, axis=1))
+    if sol.basis is None or not any(int(r) in sol.Fd[0] for r in roots):
+        return m, None
+    basis, zero = sol.basis, np.zeros(sol.basis.dim)
+    laws = []
+    for r in roots:
+        r = int(r)
+        if r in sol.Fd[0]:
+            f = sol.Fd[0][r]
+            kr = kd.get(r, basis.diag(k[r]))
+            dr = dd.get(r, GGauss.diagonal(zero, d[r][basis.labels]))
+            laws += [dr, image(GGauss(zero, f.cov, f.null), kr)]
+        else:
+            laws.append(GGauss.diagonal(zero, total[r][basis.labels]))
+    return m, gsum(laws)

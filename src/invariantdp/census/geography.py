@@ -1,0 +1,159 @@
+"""The geographic hierarchy: named levels with fixed geocode widths.
+
+A unit is named by its geocode, a string of digits; its parent at the level
+above is the prefix of the geocode of that level's width (a tract
+``"01001020100"`` lies in county ``"01001"``, in state ``"01"``).
+
+References
+----------
+US Census Bureau, 2020 Census noisy measurement files (geocode widths State 2,
+County 5, Tract 11, Block Group 12, Block 16); issue 19.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import format_value
+from ..exceptions import InvariantDPError
+
+__all__ = ["Geography"]
+
+#: the Bureau's levels of the P.L. 94-171 and DHC spine below the nation, and their widths
+BUREAU_LEVELS = {"State": 2, "County": 5, "Tract": 11, "Block_Group": 12, "Block": 16}
+
+
+class Geography:
+    """Named geographic levels from coarse to fine, each with its geocode width.
+
+    Parameters
+    ----------
+    levels : mapping of str to int, optional
+        ``{level name: geocode width}``, coarse to fine, widths strictly
+        increasing.  Default: the Bureau's State 2, County 5, Tract 11,
+        Block_Group 12, Block 16.
+
+    References
+    ----------
+    Issue 19; the Bureau's noisy measurement files.
+
+    Examples
+    --------
+    >>> from invariantdp.census import Geography
+    >>> g = Geography()
+    >>> g.names
+    ('State', 'County', 'Tract', 'Block_Group', 'Block')
+    >>> g.parent("01001020100", "Tract")
+    '01001'
+    >>> g.subset("County", "Tract").widths
+    (5, 11)
+    """
+
+    def __init__(self, levels=None):
+        levels = dict(BUREAU_LEVELS if levels is None else levels)
+        if not levels:
+            raise InvariantDPError("`levels` must name at least one geographic level.")
+        names, widths = [], []
+        for name, width in levels.items():
+            if not isinstance(name, str) or not name:
+                raise InvariantDPError(
+                    f"level name {format_value(name)} must be a non-empty string."
+                )
+            if not isinstance(width, int | np.integer) or isinstance(width, bool) or width < 1:
+                raise InvariantDPError(
+                    f"the geocode width of `{name}` ({format_value(width)}) must be an int >= 1."
+                )
+            if widths and width <= widths[-1]:
+                raise InvariantDPError(
+                    f"the geocode width of `{name}` ({width}) must exceed that of "
+                    f"`{names[-1]}` ({widths[-1]}): levels go from coarse to fine."
+                )
+            names.append(name)
+            widths.append(int(width))
+        self.names = tuple(names)
+        self.widths = tuple(widths)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Geography) and (self.names, self.widths) == (
+            other.names,
+            other.widths,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.names, self.widths))
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n!r}: {w}" for n, w in zip(self.names, self.widths, strict=True))
+        return f"Geography({{{inner}}})"
+
+    def index(self, level: str) -> int:
+        """The position of ``level`` (0 the coarsest)."""
+        try:
+            return self.names.index(level)
+        except ValueError:
+            raise InvariantDPError(
+                f"`level` ({format_value(level)}) is not a level of the geography "
+                f"({', '.join(self.names)})."
+            ) from None
+
+    def width(self, level: str) -> int:
+        return self.widths[self.index(level)]
+
+    def subset(self, first: str, last: str) -> Geography:
+        """The contiguous levels from ``first`` to ``last``."""
+        i, j = self.index(first), self.index(last)
+        if j < i:
+            raise InvariantDPError(f"`last` ({last!r}) must not be above `first` ({first!r}).")
+        return Geography(dict(zip(self.names[i : j + 1], self.widths[i : j + 1], strict=True)))
+
+    def parent(self, geocode: str, level: str) -> str:
+        """The geocode of the unit above ``geocode`` (of level ``level``)."""
+        i = self.index(level)
+        if i == 0:
+            raise InvariantDPError(f"units of the top level `{level}` have no parent.")
+        return geocode[: self.widths[i - 1]]
+
+    def check_geocodes(self, geocodes: np.ndarray, level: str):
+        """Positions of geocodes of the wrong width or with non-digit characters (or None)."""
+        width = self.width(level)
+        codes = np.asarray(geocodes, dtype=object)
+        lengths = np.fromiter(
+            (len(g) if isinstance(g, str) else -1 for g in codes), int, codes.size
+        )
+        bad = lengths != width
+        if not bad.any():
+            digits = np.fromiter((g.isdigit() for g in codes), bool, codes.size)
+            bad = ~digits
+        return np.flatnonzero(bad)
+
+    def tree(self, units: list) -> list:
+        """``parents[l]``: for each (sorted) unit of level ``l``, its parent's index above.
+
+        ``units[l]`` holds the sorted geocodes of level ``l``.  Returns the list
+        of parent index arrays (level 0: ``-1``) and raises, naming the first
+        unit whose parent is missing, if a prefix is not a unit above.
+        """
+        parents = [np.full(len(units[0]), -1, dtype=np.int64)]
+        for lev in range(1, len(units)):
+            above = np.asarray(units[lev - 1], dtype=object).astype(str)
+            # casting to a shorter string dtype truncates: the prefix of the parent's width
+            prefix = (
+                np.asarray(units[lev], dtype=object).astype(str).astype(f"U{self.widths[lev - 1]}")
+            )
+            pos = np.searchsorted(above, prefix) if above.size else None
+            if pos is None:
+                ok = np.zeros(prefix.size, dtype=bool)
+            else:
+                pos = np.minimum(pos, max(above.size - 1, 0))
+                ok = above[pos] == prefix
+            if not ok.all():
+                first = int(np.flatnonzero(~ok)[0])
+                raise InvariantDPError(
+                    f"unit {units[lev][first]!r} of level `{self.names[lev]}` has no parent: "
+                    f"{prefix[first]!r} is not a unit of level `{self.names[lev - 1]}`."
+                )
+            parents.append(pos.astype(np.int64))
+        return parents

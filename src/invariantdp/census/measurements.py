@@ -1,0 +1,306 @@
+r"""Noisy measurements of a hierarchy of units: the content of a noisy measurement file.
+
+Per geographic level and marginal query, the noisy answers of the units
+measured, with the variance parameter of their noise; the equality
+invariants (queries published exactly); the structural zeros; the other
+inequality constraints (kept and reported, not used by the linear
+estimator); and any further linear equality constraints.  Everything is held
+as arrays per (level, query), never as per-unit objects.
+
+References
+----------
+US Census Bureau, 2020 Census noisy measurement files (P.L. 94-171, DHC);
+Abowd et al. (2022), "The 2020 Census disclosure avoidance system TopDown
+algorithm"; issue 19.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from .._results import Summary, format_table
+from .._validation import format_value
+from ..exceptions import InvariantDPError
+from ._ingest import Chunk, assemble
+from ._nmf_write import write_nmf
+from ._problem import Equality, Linear, Measurement, Problem, Zeros
+from ._table import QueryTable
+from .geography import Geography
+from .privacy import CensusPrivacy
+from .schema import Schema
+
+__all__ = ["NoisyMeasurements", "QueryTable", "noise_variance"]
+
+#: noise families whose measurements the linear estimator knows how to weight
+NOISE_FAMILIES = ("discrete_gaussian", "gaussian")
+
+
+def noise_variance(family: str, sigma2: np.ndarray) -> np.ndarray:
+    r"""The variance of the noise law with variance parameter ``sigma2``.
+
+    For the discrete Gaussian :math:`N_{\mathbb Z}(0, \sigma^2)` it is
+    slightly below :math:`\sigma^2` when :math:`\sigma` is small
+    (Canonne, Kamath & Steinke 2020, Fact 18); for the Gaussian it is
+    :math:`\sigma^2`.
+    """
+    sigma2 = np.asarray(sigma2, dtype=float)
+    if family == "gaussian":
+        return sigma2
+    from ..distributions import discrete_gaussian
+
+    uniq, inv = np.unique(sigma2, return_inverse=True)
+    return np.asarray(discrete_gaussian.var(np.sqrt(uniq)), dtype=float)[inv].reshape(sigma2.shape)
+
+
+def _levels_in(d: dict) -> set:
+    return {key[0] for key in d}
+
+
+@dataclass(frozen=True)
+class NoisyMeasurements:
+    r"""Noisy measurements and constraints of a hierarchy of geographic units.
+
+    Build one with :func:`~invariantdp.census.measure` (a curator),
+    :func:`~invariantdp.census.read_nmf` (a noisy measurement file) or
+    :meth:`from_frames` (DataFrames in the file layout).
+
+    Parameters
+    ----------
+    schema : Schema
+    geography : Geography
+        The levels held, coarse to fine (contiguous).
+    units : tuple of numpy.ndarray
+        Sorted geocodes of each level's units.
+    measurements : dict
+        ``{(level, query): QueryTable}`` of noisy answers with their noise
+        variance parameters :math:`\sigma^2` (> 0).
+    invariants : dict
+        ``{(level, query): QueryTable}`` of exact answers.
+    zeros : dict
+        ``{(level, query): QueryTable}`` whose ``values`` are boolean masks of
+        query cells fixed at 0 (structural zeros).
+    inequalities : dict
+        ``{(level, query, sign): QueryTable}`` of other bounds, kept and
+        reported (:meth:`inequality_report`), not used by the estimator.
+    linear : tuple
+        ``(level, geocode, matrix, values)`` equality constraints on a unit's
+        detailed histogram (rows over its ``k`` cells).
+    noise : str
+        Family of the noise law, ``"discrete_gaussian"`` (the Bureau's) or
+        ``"gaussian"``.
+    randomness : str
+        ``"secure"``, ``"simulation"`` (from :func:`measure`) or ``"unknown"``.
+
+    References
+    ----------
+    Issue 19; Canonne, Kamath & Steinke (2020) (the discrete Gaussian noise).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from invariantdp.census import Geography, NoisyMeasurements, Schema
+    >>> dpq = pd.DataFrame({
+    ...     "geocode": ["1", "11", "12"],
+    ...     "query_name": ["total_dpq", "detailed_dpq", "detailed_dpq"],
+    ...     "value": [[30.0], [9.0, 11.0], [4.0, 7.0]],
+    ...     "variance": [1.0, 2.0, 2.0],
+    ... })
+    >>> geo = Geography({"A": 1, "B": 2})
+    >>> nm = NoisyMeasurements.from_frames(dpq, None, Schema({"sex": 2}), geo)
+    >>> nm.levels, nm.geocodes("B").tolist(), nm.queries("B")
+    (('A', 'B'), ['11', '12'], ['detailed'])
+    >>> round(nm.privacy.rho, 6)  # 1/1 + 1/2 (sensitivity sqrt(2))
+    1.5
+    """
+
+    schema: Schema
+    geography: Geography
+    units: tuple
+    measurements: dict = field(default_factory=dict)
+    invariants: dict = field(default_factory=dict)
+    zeros: dict = field(default_factory=dict)
+    inequalities: dict = field(default_factory=dict)
+    linear: tuple = ()
+    noise: str = "discrete_gaussian"
+    randomness: str = "unknown"
+
+    def __post_init__(self):
+        if not isinstance(self.schema, Schema):
+            raise TypeError(f"`schema` must be a Schema, got {type(self.schema).__name__}.")
+        if not isinstance(self.geography, Geography):
+            raise TypeError(
+                f"`geography` must be a Geography, got {type(self.geography).__name__}."
+            )
+        if self.noise not in NOISE_FAMILIES:
+            raise InvariantDPError(
+                f"`noise` ({format_value(self.noise)}) must be one of {', '.join(NOISE_FAMILIES)}."
+            )
+        if len(self.units) != len(self.geography):
+            raise InvariantDPError(
+                f"`units` must hold one array per level of the geography ({len(self.geography)})."
+            )
+        object.__setattr__(self, "units", tuple(np.asarray(u, dtype=object) for u in self.units))
+        for d in (self.measurements, self.invariants, self.zeros, self.inequalities):
+            unknown = _levels_in(d) - set(self.geography.names)
+            if unknown:
+                raise InvariantDPError(f"levels {sorted(unknown)} are not levels of the geography.")
+        object.__setattr__(self, "parents", self.geography.tree(list(self.units)))
+
+    # -- description ---------------------------------------------------------
+
+    @property
+    def levels(self) -> tuple:
+        return self.geography.names
+
+    def geocodes(self, level: str) -> np.ndarray:
+        """The sorted geocodes of a level's units."""
+        return self.units[self.geography.index(level)]
+
+    def unit_index(self, level: str, geocodes) -> np.ndarray:
+        """Positions of ``geocodes`` among the level's units; unknown geocodes are refused."""
+        units = self.geocodes(level).astype(str)
+        codes = np.atleast_1d(np.asarray(geocodes, dtype=object)).astype(str)
+        pos = np.minimum(np.searchsorted(units, codes), max(units.size - 1, 0))
+        bad = units[pos] != codes if units.size else np.ones(codes.size, dtype=bool)
+        if np.any(bad):
+            raise InvariantDPError(
+                f"`geocodes` holds {format_value(codes[bad][:3].tolist())}, not units of "
+                f"level `{level}`."
+            )
+        return pos.astype(np.int64)
+
+    def queries(self, level: str) -> list:
+        """The queries measured at ``level`` (schema order)."""
+        have = {q for (lev, q) in self.measurements if lev == level}
+        return [q for q in self.schema.queries if q in have]
+
+    def answers(self, level: str, query: str):
+        """The noisy answers of one (level, query) as a long DataFrame.
+
+        Columns ``geocode``, one per attribute of the query (level labels),
+        ``value`` and ``variance`` (the noise variance parameter).
+        """
+        table = self.measurements.get((level, query))
+        if table is None:
+            raise InvariantDPError(f"query {query!r} is not measured at level `{level}`.")
+        cells = self.schema.cell_frame(query)
+        n, c = table.values.shape
+        out = cells.iloc[np.tile(np.arange(c), n)].reset_index(drop=True)
+        out.insert(0, "geocode", np.repeat(self.geocodes(level)[table.units], c))
+        out["value"] = table.values.reshape(-1)
+        out["variance"] = np.repeat(table.variance, c)
+        return out
+
+    @cached_property
+    def privacy(self) -> CensusPrivacy:
+        """The zCDP guarantee (bounded neighbours, sensitivity sqrt 2): see :mod:`.privacy`."""
+        return CensusPrivacy.from_variances(
+            {key: t.variance for key, t in self.measurements.items()}, noise=self.noise
+        )
+
+    def inequality_report(self):
+        """The inequality constraints kept but not used by the linear estimator (a DataFrame)."""
+        import pandas as pd
+
+        rows = [
+            (lev, q, sign, t.units.size, int(np.sum(t.values != 0)))
+            for (lev, q, sign), t in self.inequalities.items()
+        ]
+        return pd.DataFrame(rows, columns=["level", "query", "sign", "units", "nonzero_bounds"])
+
+    def summary(self) -> Summary:
+        rows = [
+            (
+                f"{lev}",
+                f"{len(units)} units; measured: {', '.join(self.queries(lev)) or '-'}",
+            )
+            for lev, units in zip(self.levels, self.units, strict=True)
+        ]
+        rows += [
+            ("invariants", ", ".join(f"{lev}: {q}" for lev, q in self.invariants) or "none"),
+            ("structural zeros (units)", sum(t.units.size for t in self.zeros.values())),
+            ("other equality constraints", len(self.linear)),
+            ("inequalities kept, not used", sum(t.units.size for t in self.inequalities.values())),
+            ("noise", self.noise),
+            ("randomness", self.randomness),
+            ("zCDP rho (bounded neighbours)", self.privacy.rho),
+        ]
+        notes = [f"schema {self.schema!r}", f"geography {self.geography!r}"]
+        if self.randomness == "simulation":
+            notes.append("SIMULATION: the noise came from numpy, not fit for publication.")
+        return format_table("Noisy measurements", rows, notes)
+
+    def __repr__(self) -> str:
+        sizes = ", ".join(f"{lev}={len(u)}" for lev, u in zip(self.levels, self.units, strict=True))
+        return f"NoisyMeasurements({sizes}; {len(self.measurements)} queries, {self.randomness})"
+
+    # -- changes -------------------------------------------------------------
+
+    def with_constraint(self, level: str, geocode: str, matrix, values) -> NoisyMeasurements:
+        """A copy with the equality ``matrix @ h = values`` on one unit's detailed histogram."""
+        self.unit_index(level, [geocode])
+        mat = np.atleast_2d(np.asarray(matrix, dtype=float))
+        vals = np.asarray(values, dtype=float).reshape(-1)
+        if mat.shape != (vals.size, self.schema.k) or not np.all(np.isfinite(mat)):
+            raise InvariantDPError(
+                f"`matrix` must be finite with {self.schema.k} columns (the detailed cells) and "
+                f"one row per value; got shape {mat.shape} and {vals.size} values."
+            )
+        if not np.all(np.isfinite(vals)):
+            raise InvariantDPError("`values` must be finite.")
+        from dataclasses import replace
+
+        return replace(self, linear=(*self.linear, (level, str(geocode), mat, vals)))
+
+    # -- the estimator's input -------------------------------------------------
+
+    def to_problem(self) -> Problem:
+        """The array problem of the GLS (:mod:`._problem`), with the noise's actual variances."""
+        lev_of = self.geography.index
+        meas = [
+            Measurement(
+                lev_of(lev),
+                self.schema.query(q),
+                t.units,
+                t.values,
+                noise_variance(self.noise, t.variance),
+            )
+            for (lev, q), t in self.measurements.items()
+        ]
+        eqs = [
+            Equality(lev_of(lev), self.schema.query(q), t.units, t.values)
+            for (lev, q), t in self.invariants.items()
+        ]
+        zeros = [
+            Zeros(lev_of(lev), self.schema.query(q), t.units, t.values)
+            for (lev, q), t in self.zeros.items()
+        ]
+        lin = [
+            Linear(lev_of(lev), int(self.unit_index(lev, [g])[0]), mat, vals)
+            for lev, g, mat, vals in self.linear
+        ]
+        return Problem(self.schema.shape, self.parents, meas, eqs, zeros, lin)
+
+    # -- constructors and files ------------------------------------------------
+
+    @classmethod
+    def from_frames(cls, dpquery, constraints, schema, geography=None) -> NoisyMeasurements:
+        """From DataFrames in the noisy measurement file layout (see :func:`read_nmf`).
+
+        ``dpquery`` has columns ``geocode``, ``query_name`` (query + ``"_dpq"``),
+        ``value`` (a list per row) and ``variance``; ``constraints`` (or None)
+        ``geocode``, ``query_name`` (query + ``"_con"``), ``sign`` and ``value``.
+        The level of a row is the one whose geocode width it has.
+        """
+        geography = Geography() if geography is None else geography
+        chunks = [Chunk.from_frame("dpquery", dpquery, "DPQuery")]
+        if constraints is not None:
+            chunks.append(Chunk.from_frame("constraints", constraints, "Constraint"))
+        return cls(**assemble(chunks, schema, geography))
+
+    def to_nmf(self, path) -> None:
+        """Write the measurements in the noisy measurement file layout (see :func:`read_nmf`)."""
+        write_nmf(self, path)
