@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import re
 import shutil
 import struct
@@ -40,6 +41,7 @@ import sys
 import tempfile
 import threading
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -373,8 +375,11 @@ def check(html: Path, shots: Path, pages=PAGES) -> list[str]:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}/"
     try:
-        for page in todo:
-            problems += check_page(html, page, base + page.path, shots)
+        # one browser per core: each page is a separate chromium run
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            found = pool.map(lambda page: check_page(html, page, base + page.path, shots), todo)
+            for page_problems in found:
+                problems += page_problems
     finally:
         server.shutdown()
         server.server_close()

@@ -156,8 +156,9 @@ def run(jobs: int) -> int:
             cached.append((path, record.data.get("execution_seconds")))
     jobs = max(1, min(jobs, len(todo)))
     print(
-        f"notebooks: {len(todo)} to execute, {jobs} at a time; {len(cached)} unchanged "
-        f"since their last run (cache {here.relative_to(ROOT)})",
+        f"notebooks: {len(todo)} to execute"
+        + (f", {jobs} at a time" if todo else "")
+        + f"; {len(cached)} unchanged since their last run (cache {here.relative_to(ROOT)})",
         flush=True,
     )
     for path, seconds in cached:
@@ -188,6 +189,8 @@ def run(jobs: int) -> int:
                 else:
                     failed.append(path)
                     print(f"  FAILED {label(path)} after {seconds:.1f} s:\n{error}", flush=True)
+    if not todo:
+        return 0
     wall = time.perf_counter() - start
     print(
         f"notebooks: {len(todo) - len(failed)} executed in {wall:.1f} s "
