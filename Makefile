@@ -30,16 +30,26 @@ bench: $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done
 
-# the site, built with warnings as errors, then opened in headless chromium
-# (Debian's package, installed here when missing) by docs/check_site.py
+# The site.  The notebooks (vignettes, home page) run first, as many at a time
+# as there are cores, printing each one's time, into a cache kept across builds
+# while the package, the notebooks and the installed versions are unchanged
+# (docs/execute_notebooks.py); then Sphinx, warnings as errors; then the site
+# is checked in headless chromium (docs/check_site.py) if chromium is here,
+# else the check is skipped, saying so.  Nothing is installed system-wide
+# unless asked: `make docs INSTALL_BROWSER=1` installs Debian's chromium first
+# (with sudo when not root) and then requires the check (CI asks for this).
+INSTALL_BROWSER ?=
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 docs: $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[docs]"
-	rm -rf docs/_build
-	$(BIN)/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+ifneq ($(INSTALL_BROWSER),)
 	command -v chromium >/dev/null 2>&1 || $(SUDO) sh -c 'apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium'
-	$(BIN)/python docs/check_site.py
+endif
+	rm -rf docs/_build/html docs/_build/doctrees docs/_build/jupyter_execute
+	$(BIN)/python docs/execute_notebooks.py
+	$(BIN)/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+	$(BIN)/python docs/check_site.py $(if $(INSTALL_BROWSER),,--if-available)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache docs/_build docs/api docs/vignettes docs/changelog.md
