@@ -100,7 +100,7 @@ GROUPS = {
             "analyst consumes: build one from published numbers, read it back from "
             "JSON, and look at its labels, noise law and guarantee."
         ),
-        "modules": ["invariantdp.published", "invariantdp.labels"],
+        "modules": ["invariantdp.release", "invariantdp.published", "invariantdp.labels"],
         "sections": {
             "The release": [
                 "invariantdp.Release",
@@ -316,6 +316,14 @@ GROUPS = {
             "Simulation studies": [
                 "invariantdp.simulate.simulate",
                 "invariantdp.simulate.SimulationResult",
+                "invariantdp.simulate.replicate_generator",
+                "invariantdp.simulate.dask_batch_size",
+                "invariantdp.simulate.DASK_TASK_SECONDS",
+                "invariantdp.simulate.SERIAL_TASK_SECONDS",
+                "invariantdp.simulate.TASKS_PER_WORKER",
+                "invariantdp.simulate.MAX_TASKS",
+                "invariantdp.simulate.PILOT_RUNS",
+                "invariantdp.simulate.PILOT_SECONDS",
             ],
             "Synthetic microdata": [
                 "invariantdp.synthetic.massachusetts_1940_households",
@@ -323,6 +331,7 @@ GROUPS = {
             ],
             "Figures": [
                 "invariantdp.plotting.plot_power_curves",
+                "invariantdp.plotting.plot_simulation",
                 "invariantdp.plotting.plot_pvalue_histogram",
                 "invariantdp.plotting.plot_pvalue_vs_epsilon",
                 "invariantdp.plotting.plot_release_distances",
@@ -333,9 +342,26 @@ GROUPS = {
     },
     "census": {
         "title": "Census",
-        "intro": "The privacy accounting of the 2020 US Census products.",
-        "modules": ["invariantdp.privacy.census"],
+        "intro": (
+            "The Census Bureau's noisy measurement files: read them, simulate them, "
+            "and turn them into estimates with exact standard errors; and the privacy "
+            "accounting of the 2020 US Census products."
+        ),
+        "modules": ["invariantdp.census", "invariantdp.privacy.census"],
         "sections": {
+            "Noisy measurements": [
+                "invariantdp.census.Schema",
+                "invariantdp.census.PL94",
+                "invariantdp.census.Geography",
+                "invariantdp.census.NoisyMeasurements",
+                "invariantdp.census.CensusPrivacy",
+                "invariantdp.census.measure",
+                "invariantdp.census.read_nmf",
+            ],
+            "Estimates (generalised least squares under the invariants)": [
+                "invariantdp.census.gls",
+                "invariantdp.census.GLSEstimate",
+            ],
             "Accounting of the 2020 Census": [
                 "invariantdp.privacy.topdown_privacy_accounting",
                 "invariantdp.privacy.TopDownAccounting",
@@ -373,6 +399,8 @@ GROUPS = {
                 "invariantdp.distributions.tulap_forms.tulap_untruncated_var",
                 "invariantdp.distributions.tulap_forms.truncate_logcdf",
                 "invariantdp.distributions.tulap_forms.log_b_power",
+                "invariantdp.distributions.tulap_forms.tulap_even_moment",
+                "invariantdp.distributions.tulap_forms.tulap_entropy",
             ],
             "Discrete Laplace and discrete Gaussian": [
                 "invariantdp.distributions.discrete_laplace",

@@ -65,8 +65,8 @@ allowed except inside ``metadata`` and guarantee ``params``.
     ``extended_laplace``          the release's invariants)
     ``permutation``               ``0 < swap_rate < 1``, optional ``selection``
                                   and ``permutation`` (strings)
-    ``grid_laplace``,             ``grid`` a power of two in ``[2**-960,
-    ``grid_gaussian``             2**960]``, ``scale > 0`` (Laplace) or
+    ``grid_laplace``,             ``grid`` a power of two from ``2**-960``
+    ``grid_gaussian``             to ``2**960``, ``scale > 0`` (Laplace) or
                                   ``sigma > 0`` (Gaussian): the noise of the
                                   secure Laplace and Gaussian mechanisms
     ============================  =================================================

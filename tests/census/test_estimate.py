@@ -42,7 +42,7 @@ def nm():
     tract = nm.geocodes("Tract")[0]
     from dataclasses import replace
 
-    from invariantdp.census.measurements import QueryTable
+    from invariantdp.census._measurements import QueryTable
 
     nm = replace(nm, zeros={("Tract", "detailed"): QueryTable(np.array([0]), zero)})
     county = nm.geocodes("County")[1]

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from invariantdp.census import Geography, Schema, gls, measure
-from invariantdp.census.curator import histograms
+from invariantdp.census._curator import histograms
 from invariantdp.distributions import discrete_gaussian
 
 SCHEMA = Schema({"sex": 2, "age": 3})

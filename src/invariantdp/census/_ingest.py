@@ -17,7 +17,7 @@ import pandas as pd
 from .._validation import format_value
 from ..exceptions import InvariantDPError
 from ._table import QueryTable
-from .geography import Geography
+from ._geography import Geography
 
 __all__ = ["SIGNS", "SUFFIX", "Chunk", "assemble", "bad_row"]
 

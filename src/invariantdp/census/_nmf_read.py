@@ -36,8 +36,8 @@ import numpy as np
 from ..exceptions import InvariantDPError
 from ._ingest import Chunk, assemble
 from ._nmf_write import RANDOMNESS_KEY, pyarrow_modules, write_nmf
-from .geography import Geography
-from .measurements import NoisyMeasurements
+from ._geography import Geography
+from ._measurements import NoisyMeasurements
 
 __all__ = ["read_nmf", "write_nmf"]
 

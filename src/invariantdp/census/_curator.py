@@ -24,11 +24,11 @@ from ..exceptions import InvariantDPError
 from ..secure import random_source
 from ._eigen import EigenAlgebra
 from ._fast import segment_starts, segment_sum
-from ._noise import discrete_gaussian_noise
+from ._measurement_noise import discrete_gaussian_noise
 from ._table import QueryTable
-from .geography import Geography
-from .measurements import NoisyMeasurements
-from .schema import Schema
+from ._geography import Geography
+from ._measurements import NoisyMeasurements
+from ._census_schema import Schema
 
 __all__ = ["histograms", "measure"]
 

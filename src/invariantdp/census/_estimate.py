@@ -28,7 +28,7 @@ from ._dask import solve_dask
 from ._gls import Solution, solve
 from ._solution import query_variances, sum_law, unit_law, variance_from
 from ._tasks import check_scheduler
-from .measurements import NoisyMeasurements
+from ._measurements import NoisyMeasurements
 
 __all__ = ["GLSEstimate", "gls"]
 

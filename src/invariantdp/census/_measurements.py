@@ -28,9 +28,9 @@ from ._ingest import Chunk, assemble
 from ._nmf_write import write_nmf
 from ._problem import Equality, Linear, Measurement, Problem, Zeros
 from ._table import QueryTable
-from .geography import Geography
-from .privacy import CensusPrivacy
-from .schema import Schema
+from ._geography import Geography
+from ._census_privacy import CensusPrivacy
+from ._census_schema import Schema
 
 __all__ = ["NoisyMeasurements", "QueryTable", "noise_variance"]
 
