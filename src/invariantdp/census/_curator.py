@@ -22,13 +22,13 @@ import numpy as np
 from .._validation import check_positive, format_value
 from ..exceptions import InvariantDPError
 from ..secure import random_source
+from ._census_schema import Schema
 from ._eigen import EigenAlgebra
 from ._fast import segment_starts, segment_sum
-from ._measurement_noise import discrete_gaussian_noise
-from ._table import QueryTable
 from ._geography import Geography
+from ._measurement_noise import discrete_gaussian_noise
 from ._measurements import NoisyMeasurements
-from ._census_schema import Schema
+from ._table import QueryTable
 
 __all__ = ["histograms", "measure"]
 

@@ -26,9 +26,9 @@ from .._validation import check_confidence_level
 from ..exceptions import InvariantDPError
 from ._dask import solve_dask
 from ._gls import Solution, solve
+from ._measurements import NoisyMeasurements
 from ._solution import query_variances, sum_law, unit_law, variance_from
 from ._tasks import check_scheduler
-from ._measurements import NoisyMeasurements
 
 __all__ = ["GLSEstimate", "gls"]
 

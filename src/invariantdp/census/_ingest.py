@@ -16,8 +16,8 @@ import pandas as pd
 
 from .._validation import format_value
 from ..exceptions import InvariantDPError
-from ._table import QueryTable
 from ._geography import Geography
+from ._table import QueryTable
 
 __all__ = ["SIGNS", "SUFFIX", "Chunk", "assemble", "bad_row"]
 

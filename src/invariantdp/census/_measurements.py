@@ -24,13 +24,13 @@ import numpy as np
 from .._results import Summary, format_table
 from .._validation import format_value
 from ..exceptions import InvariantDPError
+from ._census_privacy import CensusPrivacy
+from ._census_schema import Schema
+from ._geography import Geography
 from ._ingest import Chunk, assemble
 from ._nmf_write import write_nmf
 from ._problem import Equality, Linear, Measurement, Problem, Zeros
 from ._table import QueryTable
-from ._geography import Geography
-from ._census_privacy import CensusPrivacy
-from ._census_schema import Schema
 
 __all__ = ["NoisyMeasurements", "QueryTable", "noise_variance"]
 

@@ -34,10 +34,10 @@ from pathlib import Path
 import numpy as np
 
 from ..exceptions import InvariantDPError
-from ._ingest import Chunk, assemble
-from ._nmf_write import RANDOMNESS_KEY, pyarrow_modules, write_nmf
 from ._geography import Geography
+from ._ingest import Chunk, assemble
 from ._measurements import NoisyMeasurements
+from ._nmf_write import RANDOMNESS_KEY, pyarrow_modules, write_nmf
 
 __all__ = ["read_nmf", "write_nmf"]
 
