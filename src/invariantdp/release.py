@@ -305,8 +305,7 @@ class Release:
         """The JSON document as a new, mutable dict (see the module docstring)."""
         doc = {
             "format": "invariantdp.Release",
-            # version 1 readers know neither labels nor an unstated guarantee
-            "version": 1 if self.labels is None and self.guarantee.definition != "unstated" else 2,
+            "version": self._version(),
             "value": array_to_json(self.value),
             "mechanism": self.mechanism,
             "noise": self.noise.to_dict(),
@@ -319,6 +318,14 @@ class Release:
         if self.labels is not None:
             doc["labels"] = labels_to_doc(self.labels)
         return doc
+
+    def _version(self) -> int:
+        """The oldest document version that holds this release (older readers read it)."""
+        g = self.guarantee
+        if g.definition == "zCDP" and "timing_tv" in g.params:
+            return 3  # readers of versions 1 and 2 would drop the run time's share
+        # version 1 readers know neither labels nor an unstated guarantee
+        return 1 if self.labels is None and g.definition != "unstated" else 2
 
     @classmethod
     def from_dict(cls, d: dict, *, max_cells: int = MAX_CELLS) -> Release:

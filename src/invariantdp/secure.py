@@ -117,7 +117,8 @@ __all__ = ["SecureGenerator", "random_source"]
 class SecureGenerator:
     """Uniform integers from the operating system's CSPRNG (:mod:`secrets`).
 
-    Implements the calls the exact samplers make: ``randbelow(n)`` and
+    Implements the calls the exact samplers make: ``bytes(length)`` (the
+    random words of the constant-work samplers), ``randbelow(n)`` and
     ``integers(low, high)`` (uniform integers of arbitrary precision),
     ``randbits(k)`` and ``random()`` (a double in ``[0, 1)`` with 53 random
     bits).  Every call reads fresh bytes from :func:`os.urandom` through
@@ -146,6 +147,11 @@ class SecureGenerator:
     """
 
     __slots__ = ()
+
+    def bytes(self, length: int) -> bytes:
+        """``length`` random bytes (:func:`secrets.token_bytes`): the constant-work samplers'
+        source, read as 64-bit words."""
+        return secrets.token_bytes(length)
 
     def randbits(self, k: int) -> int:
         """``k`` random bits as a non-negative integer."""

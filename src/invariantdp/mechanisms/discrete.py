@@ -20,31 +20,41 @@ With ``secure=False`` (the default) the noise comes from a
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
 
-from .._validation import check_delta, check_epsilon, check_positive
-from ..distributions.discrete import (
-    MAX_NOISE_SCALE,
-    check_noise_scale,
-    discrete_gaussian_int,
-    discrete_laplace_int,
-    draw_discrete_laplace,
-)
+from .._validation import check_delta, check_epsilon, check_positive, check_positive_int
+from ..distributions._constant import float_up
+from ..distributions.discrete import MAX_NOISE_SCALE, check_noise_scale, draw_discrete_laplace
 from ..distributions.discrete import discrete_gaussian as discrete_gaussian_law
 from ..distributions.tulap import (
     draw_tulap,
-    draw_tulap_exact,
     tulap_bounds,
     tulap_params,
+    tulap_plan,
     tulap_privacy_shapes,
 )
 from ..exceptions import InvariantDPError
 from ..release import NoiseLaw, Release
 from ..secure import random_source
 from ._base import check_data, guarantee, make_release, resolve_sensitivity
-from ._grid import MAX_EXACT_DATA, exact_draws, exact_norm
+from ._grid import (
+    MAX_EXACT_DATA,
+    exact_gaussian_noise,
+    exact_laplace_noise,
+    exact_norm,
+    zcdp_reference_epsilon,
+)
+from ._secure import (
+    VACUOUS_DELTA,
+    public_shape,
+    query_adjacency,
+    secure_integers,
+    secure_lattice_index,
+    timed_guarantee_params,
+)
 
 __all__ = ["discrete_gaussian_mechanism", "discrete_laplace_mechanism", "tulap_mechanism"]
 
@@ -75,6 +85,29 @@ def _check_integer_scale(scale: float, what: str) -> None:
         "(numpy's geometric saturates and would return the data unchanged); raise the privacy "
         "parameter or lower `sensitivity`.",
     )
+
+
+#: the data rule of the secure integer mechanisms, recorded in their metadata
+INTEGER_RULE = (
+    "x integer-valued (otherwise the call is refused as a whole), clamped to |x| <= 2**52 - 1"
+)
+
+
+def _integer_data(x, secure: bool):
+    """``(shape, data)``: the public shape; the data checked now for a simulation only.
+
+    A secure call reads its data last, after every public check
+    (:func:`._secure.secure_integers`).
+    """
+    if secure:
+        return public_shape(x), None
+    xv = check_data(x)
+    _check_integer_valued(xv)
+    return xv.shape, xv
+
+
+def _integer_rule(secure: bool) -> dict:
+    return {"data_rule": INTEGER_RULE} if secure else {}
 
 
 def discrete_laplace_mechanism(x, *, epsilon, sensitivity=1, rng=None, secure=False) -> Release:
@@ -123,25 +156,31 @@ def discrete_laplace_mechanism(x, *, epsilon, sensitivity=1, rng=None, secure=Fa
     >>> bool((r.value == r.value.round()).all()), r.simulation
     (True, True)
     """
-    xv = check_data(x)
-    _check_integer_valued(xv)
-    epsilon = check_epsilon(epsilon)
-    delta1 = _integer_sensitivity(sensitivity, 1, xv.size)
     gen = random_source(rng, secure)
+    epsilon = check_epsilon(epsilon)
+    shape, xv = _integer_data(x, secure)
+    delta1 = _integer_sensitivity(sensitivity, 1, math.prod(shape))
     t = delta1 / epsilon
     _check_integer_scale(t, "sensitivity / epsilon")
+    definition, params = "epsilon-DP", {"epsilon": epsilon}
     if secure:
         exact = exact_norm(sensitivity, 1) / Fraction(epsilon)
-        noise = exact_draws(discrete_laplace_int, exact, xv.shape, gen)
+        xv = secure_integers(x)
+        noise, tv = exact_laplace_noise(exact, shape, gen, epsilon)
+        definition, params = timed_guarantee_params(definition, params, tv)
     else:
-        noise = draw_discrete_laplace(gen, t, xv.shape)
+        noise = draw_discrete_laplace(gen, t, shape)
     return make_release(
         xv + noise,
         "discrete_laplace",
         NoiseLaw("discrete_laplace", {"scale": t}),
-        guarantee("epsilon-DP", {"epsilon": epsilon}),
-        data_shape=xv.shape,
-        metadata={"sensitivity": delta1, "norm": "l1"},
+        guarantee(
+            definition,
+            params,
+            adjacency=query_adjacency("l1", delta1, np.ndim(sensitivity) != 0),
+        ),
+        data_shape=shape,
+        metadata={"sensitivity": delta1, "norm": "l1", **_integer_rule(secure)},
         secure=secure,
         labels=x,
     )
@@ -196,64 +235,41 @@ def discrete_gaussian_mechanism(
     >>> r.guarantee.params
     {'rho': 0.5}
     """
-    xv = check_data(x)
-    _check_integer_valued(xv)
+    gen = random_source(rng, secure)
     if (mu is None) == (rho is None):
         raise InvariantDPError(f"give exactly one of `mu` or `rho`; got mu={mu}, rho={rho}.")
     if mu is not None:
         rho = check_positive("mu", mu) ** 2 / 2.0
     else:
         rho = check_positive("rho", rho)
-    delta2 = resolve_sensitivity(sensitivity, 2, dim=xv.size)
-    gen = random_source(rng, secure)
+    shape, xv = _integer_data(x, secure)
+    delta2 = resolve_sensitivity(sensitivity, 2, dim=math.prod(shape))
     with np.errstate(over="ignore", divide="ignore"):
         sigma = float(delta2 / np.sqrt(2.0 * rho))
     _check_integer_scale(sigma, "sigma")
+    definition, params = "zCDP", {"rho": rho}
     if secure:
         d2 = exact_norm(sensitivity, 2)
         s2 = d2 / (Fraction(mu) ** 2 if mu is not None else 2 * Fraction(rho))
-        noise = exact_draws(discrete_gaussian_int, s2, xv.shape, gen)
+        xv = secure_integers(x)
+        noise, tv = exact_gaussian_noise(s2, shape, gen, zcdp_reference_epsilon(rho))
+        definition, params = timed_guarantee_params(definition, params, tv)
     else:
-        noise = discrete_gaussian_law(sigma).rvs(size=xv.shape, random_state=gen)
+        noise = discrete_gaussian_law(sigma).rvs(size=shape, random_state=gen)
     return make_release(
         xv + noise,
         "discrete_gaussian",
         NoiseLaw("discrete_gaussian", {"sigma": sigma}),
-        guarantee("zCDP", {"rho": rho}),
-        data_shape=xv.shape,
-        metadata={"sensitivity": delta2, "norm": "l2"},
+        guarantee(
+            definition,
+            params,
+            adjacency=query_adjacency("l2", delta2, np.ndim(sensitivity) != 0),
+        ),
+        data_shape=shape,
+        metadata={"sensitivity": delta2, "norm": "l2", **_integer_rule(secure)},
         secure=secure,
         labels=x,
     )
-
-
-#: data within this distance (in units of the sensitivity) of the lattice are on it
-_LATTICE_TOL = 2.0**-20
-#: lattice indices up to 2**51: then |x / sensitivity - k| < 1/4 even with the rounding
-#: of the division, so neighbours (|x - x'| <= sensitivity) get |k - k'| <= 1
-_MAX_LATTICE = 2.0**51
-
-
-def _lattice_index(xv: np.ndarray, step: float) -> np.ndarray:
-    """The lattice index ``k = round(x / step)`` (int64) of data on the lattice ``step * Z``.
-
-    Refuses data farther than ``2**-20 * step`` from the lattice, and
-    ``|k| >= 2**51``.
-    """
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        r = xv / step
-        k = np.rint(r)
-        ok = (np.abs(r - k) <= _LATTICE_TOL) & (np.abs(k) < _MAX_LATTICE)
-    if not ok.all():
-        i = int(np.flatnonzero(~ok.reshape(-1))[0])
-        v = float(xv.reshape(-1)[i])
-        raise InvariantDPError(
-            f"`x` must lie on the lattice sensitivity * k (integers |k| < 2**51, within "
-            f"2**-20 * sensitivity) for `secure=True` Tulap noise, whose exact release is "
-            f"sensitivity * ((k + G) + U); got x = {v!r} with sensitivity {step!r}. Round the "
-            "data to that lattice, or use `secure=False` for a simulation."
-        )
-    return k.astype(np.int64)
 
 
 def _tulap_value(k: np.ndarray, g: np.ndarray, u: np.ndarray, step: float) -> np.ndarray:
@@ -285,7 +301,9 @@ def _check_tulap_scale(epsilon: float, shapes) -> None:
         )
 
 
-def tulap_mechanism(x, *, epsilon, delta=0.0, sensitivity=1.0, rng=None, secure=False) -> Release:
+def tulap_mechanism(
+    x, *, epsilon, delta=0.0, sensitivity=1.0, coordinates_changed=None, rng=None, secure=False
+) -> Release:
     r"""Tulap mechanism: ``x + sensitivity * Tulap(0, exp(-epsilon), q)``.
 
     Tulap is the canonical noise distribution of :math:`f_{\epsilon,\delta}`
@@ -355,31 +373,95 @@ def tulap_mechanism(x, *, epsilon, delta=0.0, sensitivity=1.0, rng=None, secure=
     >>> s.simulation
     False
     """
-    xv = check_data(x)
+    gen = random_source(rng, secure)
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     if np.ndim(sensitivity) != 0:
         raise InvariantDPError("`sensitivity` must be a number for the Tulap mechanism.")
     scale = check_positive("sensitivity", sensitivity)
-    gen = random_source(rng, secure)
+    if secure and not 2.0**-900 <= scale <= 2.0**900:
+        raise InvariantDPError(
+            f"`sensitivity` ({scale!r}) must be in [2**-900, 2**900] with `secure=True` (the "
+            "exact rounding to the lattice sensitivity * Z)."
+        )
+    shape = public_shape(x) if secure else None  # a secure call reads the data last
+    xv = None if secure else check_data(x)
+    shape = shape if secure else xv.shape
+    size = math.prod(shape)
+    changed = _coordinates_changed(coordinates_changed, size)
     b, q = tulap_params(epsilon, delta)
     shapes = tulap_privacy_shapes(epsilon, delta)
     shapes = tuple(float(v) for v in shapes)
     _check_tulap_scale(epsilon, shapes)
-    shape = xv.shape
+    definition, params = "(epsilon, delta)-DP", _composed(epsilon, delta, changed, secure)
     if secure:
-        k = _lattice_index(xv, scale)
-        g, u = draw_tulap_exact(gen, epsilon, delta, xv.size)
+        k = secure_lattice_index(x, scale)
+        plan = tulap_plan(epsilon, delta, size, epsilon_total=params["epsilon"])
+        g, j = plan.draw(gen, size)
+        u = ((j - (1 << 52)).astype(float) + 0.5) * 2.0**-53
         value = _tulap_value(k, g.reshape(shape), u.reshape(shape), scale)
+        definition, params = timed_guarantee_params(definition, params, size * plan.tv_per_draw())
+        extra = {"data_rule": LATTICE_RULE}
     else:
         value = xv + scale * draw_tulap(gen, *shapes, shape)
+        extra = {}
     return make_release(
         value,
         "tulap",
         NoiseLaw("tulap", {"b": b, "q": q, "scale": scale}),
-        guarantee("(epsilon, delta)-DP", {"epsilon": epsilon, "delta": delta}),
+        guarantee(definition, params, adjacency=tulap_adjacency(scale, changed)),
         data_shape=shape,
-        metadata={"sensitivity": scale},
+        metadata={
+            "sensitivity": scale,
+            "norm": "linf",
+            "coordinates_changed": changed,
+            **extra,
+        },
         secure=secure,
         labels=x,
+    )
+
+
+#: the data rule of the secure Tulap mechanism, recorded in its metadata
+LATTICE_RULE = (
+    "x rounded to the lattice sensitivity * k with k = floor(x / sensitivity + 1/2) "
+    "(exactly), clamped to |k| <= 2**51 - 1"
+)
+
+
+def _coordinates_changed(value, size: int) -> int:
+    if value is None:
+        return size
+    m = check_positive_int("coordinates_changed", value)
+    if m > size:
+        raise InvariantDPError(
+            f"`coordinates_changed` ({m}) must be at most the number of coordinates ({size})."
+        )
+    return m
+
+
+def _composed(epsilon: float, delta: float, m: int, secure: bool) -> dict:
+    """(epsilon, delta) of ``m`` coordinates by basic composition, rounded up.
+
+    The per-coordinate parameters of the noise are recorded too when they
+    differ from the guarantee's (``m > 1``, or a secure release whose delta
+    includes its run time's share).
+    """
+    if m == 1 and not secure:
+        return {"epsilon": epsilon, "delta": delta}
+    return {
+        "epsilon": float_up(m * Fraction(epsilon)),
+        "delta": min(float_up(m * Fraction(delta)), VACUOUS_DELTA),
+        "epsilon_per_coordinate": epsilon,
+        "delta_per_coordinate": delta,
+        "coordinates_changed": m,
+    }
+
+
+def tulap_adjacency(sensitivity: float, m: int) -> str:
+    """The adjacency of the Tulap mechanism: per-coordinate changes, in ``m`` coordinates."""
+    where = "one coordinate" if m == 1 else f"at most {m} coordinates"
+    return (
+        f"query values differing by at most {sensitivity:.6g} in each coordinate (linf "
+        f"norm), in {where}"
     )

@@ -69,6 +69,7 @@ from ..release import NoiseLaw, Release
 from ..secure import random_source
 from ._base import guarantee, make_release, release_part
 from ._permutation import root_entropy, sources_by_stratum, sources_global, sources_secure
+from ._secure import timed_guarantee_params
 from ._swap_table import SwapTable, counts_on_cells, encode, jsonable, swap_table
 
 __all__ = [
@@ -412,8 +413,9 @@ def permutation_swap(
         return _swap_dask(data, roles, swap_rate, root_entropy(gen))
 
     x = encode(data, roles)
+    timing_tv = None
     if secure:
-        src = sources_secure(x.j, x.n_match, swap_rate, sgen)
+        src, timing_tv = sources_secure(x.j, x.n_match, swap_rate, sgen)
     elif seed_policy == "global":
         src = sources_global(x.j, x.n_match, swap_rate, gen)
     else:
@@ -422,13 +424,22 @@ def permutation_swap(
     for c in swap:
         out[c] = data[c].array.take(src)
     table = swap_table(x, x._replace(k=x.k[src]))
-    return _swap_result(out, table, x.levels, roles, swap_rate, seed_policy)
+    return _swap_result(out, table, x.levels, roles, swap_rate, seed_policy, timing_tv)
 
 
-def _swap_result(out, table: SwapTable, levels, roles, swap_rate, policy) -> SwapResult:
-    """The release of a swap (Alg. 5.1 line 22, Theorem 5.6), carrying the swapped data."""
+def _swap_result(
+    out, table: SwapTable, levels, roles, swap_rate, policy, timing_tv=None
+) -> SwapResult:
+    """The release of a swap (Alg. 5.1 line 22, Theorem 5.6), carrying the swapped data.
+
+    A secure swap records the guarantee of the table and its run time
+    (``timing_tv``: :func:`._secure.timed_guarantee_params`).
+    """
     swap, match, rest = roles
     epsilon = swapping_epsilon(table.b, swap_rate)
+    definition, params = "epsilon-DP", {"epsilon": epsilon, "b": table.b, "swap_rate": swap_rate}
+    if timing_tv is not None:
+        definition, params = timed_guarantee_params(definition, params, timing_tv)
     return make_release(
         table.table,
         "permutation_swap",
@@ -442,8 +453,8 @@ def _swap_result(out, table: SwapTable, levels, roles, swap_rate, policy) -> Swa
             },
         ),
         guarantee(
-            "epsilon-DP",
-            {"epsilon": epsilon, "b": table.b, "swap_rate": swap_rate},
+            definition,
+            params,
             adjacency="d_HamS^u: symmetric Hamming distance with the swapped records "
             "as privacy units, among data sets with the same swapping invariants",
             dataspace="data sets with the released swapping invariants c_Swap "
