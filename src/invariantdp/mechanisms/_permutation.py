@@ -32,6 +32,7 @@ import pandas as pd
 from .._frames import group_codes
 from ..distributions._constant import (
     MAX_ROUNDS,
+    cached_plan,
     compare,
     exp_neg_bounds,
     lazy_less,
@@ -257,7 +258,7 @@ def sources_secure(j: np.ndarray, n_strata: int, p: float, gen) -> tuple[np.ndar
     sel = _select_secure(seg, active.size, p, gen)
     m = np.bincount(seg[sel], minlength=active.size)
     words = 2
-    thin = _Thinning(words)
+    thin = cached_plan("swap thinning", words, lambda: _Thinning(words))
     pending = np.arange(active.size)
     for _ in range(MAX_ROUNDS):
         if pending.size == 0:
