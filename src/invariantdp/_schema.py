@@ -1,4 +1,4 @@
-"""Reading a release document: the JSON schema (version 1) of :mod:`invariantdp.release`.
+"""Reading a release document: the JSON schema (versions 1-3) of :mod:`invariantdp.release`.
 
 Every reader validates a field, named by its path (``noise.params.b``),
 before anything is allocated from it, and raises
@@ -10,7 +10,8 @@ The readers return plain fields (``noise_from_doc`` gives ``(family,
 params, info)``, ``guarantee_from_doc`` the guarantee's fields,
 ``release_fields_from_doc`` a dict), so that the classes of
 :mod:`invariantdp.release` build themselves from them without an import
-cycle.
+cycle.  After the fields, :func:`~invariantdp._claims.check_claim` checks the
+guarantee against the noise law.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ Mironov (2012); Ghosh, Roughgarden & Sundararajan (2012).
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -179,13 +180,14 @@ def zcdp_reference_epsilon(rho: float) -> float:
     return rho + 2.0 * math.sqrt(rho * math.log(1e10))
 
 
+@functools.lru_cache(maxsize=256)
 def zcdp_for(epsilon: float, delta: float) -> float:
     """The largest rho (to 1e-9) whose zCDP implies (epsilon, delta)-DP by CKS Cor. 13.
 
     Found by root finding on ``log rho``; the result is then checked with a
     margin of 1e-9 in ``log delta`` (far above the rounding error of the
     bound), lowering rho until the check passes, so the stated
-    (epsilon, delta) holds.
+    (epsilon, delta) holds.  Cached: releases repeat their parameters.
     """
     from scipy.optimize import brentq
 

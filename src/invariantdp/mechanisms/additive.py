@@ -95,6 +95,13 @@ def laplace_mechanism(x, *, epsilon, sensitivity=1.0, rng=None, secure=False, gr
     the output double is a function of it.  ``s`` is the number of
     coordinates (a number ``sensitivity``) or the largest support of a row
     (a sensitivity space, which must then list every possible difference).
+    Data beyond ``(2**52 - 1) gamma`` in magnitude are clamped to it first
+    (a rule of the public grid, never a refusal that depends on the data;
+    a coarser ``grid`` widens the range), and the noise is drawn with the
+    same work for every cell, so that the run time says nothing about it:
+    the guarantee recorded is that of the value with its run time,
+    ``(epsilon, delta)``-DP with ``delta = (1 + e**epsilon) timing_tv``
+    below ``2**-64`` (:mod:`invariantdp.secure`).
 
     Parameters
     ----------
@@ -114,20 +121,24 @@ def laplace_mechanism(x, *, epsilon, sensitivity=1.0, rng=None, secure=False, gr
         With ``secure=True``: the grid ``gamma``, a power of two.  Default:
         the largest power of two below ``2**-20 min(scale, Delta_1 / s)``
         (but at least ``2**-40 scale``), which keeps the rounding's share of
-        the noise below ``2**-20``.  ``|x| / gamma`` must be below ``2**52``:
-        a coarser grid admits larger data.
+        the noise below ``2**-20``.  Data are clamped to ``(2**52 - 1)
+        gamma``: a coarser grid admits larger data.
 
     Returns
     -------
     Release
-        epsilon-DP.  Noise family ``"laplace"`` with ``scale`` (simulation), or
-        ``"grid_laplace"`` with ``grid`` and ``scale = gamma * t``: the exact
-        law of ``value - gamma * round(x / gamma)`` (secure).
+        epsilon-DP (simulation) or (epsilon, delta)-DP with the run time's
+        share (secure), for neighbours within the :math:`\ell_1`
+        sensitivity (the adjacency says so).  Noise family ``"laplace"`` with
+        ``scale`` (simulation), or ``"grid_laplace"`` with ``grid`` and
+        ``scale = gamma * t``: the exact law of ``value - gamma * round(x /
+        gamma)`` (secure).
 
     References
     ----------
     Dwork et al. (2006); Gao, Gong & Yu, Lemma 16; Cho & Awan, Algorithm 4;
-    Mironov (2012); Canonne, Kamath & Steinke (2020), Algorithm 2.
+    Mironov (2012); Canonne, Kamath & Steinke (2020), Def. 3; Jin et al.
+    (2022), IEEE S&P (timing attacks).
 
     Examples
     --------
@@ -213,6 +224,11 @@ def gaussian_mechanism(
     (epsilon, delta)-DP through CKS Corollary 13 (at epsilon = 1,
     delta = 1e-5: ``rho = 0.0306``, noise 8% above the exact Gaussian
     calibration, 17% below the conversion ``epsilon = rho + 2 sqrt(rho log(1/delta))``).
+    The noise is drawn with the same work for every cell and the target is
+    ``delta - 2**-64``: the run time's share (at most ``2**-64``, recorded as
+    ``timing_tv``) keeps the pair (value, run time) (epsilon, delta)-DP.
+    Data are clamped to ``(2**52 - 1) gamma`` as in
+    :func:`laplace_mechanism`.
 
     Parameters
     ----------
@@ -237,15 +253,17 @@ def gaussian_mechanism(
     grid : float, optional
         With ``secure=True``: the grid, a power of two.  Default: the
         largest power of two below ``2**-20 min(sigma, Delta_2 / sqrt(m))``
-        (at least ``2**-40 sigma``).  ``|x| / gamma`` must be below ``2**52``.
+        (at least ``2**-40 sigma``).  Data are clamped to ``(2**52 - 1) gamma``.
 
     Returns
     -------
     Release
         Simulation: GDP guarantee with ``mu`` (and the target epsilon, delta
         when given), noise family ``"gaussian"``.  Secure: zCDP with ``rho``
-        (and the implied ``epsilon, delta`` when given), noise family
-        ``"grid_gaussian"`` with ``grid`` and ``sigma = gamma * s``.
+        and ``timing_tv`` (and the target ``epsilon, delta`` when given, which
+        hold with the run time), noise family ``"grid_gaussian"`` with
+        ``grid`` and ``sigma = gamma * s``.  The adjacency states the
+        :math:`\ell_2` sensitivity.
 
     References
     ----------

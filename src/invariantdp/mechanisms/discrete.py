@@ -117,7 +117,9 @@ def discrete_laplace_mechanism(x, *, epsilon, sensitivity=1, rng=None, secure=Fa
     :math:`P(k) \propto e^{-|k|/t}` on the integers; for an integer-valued
     query with integer :math:`\ell_1` sensitivity it gives epsilon-DP.
     The scale ``t = sensitivity / epsilon`` must be at most ``2**46`` and
-    ``|x| < 2**52``, so that ``x + noise`` is exact in float64.  With
+    ``|x| < 2**52``, so that ``x + noise`` is exact in float64 (a secure
+    release clamps its data to ``|x| <= 2**52 - 1`` instead of refusing
+    them, a rule that does not depend on the data).  With
     ``secure=False`` (the default) the noise comes from numpy: a
     simulation (a seed is a key: two releases with the same seed share
     their noise exactly; see :mod:`invariantdp.secure`).
@@ -134,20 +136,26 @@ def discrete_laplace_mechanism(x, *, epsilon, sensitivity=1, rng=None, secure=Fa
     secure : bool, optional
         Draw the noise for a production release: exact
         :math:`\mathrm{Lap}_{\mathbb Z}(\Delta/\epsilon)` (the exact rational
-        value of ``sensitivity / epsilon``) by CKS Algorithm 2 with uniform
-        integers from :mod:`secrets` (see :mod:`invariantdp.secure`).  About
-        40 microseconds per cell instead of nanoseconds.
+        value of ``sensitivity / epsilon``) from :mod:`secrets`, with the same
+        work for every cell whatever its noise, so that the run time reveals
+        nothing about the data (see :mod:`invariantdp.secure`).  Public
+        parameters are checked before the data are read; non-integer data
+        are refused as a whole, without showing them.
 
     Returns
     -------
     Release
-        Integer-valued; ``epsilon``-DP guarantee, noise family
-        ``"discrete_laplace"`` with ``scale = sensitivity / epsilon``.
+        Integer-valued; noise family ``"discrete_laplace"`` with
+        ``scale = sensitivity / epsilon``; the adjacency states the
+        :math:`\ell_1` sensitivity.  Guarantee: ``epsilon``-DP (simulation),
+        or, for the value with its run time, ``(epsilon, delta)``-DP with
+        ``delta = (1 + e**epsilon) timing_tv`` below ``2**-64`` (secure).
 
     References
     ----------
     Ghosh, Roughgarden & Sundararajan (2012); Canonne, Kamath & Steinke
-    (2020), Def. 3 and Algorithm 2; Gong & Meng (2020) (double geometric).
+    (2020), Def. 3; Gong & Meng (2020) (double geometric); Jin et al. (2022),
+    IEEE S&P (timing attacks).
 
     Examples
     --------
@@ -195,8 +203,9 @@ def discrete_gaussian_mechanism(
     release is :math:`\rho`-zCDP with :math:`\rho = \Delta_2^2/(2\sigma^2)`
     (Canonne, Kamath & Steinke 2020, Theorem 4).  The noise is drawn by the
     CKS rejection sampler (Algorithm 3).  ``sigma`` must be at most
-    ``2**46`` and ``|x| < 2**52``.  With ``secure=False`` (the default) the
-    noise comes from numpy: a simulation.
+    ``2**46`` and ``|x| < 2**52`` (clamped to ``2**52 - 1`` by a secure
+    release).  With ``secure=False`` (the default) the noise comes from
+    numpy: a simulation.
 
     Parameters
     ----------
@@ -215,14 +224,17 @@ def discrete_gaussian_mechanism(
         :math:`N_{\mathbb Z}(0, \sigma^2)` with the rational
         :math:`\sigma^2 = \Delta_2^2/\mu^2` (or :math:`\Delta_2^2/(2\rho)`;
         :math:`\Delta_2^2` summed exactly for a sensitivity space) by CKS
-        Algorithm 3 with uniform integers from :mod:`secrets` (see
-        :mod:`invariantdp.secure`).
+        Algorithm 3 from :mod:`secrets`, every trial doing the same work
+        (see :mod:`invariantdp.secure`); data handled as by
+        :func:`discrete_laplace_mechanism`.
 
     Returns
     -------
     Release
-        Integer-valued; zCDP guarantee with ``rho``, noise family
-        ``"discrete_gaussian"`` with ``sigma``.
+        Integer-valued; zCDP guarantee with ``rho`` (secure: and
+        ``timing_tv``, the run time's share, which its tradeoff function
+        accounts for), noise family ``"discrete_gaussian"`` with ``sigma``;
+        the adjacency states the :math:`\ell_2` sensitivity.
 
     References
     ----------
@@ -309,27 +321,35 @@ def tulap_mechanism(
     Tulap is the canonical noise distribution of :math:`f_{\epsilon,\delta}`
     (Awan & Slavkovic 2018; Cho & Awan, Def. 35): for a scalar statistic of
     sensitivity ``sensitivity`` the release is :math:`f_{\epsilon,\delta}`-DP
-    exactly.  For an array each coordinate gets independent noise, which is
-    :math:`f_{\epsilon,\delta}`-DP when neighbouring data change one
-    coordinate by at most ``sensitivity``.  With ``secure=False`` (the
-    default) the noise is floating point from numpy: a simulation, whose
-    output bits can reveal ``x`` (Mironov 2012).
+    exactly.  For an array each coordinate gets independent noise, and
+    ``sensitivity`` bounds the change of *each* coordinate: the release is
+    :math:`f_{\epsilon,\delta}`-DP only when neighbours differ in one
+    coordinate.  The guarantee recorded is the one for neighbours that
+    differ in at most ``coordinates_changed`` coordinates (by default all of
+    them), by basic composition: ``(m epsilon, m delta)`` for ``m``
+    coordinates (a histogram under add/remove-one changes one cell:
+    ``coordinates_changed=1``; under replace-one, two).  With
+    ``secure=False`` (the default) the noise is floating point from numpy: a
+    simulation, whose output bits can reveal ``x`` (Mironov 2012).
 
-    ``secure=True`` is exact end to end.  ``x`` must lie on the lattice
-    ``sensitivity * Z``: ``x / sensitivity`` within ``2**-20`` of an integer
-    ``k`` with ``|k| < 2**51`` (the release is centred on ``k * sensitivity``).
-    The release is
+    ``secure=True`` is exact end to end.  ``x`` is rounded to the lattice
+    ``sensitivity * Z``: ``k = floor(x / sensitivity + 1/2)``, computed
+    exactly (data on the lattice keep their value, and neighbours
+    ``|x - x'| <= sensitivity`` always get ``|k - k'| <= 1``), clamped to
+    ``|k| <= 2**51 - 1``; a rule that does not depend on the data, so no
+    data are refused.  The release is
     ``sensitivity * fl((k + G) + U)`` where ``(G, U)``, the integer part and
     the ``2**-53``-cell of the uniform part of an exact Tulap draw, come from
-    :mod:`secrets` (CKS Algorithm 2 for ``G``); ``k + G`` is exact, and the
-    two roundings that follow are fixed functions of the exact Tulap
-    release ``k + N``, so nothing about ``x`` leaks beyond it.  The
-    truncation for ``delta > 0`` is decided on the noise alone and exactly
-    (interval arithmetic on ``b = exp(-epsilon)``, the uniform part refined
-    bit by bit), so the noise law is exactly ``Tulap(0, exp(-epsilon), q)``
-    for the real ``b`` and ``q`` of the doubles ``epsilon`` and ``delta``
-    (:func:`~invariantdp.distributions.tulap.draw_tulap_exact`).  Neighbours
-    ``|x - x'| <= sensitivity`` on the lattice have ``|k - k'| <= 1``.
+    :mod:`secrets`; ``k + G`` is exact, and the two roundings that follow
+    are fixed functions of the exact Tulap release ``k + N``, so nothing
+    about ``x`` leaks beyond it.  The truncation for ``delta > 0`` is
+    decided on the noise alone and exactly (interval arithmetic on
+    ``b = exp(-epsilon)``, the uniform part refined), so the noise law is
+    exactly ``Tulap(0, exp(-epsilon), q)`` for the real ``b`` and ``q`` of
+    the doubles ``epsilon`` and ``delta``
+    (:func:`~invariantdp.distributions.tulap.draw_tulap_exact`), and every
+    draw does the same work, so that the run time says nothing about the
+    noise (:mod:`invariantdp.secure`).
 
     Every sampler here has a bounded expected number of trials whatever
     (epsilon, delta): when the truncated support is narrow (``q > 1/2``,
@@ -341,27 +361,38 @@ def tulap_mechanism(
     ----------
     x : array_like
     epsilon : float
+        Per coordinate.
     delta : float, optional
+        Per coordinate.
     sensitivity : float, optional
-        Sensitivity of each coordinate (default 1).
+        Sensitivity of each coordinate (default 1): neighbours have
+        ``|x_i - x'_i| <= sensitivity`` (the :math:`\ell_\infty` norm).
+        With ``secure=True`` in ``[2**-900, 2**900]``.
+    coordinates_changed : int, optional
+        How many coordinates neighbours may differ in (default: all); the
+        recorded guarantee is composed over them.
     rng : None, int, SeedSequence or numpy.random.Generator
         Source of randomness for simulations; must be None (or a
         :class:`~invariantdp.secure.SecureGenerator`) with ``secure=True``.
     secure : bool, optional
         Draw the noise exactly from :mod:`secrets` for a production release
-        (about 30 microseconds per cell; see :mod:`invariantdp.secure`).
+        (see :mod:`invariantdp.secure`).
 
     Returns
     -------
     Release
-        ``(epsilon, delta)``-DP guarantee; noise family ``"tulap"`` with
-        ``b``, ``q`` (:func:`~invariantdp.distributions.tulap_params`) and
-        ``scale``.
+        ``(epsilon, delta)``-DP guarantee composed over ``coordinates_changed``
+        (with the per-coordinate ``epsilon_per_coordinate``,
+        ``delta_per_coordinate`` when they differ; secure: for the value with
+        its run time, ``delta`` including its share, ``timing_tv``); noise
+        family ``"tulap"`` with ``b``, ``q``
+        (:func:`~invariantdp.distributions.tulap_params`) and ``scale``.
 
     References
     ----------
     Awan & Slavkovic (2018), Def. 4.1 and Thm 4.3; Cho & Awan, Def. 35
-    (the canonical noise distribution).
+    (the canonical noise distribution); Dwork & Roth (2014), Thm 3.16
+    (basic composition).
 
     Examples
     --------
@@ -370,8 +401,13 @@ def tulap_mechanism(
     >>> sorted(r.noise.params), r.simulation
     (['b', 'q', 'scale'], True)
     >>> s = tulap_mechanism([0.0, 4.0], epsilon=1.0, sensitivity=2.0, secure=True)
-    >>> s.simulation
-    False
+    >>> s.simulation, s.guarantee.params["epsilon"], s.guarantee.params["coordinates_changed"]
+    (False, 2.0, 2)
+    >>> h = tulap_mechanism([0.0, 4.0], epsilon=1.0, coordinates_changed=1, rng=0).guarantee
+    >>> h.params
+    {'epsilon': 1.0, 'delta': 0.0}
+    >>> h.adjacency
+    'query values differing by at most 1 in each coordinate (linf norm), in one coordinate'
     """
     gen = random_source(rng, secure)
     epsilon = check_epsilon(epsilon)

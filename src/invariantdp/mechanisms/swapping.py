@@ -321,10 +321,12 @@ def permutation_swap(
         Dask supports).
     secure : bool, optional
         Swap for a production release: the selections and derangements use
-        exact integer sampling from :mod:`secrets` (see
-        :mod:`invariantdp.secure`); ``rng`` must then be None and
-        ``seed_policy`` None; pandas only.  The records are processed
-        stratum by stratum in Python, about a microsecond per record.
+        exact sampling from :mod:`secrets` (see :mod:`invariantdp.secure`),
+        with work that depends on the stratum sizes only, not on which
+        records swap (:func:`._permutation.sources_secure`); the guarantee is
+        that of the table with its run time, (epsilon, delta)-DP with
+        ``delta = (1 + e**epsilon) timing_tv`` below ``2**-64``.  ``rng``
+        must then be None and ``seed_policy`` None; pandas only.
 
     Returns
     -------
