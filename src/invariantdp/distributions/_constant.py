@@ -310,11 +310,12 @@ class LaplacePlan:
         self.thresholds = Thresholds(bounds, words)
         self.tests = self.m + 2
         self.omega_hi = exp_neg_bounds(2**self.m * inv_t, 40)[1]
+        self.tie = Fraction(1, 2 ** (_WORD * words))  # probability of a tie, per test
         self._powers = np.left_shift(np.int64(1), np.arange(self.m, dtype=np.int64))
 
     def tv_per_draw(self) -> Fraction:
         """``P(F)`` of one draw: its tail or a tie among its tests."""
-        return self.omega_hi + Fraction(self.tests, 2 ** (_WORD * self.words))
+        return self.omega_hi + self.tests * self.tie
 
     def draw(self, gen, n: int) -> tuple[np.ndarray, np.ndarray]:
         """``(Y, tail)``: ``n`` exact draws and whether each took the tail ``Q >= 1``."""

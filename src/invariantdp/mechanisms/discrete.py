@@ -432,7 +432,10 @@ def tulap_mechanism(
     definition, params = "(epsilon, delta)-DP", _composed(epsilon, delta, changed, secure)
     if secure:
         k = secure_lattice_index(x, scale)
-        plan = tulap_plan(epsilon, delta, size, epsilon_total=params["epsilon"])
+        # the run time's share is kept below 2**-64 up to epsilon 60 (or the coordinate's own):
+        # beyond, the composed guarantee is vacuous whatever its delta
+        at = min(params["epsilon"], max(epsilon, 60.0))
+        plan = tulap_plan(epsilon, delta, size, epsilon_total=at)
         g, j = plan.draw(gen, size)
         u = ((j - (1 << 52)).astype(float) + 0.5) * 2.0**-53
         value = _tulap_value(k, g.reshape(shape), u.reshape(shape), scale)
