@@ -62,6 +62,7 @@ from fractions import Fraction
 import numpy as np
 
 from .._validation import InvariantDPError
+from ._arith import _bernoulli_exp, exp_neg_bounds, lazy_less, random_words
 
 __all__ = [
     "TIMING_DELTA",
@@ -93,12 +94,6 @@ def too_many_rounds(what: str, rounds: int | None = None) -> InvariantDPError:
     )
 
 
-def random_words(gen, shape) -> np.ndarray:
-    """Uniform 64-bit words of the given shape from ``gen.bytes`` (secrets or numpy)."""
-    n = math.prod(shape)
-    return np.frombuffer(gen.bytes(8 * n), dtype="<u8").reshape(shape)
-
-
 def uniform_below(gen, k: int, n: int) -> np.ndarray:
     """``n`` uniform integers in ``[0, k)`` (``k <= 2**62``) by masked-word rejection.
 
@@ -127,13 +122,6 @@ def uniform_below(gen, k: int, n: int) -> np.ndarray:
 
 def _digits(bits: int) -> int:
     return int(bits * 0.30103) + 12
-
-
-def exp_neg_bounds(x: Fraction, digits: int) -> tuple[Fraction, Fraction]:
-    """Rational ``lo <= exp(-x) <= hi`` for ``x >= 0`` (correctly rounded :mod:`decimal`)."""
-    from ._exact import _exp_neg_bounds
-
-    return _exp_neg_bounds(x, digits)
 
 
 def _fixed_point(bounds, bits: int) -> int:
@@ -205,31 +193,6 @@ class Thresholds:
             return lo * 2**bits - c, hi * 2**bits - c
 
         return lazy_less(theta, gen)
-
-
-def lazy_less(theta, gen) -> bool:
-    """Whether a uniform ``V`` in [0, 1) is below a number known by bounds ``theta(level)``.
-
-    ``V`` is refined a word at a time and the bounds by precision level until
-    one side is certain; the number is never exactly dyadic for the
-    transcendental probabilities here, so this ends with probability 1.
-    """
-    j, bits, level = 0, 0, 0
-    for _ in range(10_000):
-        lo, hi = theta(level)
-        scale = 1 << bits
-        if (j + 1) * lo.denominator <= lo.numerator * scale:  # V < (j+1)/2**bits <= lo
-            return True
-        if j * hi.denominator >= hi.numerator * scale:  # V >= j/2**bits >= hi
-            return False
-        if (hi - lo) * scale < 1:
-            j = (j << _WORD) | int(random_words(gen, (1,))[0])
-            bits += _WORD
-        elif level < 8:
-            level += 1
-        else:
-            break
-    raise InvariantDPError("an exact comparison could not be decided at 5000 digits.")
 
 
 def _bernoulli_bounds(x: Fraction, kind: str):
@@ -496,8 +459,6 @@ class GaussianPlan:
         a = np.where(tail, 0, np.abs(y))
         ok = self.accept_bits.accept(self._terms(a), gen)
         if tail.any():  # the proposal's tail: CKS Algorithm 1, exactly
-            from ._exact import _bernoulli_exp
-
             num, den = self.sigma2.numerator, self.sigma2.denominator
             for i in np.flatnonzero(tail):
                 di = abs(abs(int(y[i])) * 2**self.s - self.p)

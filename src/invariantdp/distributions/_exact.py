@@ -17,8 +17,9 @@ of a release says nothing about its noise):
   as an integer part and one of ``2**53`` cells of the uniform part, with the
   truncation decided in exact arithmetic (:class:`_ExactTruncation`), every
   trial drawing the same words;
-* :func:`_bernoulli_exp`: ``Bernoulli(exp(-gamma))`` by CKS Algorithm 1, the
-  exact slow path of a tail draw.
+* the exact arithmetic they share (rational bounds of ``exp``, lazy
+  comparisons, CKS Algorithm 1 for the slow path of a tail draw) is in
+  :mod:`._arith`.
 
 The public names are re-exported by :mod:`.discrete` and :mod:`.tulap`, the
 modules of the laws they sample.
@@ -34,13 +35,20 @@ References
 from __future__ import annotations
 
 import math
-from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 from fractions import Fraction
 
 import numpy as np
 
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_positive, check_positive_int, format_value
+from ._arith import (  # noqa: F401  (_bernoulli_exp: CKS Algorithm 1, tested from here)
+    _bernoulli_exp,
+    _exp_neg_bounds,
+    _idiv_pos,
+    _imul,
+    lazy_less,
+    random_words,
+)
 from ._constant import (
     MAX_ROUNDS,
     ExpBits,
@@ -48,9 +56,7 @@ from ._constant import (
     LaplacePlan,
     cached_plan,
     compare,
-    lazy_less,
     precision,
-    random_words,
     too_many_rounds,
     uniform_below,
 )
@@ -64,69 +70,6 @@ __all__ = [
     "sample_discrete_laplace_exact",
     "tulap_plan",
 ]
-
-#: a hard cap on the trials of every rejection loop: each loop here accepts
-#: with probability above 1/6, so hitting it means broken parameters, not bad luck
-_MAX_TRIALS = 10_000
-
-
-def _too_many_trials(what: str):
-    return InvariantDPError(
-        f"the exact {what} sampler rejected {_MAX_TRIALS} proposals in a row (probability "
-        "below 1e-1000 for supported parameters): its parameters are outside the supported "
-        "range."
-    )
-
-
-def _randbelow(n: int, gen) -> int:
-    """Uniform integer in ``[0, n)`` for an arbitrary positive Python int ``n``.
-
-    ``gen`` is a :class:`~invariantdp.secure.SecureGenerator` (its
-    ``randbelow``, from :mod:`secrets`) or, for reproducible tests of the
-    exact algorithms, a ``numpy.random.Generator``.
-    """
-    if not isinstance(gen, np.random.Generator):
-        return gen.randbelow(n)
-    if n < 2**62:
-        return int(gen.integers(0, n))
-    k = n.bit_length()
-    words = (k + 61) // 62
-    for _ in range(_MAX_TRIALS):  # accepts with probability > 1/2
-        x = 0
-        for _ in range(words):
-            x = (x << 62) | int(gen.integers(0, 2**62))
-        x >>= words * 62 - k
-        if x < n:
-            return x
-    raise _too_many_trials("uniform integer")
-
-
-def _bernoulli_exp_unit(num: int, den: int, gen) -> bool:
-    """``Bernoulli(exp(-num/den))`` for ``0 <= num <= den`` (CKS Algorithm 1, gamma <= 1).
-
-    Draws ``Bernoulli(gamma / k)`` for ``k = 1, 2, ...`` until the first
-    failure and returns whether it came at an odd ``k``:
-    ``P = sum_k (-1)^(k-1) gamma^(k-1)/(k-1)! ... = exp(-gamma)``.  The loop
-    ends after ``k`` steps with probability ``gamma^k / k!``.
-    """
-    k = 1
-    while _randbelow(den * k, gen) < num:
-        k += 1
-    return k % 2 == 1
-
-
-def _bernoulli_exp(num: int, den: int, gen) -> bool:
-    """``Bernoulli(exp(-num/den))`` for integers ``num >= 0``, ``den > 0`` (CKS Algorithm 1).
-
-    ``exp(-gamma) = exp(-1)^floor(gamma) exp(-(gamma - floor(gamma)))``: the
-    loop over the whole part stops at the first failure (expected length
-    below ``e / (e - 1)``), so large ``gamma`` costs nothing.
-    """
-    whole, rest = divmod(num, den)
-    for _ in range(whole):
-        if not _bernoulli_exp_unit(1, 1, gen):
-            return False
-    return _bernoulli_exp_unit(rest, den, gen)
 
 
 def laplace_plan(t: Fraction, epsilon: float, n: int) -> LaplacePlan:
@@ -264,37 +207,6 @@ def sample_discrete_gaussian_exact(sigma2, size=None, rng=None):
 
 #: the uniform part is the centre of one of 2**53 cells of width 2**-53 tiling (-1/2, 1/2)
 _CELL_BITS = 53
-
-
-def _exp_neg_bounds(x: Fraction, digits: int) -> tuple[Fraction, Fraction]:
-    """Rational bounds ``lo <= exp(-x) <= hi`` for a rational ``x >= 0``.
-
-    The argument is rounded outwards to ``digits + 10`` significant digits
-    and the exponential evaluated by :mod:`decimal` at ``digits`` digits,
-    which is correctly rounded; the bounds allow 100 units in the last place
-    on top.
-    """
-    if x > 10_000:  # exp(-x) < 10**-4342: far below anything compared with it
-        return Fraction(0), Fraction(1, 10**4000)
-    num, den = Decimal(-x.numerator), Decimal(x.denominator)
-    # -x rounded down and up (operands of decimal operations are used exactly)
-    arg_lo = Context(prec=digits + 10, rounding=ROUND_FLOOR).divide(num, den)
-    arg_hi = Context(prec=digits + 10, rounding=ROUND_CEILING).divide(num, den)
-    ctx = Context(prec=digits, Emin=-(10**6), Emax=10**6)
-    slack = 1 + Fraction(1, 10 ** (digits - 3))
-    lo = Fraction(ctx.exp(arg_lo)) / slack
-    hi = Fraction(ctx.exp(arg_hi)) * slack
-    return lo, min(hi, Fraction(1))
-
-
-def _imul(a, b):
-    p = (a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1])
-    return min(p), max(p)
-
-
-def _idiv_pos(a, d):
-    """``a / d`` for an interval ``d`` of positive numbers."""
-    return _imul(a, (1 / d[1], 1 / d[0]))
 
 
 class _ExactTruncation:

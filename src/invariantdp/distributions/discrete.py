@@ -42,9 +42,8 @@ from scipy import special, stats
 from .._validation import InvariantDPError
 
 # the exact samplers live in ._exact; the mechanisms import their plans from here
+from ._arith import _MAX_TRIALS, _too_many_trials
 from ._exact import (  # noqa: F401
-    _MAX_TRIALS,
-    _too_many_trials,
     gaussian_plan,
     laplace_plan,
     sample_discrete_gaussian_exact,

@@ -30,15 +30,8 @@ import numpy as np
 import pandas as pd
 
 from .._frames import group_codes
-from ..distributions._constant import (
-    MAX_ROUNDS,
-    cached_plan,
-    compare,
-    exp_neg_bounds,
-    lazy_less,
-    random_words,
-    too_many_rounds,
-)
+from ..distributions._arith import exp_neg_bounds, lazy_less, random_words
+from ..distributions._constant import MAX_ROUNDS, cached_plan, compare, too_many_rounds
 from ..exceptions import InvariantDPError
 
 __all__ = [

@@ -67,7 +67,7 @@ from ._grid import (
     zcdp_for,
     zcdp_reference_epsilon,
 )
-from ._secure import public_shape, query_adjacency, secure_grid_index, timed_guarantee_params
+from ._secure import public_shape, query_adjacency, secure_grid_index
 
 __all__ = ["gaussian_mechanism", "laplace_mechanism"]
 
@@ -162,7 +162,7 @@ def laplace_mechanism(x, *, epsilon, sensitivity=1.0, rng=None, secure=False, gr
     scale = delta1 / epsilon
     check_float_scale(scale, "sensitivity / epsilon")
     space = np.ndim(sensitivity) != 0
-    params = {"epsilon": epsilon}
+    tv = None
     if secure:
         d = changed_coordinates(sensitivity, size)
         gamma = grid_for(grid, scale, delta1 / d)
@@ -173,7 +173,6 @@ def laplace_mechanism(x, *, epsilon, sensitivity=1.0, rng=None, secure=False, gr
         noise, tv = exact_laplace_noise(t, shape, gen, epsilon)
         value = gamma * (k + noise).astype(float)
         law = NoiseLaw("grid_laplace", {"grid": gamma, "scale": gamma * float(t)})
-        definition, params = timed_guarantee_params("epsilon-DP", params, tv)
         extra = {
             "grid": gamma,
             "grid_sensitivity": grid_sens,
@@ -183,12 +182,17 @@ def laplace_mechanism(x, *, epsilon, sensitivity=1.0, rng=None, secure=False, gr
         no_grid(grid)
         shape = xv.shape
         value = xv + gen.laplace(0.0, scale, size=shape)
-        law, extra, definition = NoiseLaw("laplace", {"scale": scale}), {}, "epsilon-DP"
+        law, extra = NoiseLaw("laplace", {"scale": scale}), {}
     return make_release(
         value,
         "laplace",
         law,
-        guarantee(definition, params, adjacency=query_adjacency("l1", delta1, space)),
+        guarantee(
+            "epsilon-DP",
+            {"epsilon": epsilon},
+            adjacency=query_adjacency("l1", delta1, space),
+            timing_tv=tv,
+        ),
         data_shape=shape,
         metadata={"sensitivity": delta1, "norm": "l1", **extra},
         secure=secure,
@@ -290,7 +294,7 @@ def gaussian_mechanism(
     check_float_scale(sigma, "sigma = sensitivity / mu")
     space = np.ndim(sensitivity) != 0
     if secure:
-        value, law, definition, params, extra = _secure_gaussian(
+        value, law, definition, params, extra, tv = _secure_gaussian(
             x, shape, mu is not None, gparams, sensitivity, delta2, grid, gen
         )
     else:
@@ -298,12 +302,12 @@ def gaussian_mechanism(
         shape = xv.shape
         value = xv + sigma * gen.standard_normal(shape)
         law, definition, params = NoiseLaw("gaussian", {"scale": sigma}), "GDP", gparams
-        extra = {"calibration": how}
+        extra, tv = {"calibration": how}, None
     return make_release(
         value,
         "gaussian",
         law,
-        guarantee(definition, params, adjacency=query_adjacency("l2", delta2, space)),
+        guarantee(definition, params, adjacency=query_adjacency("l2", delta2, space), timing_tv=tv),
         data_shape=shape,
         metadata={"sensitivity": delta2, "norm": "l2", **extra},
         secure=secure,
@@ -347,14 +351,13 @@ def _secure_gaussian(x, shape, from_mu, gparams, sensitivity, delta2, grid, gen)
     noise, tv = exact_gaussian_noise(s2, shape, gen, eps_ref)
     law = NoiseLaw("grid_gaussian", {"grid": gamma, "sigma": gamma * math.sqrt(s2)})
     value = gamma * (k + noise).astype(float)
-    definition, params = timed_guarantee_params("zCDP", params, tv)
     extra = {
         "calibration": how,
         "grid": gamma,
         "grid_sensitivity_squared": grid_sens2,
         "rounding": GRID_RULE,
     }
-    return value, law, definition, params, extra
+    return value, law, "zCDP", params, extra, tv
 
 
 def _renamed() -> dict:

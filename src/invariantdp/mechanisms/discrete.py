@@ -53,7 +53,6 @@ from ._secure import (
     query_adjacency,
     secure_integers,
     secure_lattice_index,
-    timed_guarantee_params,
 )
 
 __all__ = ["discrete_gaussian_mechanism", "discrete_laplace_mechanism", "tulap_mechanism"]
@@ -170,12 +169,11 @@ def discrete_laplace_mechanism(x, *, epsilon, sensitivity=1, rng=None, secure=Fa
     delta1 = _integer_sensitivity(sensitivity, 1, math.prod(shape))
     t = delta1 / epsilon
     _check_integer_scale(t, "sensitivity / epsilon")
-    definition, params = "epsilon-DP", {"epsilon": epsilon}
+    tv = None
     if secure:
         exact = exact_norm(sensitivity, 1) / Fraction(epsilon)
         xv = secure_integers(x)
         noise, tv = exact_laplace_noise(exact, shape, gen, epsilon)
-        definition, params = timed_guarantee_params(definition, params, tv)
     else:
         noise = draw_discrete_laplace(gen, t, shape)
     return make_release(
@@ -183,9 +181,10 @@ def discrete_laplace_mechanism(x, *, epsilon, sensitivity=1, rng=None, secure=Fa
         "discrete_laplace",
         NoiseLaw("discrete_laplace", {"scale": t}),
         guarantee(
-            definition,
-            params,
+            "epsilon-DP",
+            {"epsilon": epsilon},
             adjacency=query_adjacency("l1", delta1, np.ndim(sensitivity) != 0),
+            timing_tv=tv,
         ),
         data_shape=shape,
         metadata={"sensitivity": delta1, "norm": "l1", **_integer_rule(secure)},
@@ -259,13 +258,12 @@ def discrete_gaussian_mechanism(
     with np.errstate(over="ignore", divide="ignore"):
         sigma = float(delta2 / np.sqrt(2.0 * rho))
     _check_integer_scale(sigma, "sigma")
-    definition, params = "zCDP", {"rho": rho}
+    tv = None
     if secure:
         d2 = exact_norm(sensitivity, 2)
         s2 = d2 / (Fraction(mu) ** 2 if mu is not None else 2 * Fraction(rho))
         xv = secure_integers(x)
         noise, tv = exact_gaussian_noise(s2, shape, gen, zcdp_reference_epsilon(rho))
-        definition, params = timed_guarantee_params(definition, params, tv)
     else:
         noise = discrete_gaussian_law(sigma).rvs(size=shape, random_state=gen)
     return make_release(
@@ -273,9 +271,10 @@ def discrete_gaussian_mechanism(
         "discrete_gaussian",
         NoiseLaw("discrete_gaussian", {"sigma": sigma}),
         guarantee(
-            definition,
-            params,
+            "zCDP",
+            {"rho": rho},
             adjacency=query_adjacency("l2", delta2, np.ndim(sensitivity) != 0),
+            timing_tv=tv,
         ),
         data_shape=shape,
         metadata={"sensitivity": delta2, "norm": "l2", **_integer_rule(secure)},
@@ -429,7 +428,7 @@ def tulap_mechanism(
     shapes = tulap_privacy_shapes(epsilon, delta)
     shapes = tuple(float(v) for v in shapes)
     _check_tulap_scale(epsilon, shapes)
-    definition, params = "(epsilon, delta)-DP", _composed(epsilon, delta, changed, secure)
+    params, tv = _composed(epsilon, delta, changed, secure), None
     if secure:
         k = secure_lattice_index(x, scale)
         # the run time's share is kept below 2**-64 up to epsilon 60 (or the coordinate's own):
@@ -439,7 +438,7 @@ def tulap_mechanism(
         g, j = plan.draw(gen, size)
         u = ((j - (1 << 52)).astype(float) + 0.5) * 2.0**-53
         value = _tulap_value(k, g.reshape(shape), u.reshape(shape), scale)
-        definition, params = timed_guarantee_params(definition, params, size * plan.tv_per_draw())
+        tv = size * plan.tv_per_draw()
         extra = {"data_rule": LATTICE_RULE}
     else:
         value = xv + scale * draw_tulap(gen, *shapes, shape)
@@ -448,7 +447,12 @@ def tulap_mechanism(
         value,
         "tulap",
         NoiseLaw("tulap", {"b": b, "q": q, "scale": scale}),
-        guarantee(definition, params, adjacency=tulap_adjacency(scale, changed)),
+        guarantee(
+            "(epsilon, delta)-DP",
+            params,
+            adjacency=tulap_adjacency(scale, changed),
+            timing_tv=tv,
+        ),
         data_shape=shape,
         metadata={
             "sensitivity": scale,

@@ -69,7 +69,6 @@ from ..release import NoiseLaw, Release
 from ..secure import random_source
 from ._base import guarantee, make_release, release_part
 from ._permutation import root_entropy, sources_by_stratum, sources_global, sources_secure
-from ._secure import timed_guarantee_params
 from ._swap_table import SwapTable, counts_on_cells, encode, jsonable, swap_table
 
 __all__ = [
@@ -320,13 +319,10 @@ def permutation_swap(
         ``"global"`` for pandas and ``"stratum"`` for Dask (the only policy
         Dask supports).
     secure : bool, optional
-        Swap for a production release: the selections and derangements use
-        exact sampling from :mod:`secrets` (see :mod:`invariantdp.secure`),
-        with work that depends on the stratum sizes only, not on which
-        records swap (:func:`._permutation.sources_secure`); the guarantee is
-        that of the table with its run time, (epsilon, delta)-DP with
-        ``delta = (1 + e**epsilon) timing_tv`` below ``2**-64``.  ``rng``
-        must then be None and ``seed_policy`` None; pandas only.
+        Swap for a production release: exact draws from :mod:`secrets`, with
+        work independent of which records swap; the guarantee is that of the
+        table with its run time (:mod:`invariantdp.secure`).  ``rng`` and
+        ``seed_policy`` must then be None; pandas only.
 
     Returns
     -------
@@ -414,10 +410,9 @@ def permutation_swap(
     if kind == "dask":
         return _swap_dask(data, roles, swap_rate, root_entropy(gen))
 
-    x = encode(data, roles)
-    timing_tv = None
+    x, tv = encode(data, roles), None
     if secure:
-        src, timing_tv = sources_secure(x.j, x.n_match, swap_rate, sgen)
+        src, tv = sources_secure(x.j, x.n_match, swap_rate, sgen)
     elif seed_policy == "global":
         src = sources_global(x.j, x.n_match, swap_rate, gen)
     else:
@@ -426,22 +421,13 @@ def permutation_swap(
     for c in swap:
         out[c] = data[c].array.take(src)
     table = swap_table(x, x._replace(k=x.k[src]))
-    return _swap_result(out, table, x.levels, roles, swap_rate, seed_policy, timing_tv)
+    return _swap_result(out, table, x.levels, roles, swap_rate, seed_policy, tv)
 
 
-def _swap_result(
-    out, table: SwapTable, levels, roles, swap_rate, policy, timing_tv=None
-) -> SwapResult:
-    """The release of a swap (Alg. 5.1 line 22, Theorem 5.6), carrying the swapped data.
-
-    A secure swap records the guarantee of the table and its run time
-    (``timing_tv``: :func:`._secure.timed_guarantee_params`).
-    """
+def _swap_result(out, table: SwapTable, levels, roles, swap_rate, policy, tv) -> SwapResult:
+    """The release of a swap (Alg. 5.1 line 22, Theorem 5.6), carrying the swapped data."""
     swap, match, rest = roles
     epsilon = swapping_epsilon(table.b, swap_rate)
-    definition, params = "epsilon-DP", {"epsilon": epsilon, "b": table.b, "swap_rate": swap_rate}
-    if timing_tv is not None:
-        definition, params = timed_guarantee_params(definition, params, timing_tv)
     return make_release(
         table.table,
         "permutation_swap",
@@ -455,12 +441,13 @@ def _swap_result(
             },
         ),
         guarantee(
-            definition,
-            params,
+            "epsilon-DP",
+            {"epsilon": epsilon, "b": table.b, "swap_rate": swap_rate},
             adjacency="d_HamS^u: symmetric Hamming distance with the swapped records "
             "as privacy units, among data sets with the same swapping invariants",
             dataspace="data sets with the released swapping invariants c_Swap "
             "(n_jl and n_jk margins)",
+            timing_tv=tv,
         ),
         invariants=table.invariants,
         query=None,
@@ -609,4 +596,4 @@ def _swap_dask(ddf, roles, p, root) -> SwapResult:
     x = both._replace(j=both.j[:nx], k=both.k[:nx], l=both.l[:nx])
     z = both._replace(j=both.j[nx:], k=both.k[nx:], l=both.l[nx:])
     table = swap_table(x, z, wx=counts_x.to_numpy(), wz=counts_z.to_numpy())
-    return _swap_result(swapped, table, x.levels, roles, p, "stratum")
+    return _swap_result(swapped, table, x.levels, roles, p, "stratum", None)
