@@ -118,6 +118,26 @@ def _single_test_power(fc, n: int, a: np.ndarray, b: np.ndarray, level: float) -
     return np.sum(np.clip(mass, 0.0, 1.0) * g, axis=1)
 
 
+def _smallest_n(power_at, power: float, max_n: int, unit: str) -> int:
+    """The smallest ``n`` (to about 1%) with ``power_at(n) >= power``: doubling, then bisection."""
+    hi = 32
+    while power_at(hi) < power:
+        if hi >= max_n:
+            raise InvariantDPError(
+                f"`max_n` ({max_n}) {unit} do not reach `power` ({power}): the best test has "
+                f"power {power_at(max_n):.3g} there."
+            )
+        hi = min(hi * 2, max_n)
+    lo = hi // 2
+    while hi - lo > max(1, hi // 100):
+        mid = (lo + hi) // 2
+        if power_at(mid) >= power:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def audit_sample_size(
     claimed, true, *, power=0.9, significance=0.01, n_tests=4 * 400 * 3, max_n=10**9
 ) -> AuditSampleSize:
@@ -222,21 +242,7 @@ def audit_sample_size(
         i = int(np.argmax(p))
         return float(p[i]), int(idx[i])
 
-    hi = 32
-    while best(hi, coarse)[0] < power:
-        if hi >= max_n:
-            raise InvariantDPError(
-                f"`max_n` ({max_n}) releases do not reach `power` ({power}): the best test "
-                f"has power {best(max_n, coarse)[0]:.3g} there."
-            )
-        hi = min(hi * 2, max_n)
-    lo = hi // 2
-    while hi - lo > max(1, hi // 100):
-        mid = (lo + hi) // 2
-        if best(mid, coarse)[0] >= power:
-            hi = mid
-        else:
-            lo = mid
+    hi = _smallest_n(lambda n: best(n, coarse)[0], power, max_n, "releases")
     p, i = best(hi, coarse)
     near = np.arange(max(i - 12, 0), min(i + 13, a.size))
     p, i = best(hi, near)
@@ -340,21 +346,7 @@ def timing_sample_size(
     def pw(n):
         return float(_single_test_power(fc, n, a, b, level)[0])
 
-    hi = 32
-    while pw(hi) < power:
-        if hi >= max_n:
-            raise InvariantDPError(
-                f"`max_n` ({max_n}) calls do not reach `power` ({power}): the test has power "
-                f"{pw(max_n):.3g} there."
-            )
-        hi = min(hi * 2, max_n)
-    lo = hi // 2
-    while hi - lo > max(1, hi // 100):
-        mid = (lo + hi) // 2
-        if pw(mid) >= power:
-            hi = mid
-        else:
-            lo = mid
+    hi = _smallest_n(pw, power, max_n, "calls")
     k1, k2 = np.round(hi * a), np.round(hi * b)
     return AuditSampleSize(
         n=int(hi),
