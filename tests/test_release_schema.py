@@ -585,6 +585,18 @@ def test_a_weaker_claim_than_the_noise_is_accepted():
     _refused(d, r"`guarantee\.params\.epsilon` \(0\.5\) claims more privacy")
 
 
+def test_a_sensitivity_space_weakens_the_delta_a_smaller_epsilon_needs():
+    """Neighbours differing in k = 2 coordinates: delta(0.5) >= (1 - e**-0.5) / 4 = 0.098."""
+    S = np.array([[1.0, -1.0, 0.0], [0.0, 1.0, -1.0]])
+    d = _secure_doc(lambda: M.laplace_mechanism([1.0, 2.0, 3.0], epsilon=1.0, sensitivity=S, rng=1))
+    assert d["metadata"]["coordinates_changed"] == 2
+    d["guarantee"] = {**d["guarantee"], "definition": "(epsilon, delta)-DP"}
+    d["guarantee"]["params"] = {"epsilon": 0.5, "delta": 0.12}
+    Release.from_dict(d)
+    d["guarantee"]["params"] = {"epsilon": 0.5, "delta": 0.05}
+    _refused(d, r"a smaller epsilon needs delta >= 0\.098")
+
+
 def test_a_document_without_the_sensitivity_is_checked_for_consistency_only():
     d = _secure_doc(lambda: M.laplace_mechanism([1.0, 2.0], epsilon=1.0, rng=1))
     del d["metadata"]["sensitivity"]

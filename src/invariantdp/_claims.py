@@ -14,8 +14,9 @@ family                    the guarantee must be implied by
                           ``coordinates_changed`` (1 if not recorded)
 ``laplace``,              ``epsilon_0 = sensitivity / scale`` (``grid_sensitivity * grid /
 ``discrete_laplace``,     scale`` on a grid); a smaller epsilon needs at least
-``grid_laplace``,         ``delta >= (1 - exp(epsilon - epsilon_0)) / 2``, a lower bound on
-``knorm``                 the mechanism's delta there
+``grid_laplace``,         ``delta >= 2**-k (1 - exp(epsilon - epsilon_0))``, a lower bound on
+``knorm``                 the mechanism's delta there (``k`` the ``coordinates_changed`` of a
+                          sensitivity space, else 1; K-norm: a pure epsilon only)
 ``gaussian``              ``mu >= sensitivity / scale``; a recorded (epsilon, delta) at least
                           the Balle-Wang delta of that mu
 ``discrete_gaussian``,    ``rho >= sensitivity**2 / (2 sigma**2)`` (``grid_sensitivity_squared
@@ -158,8 +159,15 @@ def _check_laplace(family: str, noise: dict, definition: str, params: dict, meta
     eps0, what = found
     if eps >= eps0 * (1 - _REL):
         return
-    need = -0.5 * math.expm1(eps - eps0)  # P(Y <= 0) (1 - e^(eps - eps0)) <= the true delta
-    if delta < need:
+    # neighbours that differ in k coordinates by the whole sensitivity: the loss is eps0 where
+    # every changed coordinate's noise lies beyond both inputs (probability >= 2**-k), so the
+    # true delta at eps is at least 2**-k (1 - e^(eps - eps0)); k = 1 for a sensitivity
+    # bound, the support of the worst vector for a sensitivity space.  For K-norm noise the
+    # loss reaches eps0 on a null set: only a pure epsilon is checked.
+    k = metadata.get("coordinates_changed", 1)
+    k = k if isinstance(k, int) and not isinstance(k, bool) and k >= 1 else 1
+    need = 0.0 if family == "knorm" else -(0.5**k) * math.expm1(eps - eps0)
+    if delta <= need or (family == "knorm" and delta == 0):
         raise _refuse(
             "epsilon",
             eps,

@@ -45,6 +45,7 @@ __all__ = [
     "grid_l1_sensitivity",
     "grid_l2_sensitivity_sq",
     "no_grid",
+    "space_support",
     "sqrt_up",
     "zcdp_for",
     "zcdp_reference_epsilon",
@@ -91,6 +92,16 @@ def changed_coordinates(sensitivity, d: int) -> int:
     """How many coordinates neighbours may differ in: ``d``, or the largest row support."""
     S = _space(sensitivity)
     return d if S is None else int(np.max(np.count_nonzero(S, axis=1)))
+
+
+def space_support(sensitivity, d: int) -> dict:
+    """``{"coordinates_changed": k}`` for a sensitivity space (its largest row support), else
+    ``{}``: what a document records so that its guarantee can be checked against its noise."""
+    return (
+        {}
+        if _space(sensitivity) is None
+        else {"coordinates_changed": changed_coordinates(sensitivity, d)}
+    )
 
 
 def sqrt_up(x: Fraction) -> Fraction:

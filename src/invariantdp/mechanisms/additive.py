@@ -63,6 +63,7 @@ from ._grid import (
     grid_l1_sensitivity,
     grid_l2_sensitivity_sq,
     no_grid,
+    space_support,
     sqrt_up,
     zcdp_for,
     zcdp_reference_epsilon,
@@ -194,7 +195,7 @@ def laplace_mechanism(x, *, epsilon, sensitivity=1.0, rng=None, secure=False, gr
             timing_tv=tv,
         ),
         data_shape=shape,
-        metadata={"sensitivity": delta1, "norm": "l1", **extra},
+        metadata={"sensitivity": delta1, "norm": "l1", **space_support(sensitivity, size), **extra},
         secure=secure,
         labels=x,
     )

@@ -45,6 +45,7 @@ from ._grid import (
     exact_gaussian_noise,
     exact_laplace_noise,
     exact_norm,
+    space_support,
     zcdp_reference_epsilon,
 )
 from ._secure import (
@@ -187,7 +188,12 @@ def discrete_laplace_mechanism(x, *, epsilon, sensitivity=1, rng=None, secure=Fa
             timing_tv=tv,
         ),
         data_shape=shape,
-        metadata={"sensitivity": delta1, "norm": "l1", **_integer_rule(secure)},
+        metadata={
+            "sensitivity": delta1,
+            "norm": "l1",
+            **space_support(sensitivity, math.prod(shape)),
+            **_integer_rule(secure),
+        },
         secure=secure,
         labels=x,
     )
