@@ -207,9 +207,9 @@ def test_secure_swap_work_does_not_depend_on_how_many_records_swap():
         source.requests.clear()
         src, _tv = sources_secure(j, 1, 0.5, source)
         ms.append(int(np.count_nonzero(src != np.arange(4))))
-        # each attempt asks the keys (4 words) then the thinning (2 words); the selection
+        # each attempt asks the keys (4 words) then the thinning (3 words); the selection
         # asks 4 words per round, so count the attempts by their thinning requests
-        attempts.append(sum(1 for r in source.requests if r == 16))
+        attempts.append(sum(1 for r in source.requests if r == 24))
     ms, attempts = np.array(ms), np.minimum(np.array(attempts), 3)
     table = np.array(
         [[np.sum((ms == m) & (attempts == a)) for a in (1, 2, 3)] for m in (0, 2, 3, 4)]

@@ -129,7 +129,7 @@ def sources_global(j: np.ndarray, n_strata: int, p: float, gen) -> np.ndarray:
 
 #: derangement attempts are thinned to this acceptance, whatever the number selected
 _ACCEPT = Fraction(1, 3)
-#: beyond this many selected records d(m)/m! is within 1/41! of 1/e: one threshold serves
+#: the thresholds of q(m) are tabled exactly up to at least this m (beyond, one serves)
 _THIN_TABLE = 40
 
 
@@ -147,15 +147,18 @@ def _thinning(m: int) -> Fraction:
 
 
 class _Thinning:
-    """Fixed-point thresholds of ``q(m)``: exact for ``m <= 40``, one shared beyond."""
+    """Fixed-point thresholds of ``q(m)``: exact up to ``size``, one shared beyond."""
 
     def __init__(self, words: int):
         self.words = words
         bits = 64 * words
-        exact = [_thinning(m) if m != 1 else Fraction(1) for m in range(_THIN_TABLE + 1)]
-        # m > 40: |d(m)/m! - 1/e| <= 1/(m+1)!, so q(m) = e/3 (1 +- 3e-49)
-        lo, hi = exp_neg_bounds(Fraction(1), 80)
-        slack = Fraction(1, 2**160)
+        # beyond T, |d(m)/m! - 1/e| <= 1/(T+2)! < 2**-(B + 32): one threshold serves
+        self.size = next(
+            m for m in range(_THIN_TABLE, 400) if math.factorial(m + 2) > 2 ** (bits + 32)
+        )
+        exact = [_thinning(m) if m != 1 else Fraction(1) for m in range(self.size + 1)]
+        lo, hi = exp_neg_bounds(Fraction(1), int((bits + 64) * 0.302) + 10)
+        slack = Fraction(1, math.factorial(self.size + 2))
         far = (_ACCEPT / (hi + slack), _ACCEPT / (lo - slack))
         # q(3) = 1: the threshold 2**B - 1 and its tie (theta = 1) keep it exact
         ints = [min(math.floor(q * 2**bits), 2**bits - 1) for q in exact]
@@ -171,7 +174,7 @@ class _Thinning:
 
     def test(self, m: np.ndarray, gen) -> np.ndarray:
         """``Bernoulli(q(m))`` per stratum (a tie, probability ``2**-B``, resolved exactly)."""
-        idx = np.minimum(m, _THIN_TABLE + 1)
+        idx = np.minimum(m, self.size + 1)
         u = random_words(gen, (m.size, self.words))
         less, tie = compare(u, self.table[idx])
         for i in np.flatnonzero(tie):
@@ -250,7 +253,7 @@ def sources_secure(j: np.ndarray, n_strata: int, p: float, gen) -> tuple[np.ndar
     seg = new_id[j[rec]]
     sel = _select_secure(seg, active.size, p, gen)
     m = np.bincount(seg[sel], minlength=active.size)
-    words = 2
+    words = 3  # ties 2**-192: the run time adds below 2**-64 to delta up to epsilon ~80
     thin = cached_plan("swap thinning", words, lambda: _Thinning(words))
     pending = np.arange(active.size)
     for _ in range(MAX_ROUNDS):
