@@ -295,6 +295,13 @@ GROUPS = {
                 "invariantdp.audit.AuditSampleSize",
                 "invariantdp.audit.achievable_set_test",
             ],
+            "Timing side channels": [
+                "invariantdp.audit.audit_timing",
+                "invariantdp.audit.audit_timing_samples",
+                "invariantdp.audit.TimingAuditResult",
+                "invariantdp.audit.timing_sample_size",
+                "invariantdp.audit.TIMING_TESTS",
+            ],
             "Building blocks": [
                 "invariantdp.audit.neighbour_from_space",
                 "invariantdp.audit.likelihood_ratio_statistic",

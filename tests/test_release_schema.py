@@ -11,6 +11,7 @@ is now validated first and only ``ValueError``/``TypeError`` come out.
 import copy
 import json
 import os
+import re
 import time
 import tracemalloc
 import warnings
@@ -467,6 +468,150 @@ def test_guarantees_are_validated():
     d = _doc("gaussian_mechanism")
     d["guarantee"]["params"]["mu"] = 0
     _refused(d, r"`guarantee\.params\.mu` \(0\) must be > 0")
+
+
+# ---------------------------------------------------------------------------
+# issue 20: a document must not claim more privacy than its noise law gives
+# ---------------------------------------------------------------------------
+
+
+def _secure_doc(make):
+    return json.loads(make().to_json())
+
+
+TAMPERED = [
+    # (release, path in the guarantee params, tampered value, both numbers the message names)
+    (
+        lambda: M.tulap_mechanism([3.0], epsilon=1.0, delta=0.1, rng=1),
+        "epsilon",
+        0.5,
+        [r"\(0\.5\)", "b = 0.36787944117144233", "epsilon >= 1"],
+    ),
+    (
+        lambda: M.tulap_mechanism([3.0], epsilon=1.0, delta=0.1, rng=1),
+        "delta",
+        0.01,
+        [r"\(0\.01\)", "q = ", r"delta >= 0\.1"],
+    ),
+    (
+        lambda: M.tulap_mechanism([3.0, 4.0], epsilon=1.0, secure=True),
+        "epsilon",
+        1.0,  # the composed guarantee of two coordinates is 2
+        [r"\(1\.0\)", "2 changed coordinate", "epsilon >= 2"],
+    ),
+    (
+        lambda: M.laplace_mechanism([1.0, 2.0], epsilon=1.0, sensitivity=2.0, rng=1),
+        "epsilon",
+        0.5,
+        [r"\(0\.5\)", "sensitivity 2 with scale 2", "epsilon = 1"],
+    ),
+    (
+        lambda: M.laplace_mechanism([1.0], epsilon=1.0, secure=True),
+        "epsilon",
+        0.9,
+        [r"\(0\.9\)", "grid sensitivity", "epsilon = 1"],
+    ),
+    (
+        lambda: M.discrete_laplace_mechanism([1, 2], epsilon=1.0, rng=1),
+        "epsilon",
+        0.1,
+        [r"\(0\.1\)", "sensitivity 1 with scale 1", "epsilon = 1"],
+    ),
+    (
+        lambda: M.discrete_gaussian_mechanism([1, 2], rho=0.5, secure=True),
+        "rho",
+        0.05,
+        [r"\(0\.05\)", r"sigma 1\.0", r"rho = 0\.5"],
+    ),
+    (
+        lambda: M.gaussian_mechanism([1.0], epsilon=1.0, delta=1e-5, secure=True),
+        "rho",
+        0.01,
+        [r"\(0\.01\)", r"rho = 0\.0305"],
+    ),
+    (
+        lambda: M.gaussian_mechanism([1.0], epsilon=1.0, delta=1e-5, secure=True),
+        "delta",
+        1e-9,
+        [r"\(1e-09\)", "gives delta = ", "at epsilon = 1"],
+    ),
+    (
+        lambda: M.gaussian_mechanism([1.0], mu=1.0, rng=1),
+        "mu",
+        0.5,
+        [r"\(0\.5\)", "mu = 1"],
+    ),
+    (
+        lambda: M.permutation_swap(SWAP_DF, swap="county", swap_rate=0.5, rng=1),
+        "epsilon",
+        0.1,
+        [r"\(0\.1\)", "swapping at rate 0.5", r"epsilon = 1\.94"],
+    ),
+    (
+        lambda: M.discrete_laplace_mechanism([1, 2], epsilon=1.0, secure=True),
+        "delta",
+        0.0,  # the run time's share, (1 + e) timing_tv, dropped
+        [r"\(0\.0\)", "timing_tv", "adds"],
+    ),
+]
+
+
+@pytest.mark.parametrize("case", range(len(TAMPERED)))
+def test_a_document_claiming_more_privacy_than_its_noise_is_refused(case):
+    from invariantdp.mechanisms._base import plain_release
+
+    make, key, value, names = TAMPERED[case]
+    release = plain_release(make())
+    doc = json.loads(release.to_json())
+    assert Release.from_dict(doc) == release  # the untouched document is accepted
+    doc["guarantee"]["params"][key] = value
+    with pytest.raises(InvariantDPError) as info:
+        Release.from_dict(doc)
+    message = str(info.value)
+    assert message.startswith(f"`guarantee.params.{key}`") and "claims more privacy" in message
+    for pattern in names:
+        assert re.search(pattern, message), (pattern, message)
+
+
+def test_a_weaker_claim_than_the_noise_is_accepted():
+    d = _secure_doc(lambda: M.discrete_laplace_mechanism([1, 2], epsilon=1.0, rng=1))
+    d["guarantee"]["params"]["epsilon"] = 2.0  # weaker than the noise gives: true
+    Release.from_dict(d)
+    # a smaller epsilon with a delta that covers it: (0.5, 0.3) holds for epsilon_0 = 1
+    d["guarantee"] = {**d["guarantee"], "definition": "(epsilon, delta)-DP"}
+    d["guarantee"]["params"] = {"epsilon": 0.5, "delta": 0.3}
+    Release.from_dict(d)
+    d["guarantee"]["params"] = {"epsilon": 0.5, "delta": 0.1}  # (1 - e^-0.5) / 2 = 0.197
+    _refused(d, r"`guarantee\.params\.epsilon` \(0\.5\) claims more privacy")
+
+
+def test_a_sensitivity_space_weakens_the_delta_a_smaller_epsilon_needs():
+    """Neighbours differing in k = 2 coordinates: delta(0.5) >= (1 - e**-0.5) / 4 = 0.098."""
+    S = np.array([[1.0, -1.0, 0.0], [0.0, 1.0, -1.0]])
+    d = _secure_doc(lambda: M.laplace_mechanism([1.0, 2.0, 3.0], epsilon=1.0, sensitivity=S, rng=1))
+    assert d["metadata"]["coordinates_changed"] == 2
+    d["guarantee"] = {**d["guarantee"], "definition": "(epsilon, delta)-DP"}
+    d["guarantee"]["params"] = {"epsilon": 0.5, "delta": 0.12}
+    Release.from_dict(d)
+    d["guarantee"]["params"] = {"epsilon": 0.5, "delta": 0.05}
+    _refused(d, r"a smaller epsilon needs delta >= 0\.098")
+
+
+def test_a_document_without_the_sensitivity_is_checked_for_consistency_only():
+    d = _secure_doc(lambda: M.laplace_mechanism([1.0, 2.0], epsilon=1.0, rng=1))
+    del d["metadata"]["sensitivity"]
+    d["guarantee"]["params"]["epsilon"] = 0.01  # nothing to check the scale against
+    Release.from_dict(d)
+
+
+def test_zcdp_with_timing_needs_version_3():
+    rel = M.discrete_gaussian_mechanism([1, 2], rho=0.5, secure=True)
+    d = json.loads(rel.to_json())
+    assert d["version"] == 3 == FORMAT_VERSION and d["guarantee"]["params"]["timing_tv"] > 0
+    d["version"] = 2
+    _refused(d, r"`guarantee\.params\.timing_tv` .* needs a document of version 3")
+    # an epsilon-delta guarantee already holds its run time's share: version 1 readers read it
+    assert json.loads(M.tulap_mechanism([1.0], epsilon=1.0, secure=True).to_json())["version"] == 1
 
 
 def test_f_dp_tradeoff_is_validated():

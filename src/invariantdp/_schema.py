@@ -1,4 +1,4 @@
-"""Reading a release document: the JSON schema (version 1) of :mod:`invariantdp.release`.
+"""Reading a release document: the JSON schema (versions 1-3) of :mod:`invariantdp.release`.
 
 Every reader validates a field, named by its path (``noise.params.b``),
 before anything is allocated from it, and raises
@@ -10,7 +10,8 @@ The readers return plain fields (``noise_from_doc`` gives ``(family,
 params, info)``, ``guarantee_from_doc`` the guarantee's fields,
 ``release_fields_from_doc`` a dict), so that the classes of
 :mod:`invariantdp.release` build themselves from them without an import
-cycle.
+cycle.  After the fields, :func:`~invariantdp._claims.check_claim` checks the
+guarantee against the noise law.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import math
 
 import numpy as np
 
+from ._claims import check_claim
 from ._validation import (
     EXACT_INT,
     MAX_JSON_CHARS,
@@ -41,9 +43,9 @@ from .families import SchemaContext, noise_families
 from .invariants import MAX_DOCUMENT_CELLS, Invariants
 from .labels import labels_from_doc
 
-#: newest version of the JSON document (2 adds the optional ``labels``; a release without
-#: labels is still written as version 1, which older readers read)
-FORMAT_VERSION = 2
+#: newest version of the JSON document (2 adds the optional ``labels``, 3 a zCDP guarantee
+#: with ``timing_tv``; a document is written in the oldest version that holds it)
+FORMAT_VERSION = 3
 #: default limit on the size of a JSON document, in characters (bytes)
 MAX_JSON_BYTES = MAX_JSON_CHARS
 #: default limit on the entries of any array, and the cells of any shape, in a document
@@ -143,6 +145,10 @@ def _nonnegative(path, v):
 _GUARANTEE_PARAMS = {
     "epsilon": _nonnegative,
     "delta": doc_probability,
+    "timing_tv": doc_probability,
+    "epsilon_per_coordinate": _nonnegative,
+    "delta_per_coordinate": doc_probability,
+    "coordinates_changed": lambda path, v: doc_int(path, v, minimum=1),
     "mu": doc_positive,
     "rho": doc_positive,
     "epsilon_unconstrained": _nonnegative,
@@ -311,6 +317,13 @@ def release_fields_from_doc(d, max_cells: int) -> dict:
     guarantee = guarantee_from_doc("guarantee", d["guarantee"])
     if guarantee[0] == "unstated" and version < 2:  # version 1 readers do not know it
         raise doc_error("guarantee.definition", "unstated", "needs a document of version 2.")
+    if guarantee[0] == "zCDP" and "timing_tv" in guarantee[1] and version < 3:
+        # readers of versions 1 and 2 would take the guarantee for plain rho-zCDP
+        raise doc_error(
+            "guarantee.params.timing_tv",
+            guarantee[1]["timing_tv"],
+            "needs a document of version 3.",
+        )
 
     metadata = d.get("metadata", {})
     doc_object("metadata", metadata, extra=True)
@@ -319,6 +332,7 @@ def release_fields_from_doc(d, max_cells: int) -> dict:
         doc_str("metadata.randomness", metadata["randomness"], choices=("secure", "simulation"))
 
     _check_noise_against_value(family, info, value, invariants)
+    check_claim(family, params, guarantee, metadata)
     keeps = info.get("keeps_invariants", False) or metadata.get("congenial") is True
     if keeps and query is None and invariants is not None and invariants.values is not None:
         if value.size != invariants.n_cells:

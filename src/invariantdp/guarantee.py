@@ -26,9 +26,17 @@ class PrivacyGuarantee:
         analyst cannot state, see :func:`~invariantdp.published.from_published`).
     params : dict
         The privacy parameters (``epsilon``, ``delta``, ``mu``, ``rho``, ...);
-        kept as a read-only deep copy.
+        kept as a read-only deep copy.  A secure release records the
+        guarantee of its value *and run time*: ``timing_tv`` bounds the total
+        variation between the two and a release whose run time is independent
+        of the data (:mod:`invariantdp.secure`); it is already included in
+        ``delta`` and, for zCDP, shifts :meth:`tradeoff`.  The Tulap
+        mechanism records ``epsilon_per_coordinate``,
+        ``delta_per_coordinate`` and ``coordinates_changed`` (the composed
+        guarantee is ``epsilon``, ``delta``).
     adjacency : str
-        The adjacency relation, in words (e.g. ``"semi-adjacent"``).
+        The adjacency relation, in words, with the norm and sensitivity it is
+        for (e.g. ``"query values differing by at most 1 in l1 norm"``).
     semi_adjacent_parameter : int or None
         ``a(t)`` of Cho & Awan (Def. 13) when the guarantee is semi-DP: the
         guarantee holds for invariant-conforming data sets at distance
@@ -72,7 +80,7 @@ class PrivacyGuarantee:
         if self.definition == "GDP":
             return gaussian_tradeoff(p["mu"])
         if self.definition == "zCDP":  # the envelope of CKS (2020), Cor. 13
-            return zcdp_tradeoff(p["rho"])
+            return zcdp_tradeoff(p["rho"], tv=p.get("timing_tv", 0.0))
         raise InvariantDPError(
             f"an {self.definition} guarantee states no tradeoff function; "
             "convert it with invariantdp.privacy first."

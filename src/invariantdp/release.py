@@ -6,8 +6,8 @@ never need to be told the noise again.  It round-trips through JSON exactly,
 and it is immutable: its arrays are read-only, its parameter and metadata
 dicts refuse mutation.
 
-The JSON document (schema versions 1 and 2)
--------------------------------------------
+The JSON document (schema versions 1 to 3)
+------------------------------------------
 A release is read by :meth:`Release.from_json` (or :meth:`Release.from_dict`,
 :meth:`Release.load`) only after the *whole* document has been validated
 against the schema below; every error is an
@@ -27,7 +27,10 @@ allowed except inside ``metadata`` and guarantee ``params``.
 ``format``
     ``"invariantdp.Release"``.
 ``version``
-    Integer, 1 to :data:`FORMAT_VERSION` (2); a newer version is refused.
+    Integer, 1 to :data:`FORMAT_VERSION` (3); a newer version is refused.  A
+    release is written in the oldest version that holds it: 1, 2 with labels
+    or an unstated guarantee, 3 with a zCDP guarantee that records
+    ``timing_tv`` (readers of 1 and 2 would take it for plain zCDP).
 ``value``, ``query`` (``query`` may be ``null``)
     An array: ``{"dtype", "shape", "data"}`` with ``dtype`` a little- or
     big-endian integer or float type of at most 8 bytes (``"<f8"``,
@@ -84,9 +87,18 @@ allowed except inside ``metadata`` and guarantee ``params``.
     or ``"unstated"`` (version 2 only; no params: a published release whose
     guarantee the analyst cannot state, see :meth:`Release.from_published`).
     Known params must be in range (``epsilon >= 0``, ``0 <= delta < 1``,
-    ``mu, rho, gamma > 0``, ``0 < swap_rate < 1``, ``b`` an integer >= 0);
-    other params must be JSON scalars.  ``adjacency`` and ``dataspace`` are
-    strings, ``semi_adjacent_parameter`` ``null`` or an integer >= 1.
+    ``mu, rho, gamma > 0``, ``0 < swap_rate < 1``, ``b`` an integer >= 0,
+    ``timing_tv`` and ``delta_per_coordinate`` in ``[0, 1)``,
+    ``epsilon_per_coordinate >= 0``, ``coordinates_changed`` an integer
+    >= 1); other params must be JSON scalars.  ``adjacency`` and
+    ``dataspace`` are strings, ``semi_adjacent_parameter`` ``null`` or an
+    integer >= 1.  The guarantee must be implied by the noise law (Tulap
+    ``b`` and ``q`` against ``epsilon`` and ``delta``, a Laplace scale
+    against ``epsilon`` and ``metadata.sensitivity``, a discrete Gaussian
+    ``sigma`` against ``rho``, a swap's ``swap_rate`` and ``b`` against
+    ``epsilon``, ``delta`` against ``timing_tv``, ...): a document that
+    overstates its privacy is refused with both numbers named (the table of
+    :mod:`invariantdp._claims`).
 ``invariants``
     ``null`` or an invariants object (:meth:`Invariants.from_dict
     <invariantdp.invariants.Invariants.from_dict>`): a structure must describe
@@ -305,8 +317,7 @@ class Release:
         """The JSON document as a new, mutable dict (see the module docstring)."""
         doc = {
             "format": "invariantdp.Release",
-            # version 1 readers know neither labels nor an unstated guarantee
-            "version": 1 if self.labels is None and self.guarantee.definition != "unstated" else 2,
+            "version": self._version(),
             "value": array_to_json(self.value),
             "mechanism": self.mechanism,
             "noise": self.noise.to_dict(),
@@ -319,6 +330,14 @@ class Release:
         if self.labels is not None:
             doc["labels"] = labels_to_doc(self.labels)
         return doc
+
+    def _version(self) -> int:
+        """The oldest document version that holds this release (older readers read it)."""
+        g = self.guarantee
+        if g.definition == "zCDP" and "timing_tv" in g.params:
+            return 3  # readers of versions 1 and 2 would drop the run time's share
+        # version 1 readers know neither labels nor an unstated guarantee
+        return 1 if self.labels is None and g.definition != "unstated" else 2
 
     @classmethod
     def from_dict(cls, d: dict, *, max_cells: int = MAX_CELLS) -> Release:

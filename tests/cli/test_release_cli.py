@@ -427,3 +427,37 @@ def test_long_format_incomplete_table_and_missing_value(tmp_path, capsys):
     path.write_text("county,count\nAda,51\nBay,\n")
     assert main([*argv, "--label-columns", "county", "-o", str(out)]) == 2
     assert "data row 2 has none" in _one_error_line(capsys)
+
+
+def test_help_says_which_norm_each_sensitivity_is(capsys):
+    """Issue 20: `--sensitivity` means a different norm for each mechanism, and the help says so."""
+    from invariantdp.cli.release import L1, L2, MECHANISMS
+
+    with pytest.raises(SystemExit):
+        main(["release", "--help"])
+    # argparse wraps lines, also after a hyphen
+    text = re.sub(r"-\s+", "-", " ".join(capsys.readouterr().out.split()))
+    assert "L1 for " + ", ".join(L1) in text and "L2 for " + ", ".join(L2) in text
+    assert "Lp norm of --p for lp" in text and "(Linf) for tulap" in text
+    assert set(L1) | set(L2) | {"lp", "tulap", "semi-dp-gaussian", "semi-dp-knorm"} == set(
+        MECHANISMS
+    )
+
+
+def test_tulap_coordinates_changed_sets_the_composed_guarantee(table_csv, tmp_path):
+    composed, one = tmp_path / "all.json", tmp_path / "one.json"
+    base = ["release", "tulap", str(table_csv), "--epsilon", "0.5", "--seed", "1"]
+    assert main([*base, "-o", str(composed)]) == 0
+    assert main([*base, "--coordinates-changed", "1", "-o", str(one)]) == 0
+    # six cells may all change: (6 * 0.5, 0)-DP; one cell: (0.5, 0)-DP
+    assert Release.load(composed).guarantee.params["epsilon"] == 3.0
+    assert Release.load(one).guarantee.params == {"epsilon": 0.5, "delta": 0.0}
+    assert "in one coordinate" in Release.load(one).guarantee.adjacency
+
+
+def test_coordinates_changed_is_refused_for_other_mechanisms(table_csv, tmp_path, capsys):
+    out = tmp_path / "r.json"
+    argv = ["release", "laplace", str(table_csv), "--epsilon", "1", "--coordinates-changed", "1"]
+    assert main([*argv, "-o", str(out)]) != 0
+    assert "`--coordinates-changed` applies only to tulap" in _one_error_line(capsys)
+    assert not out.exists()

@@ -83,8 +83,8 @@ def test_exact_rational_sampler_goodness_of_fit():
     obs = [np.sum(x <= lo)] + [np.sum(x == j) for j in range(lo + 1, hi)] + [np.sum(x >= hi)]
     p = np.concatenate([[d.cdf(lo)], d.pmf(np.arange(lo + 1, hi)), [d.sf(hi - 1)]])
     assert stats.chisquare(obs, p * x.size).pvalue > 1e-3
-    # the same seed gives the same draws
-    np.testing.assert_array_equal(x[:50], sample_discrete_gaussian_exact(sigma2, size=50, rng=3))
+    # the same seed gives the same draws (of the same size: the draws are vectorised)
+    np.testing.assert_array_equal(x, sample_discrete_gaussian_exact(sigma2, size=3000, rng=3))
 
 
 def test_invalid_shapes_give_nan_and_exact_sampler_raises():
@@ -127,15 +127,17 @@ def test_exact_discrete_laplace_with_rational_scale_fits():
     assert stats.chisquare(obs, p * x.size).pvalue > 1e-3
 
 
-def test_exact_samplers_are_capped():
-    from invariantdp.distributions.discrete import discrete_laplace_int
+def test_exact_samplers_are_capped(monkeypatch):
+    from invariantdp.distributions import _constant
 
-    class AlwaysLast:  # every proposal gives Y = 0 with a minus sign: rejected forever
-        def randbelow(self, n):
-            return n - 1
+    class AllOnes:  # every threshold test fails: Y = -1, whose acceptance test fails forever
+        def bytes(self, n):
+            return b"\xff" * n
 
-    with pytest.raises(ValueError, match="rejected 10000 proposals in a row"):
-        discrete_laplace_int(1, 3, AlwaysLast())
+    monkeypatch.setattr(_constant, "MAX_ROUNDS", 7)
+    plan = _constant.GaussianPlan(Fraction(9, 4), 2, 80)
+    with pytest.raises(ValueError, match="rejected every trial of 7 rounds in a row"):
+        plan.draw(AllOnes(), 3)
 
 
 @pytest.mark.parametrize("sigma", [0.2, 0.7, 1.0, 1.99, 2.0, 3.3, 17.0])

@@ -195,13 +195,29 @@ def test_secure_laplace_record():
     assert r.metadata["grid_sensitivity"] == 7
     assert r.noise.family == "grid_laplace"
     assert r.noise.params == {"grid": 0.5, "scale": 3.5}
-    assert r.guarantee.definition == "epsilon-DP" and r.guarantee.params == {"epsilon": 1.0}
+    # the guarantee of the value and its run time (issue 20): epsilon, and a delta of at most
+    # 2**-64 for the constant-work sampler's slow paths, recorded as timing_tv
+    g = r.guarantee
+    assert g.definition == "(epsilon, delta)-DP" and g.params["epsilon"] == 1.0
+    assert 0 < g.params["timing_tv"] < g.params["delta"] <= 2.0**-64
+    assert g.adjacency == "query values differing by at most 2 in l1 norm"
     assert np.all(r.value / 0.5 == np.round(r.value / 0.5))
     law = r.noise.distribution()
     assert law.pmf(0.25) == 0.0 and law.pmf(0.5) > 0
     assert law.var() == pytest.approx(0.25 * law.base.var())
     back = Release.from_json(r.to_json())
     assert back == r and not back.simulation
+
+
+def test_secure_grid_clamps_data_beyond_its_range():
+    """Issue 20: data beyond (2**52 - 1) grid steps are clamped (a rule that does not depend on
+    the data), never refused: the neighbours 2**32 - 1 and 2**32 of the default grid at scale 1
+    (2**-20) both release."""
+    for x in (2.0**32 - 1, 2.0**32, 1e300):
+        r = laplace_mechanism([x], epsilon=50.0, secure=True)
+        limit = (2**52 - 1) * r.metadata["grid"]
+        assert abs(r.value[0] - min(x, limit)) < 1.0, x
+        assert r.metadata["rounding"].startswith("x clamped to |x| <= (2**52 - 1) * grid")
 
 
 def test_secure_grid_uses_the_support_of_a_sensitivity_space():
@@ -220,7 +236,7 @@ def test_default_grid_is_a_power_of_two_fraction_of_the_scale():
 
 
 def test_secure_gaussian_record_and_calibration():
-    from invariantdp.privacy import zcdp_log_delta
+    from invariantdp.privacy import zcdp_log_delta, zcdp_tradeoff
 
     r = gaussian_mechanism(np.zeros(2), epsilon=1.0, delta=1e-5, secure=True)
     g = r.guarantee
@@ -233,8 +249,11 @@ def test_secure_gaussian_record_and_calibration():
     # sigma = sqrt(D / (2 rho)) grid steps, D >= (Delta_2 / gamma)^2
     assert r.noise.params["sigma"] >= 1.0 / np.sqrt(2.0 * rho)
     assert r.noise.params["sigma"] == pytest.approx(1.0 / np.sqrt(2.0 * rho), rel=1e-5)
+    # the zCDP calibration leaves 2**-64 of delta to the run time, recorded as timing_tv
+    assert zcdp_log_delta(rho, 1.0) <= np.log(1e-5 - 2.0**-64)
+    assert 0 < g.params["timing_tv"] and g.tradeoff()(0.5) <= zcdp_tradeoff(rho)(0.5)
     m = gaussian_mechanism(np.zeros(2), mu=0.5, sensitivity=2.0, grid=0.25, secure=True)
-    assert m.guarantee.params == {"rho": 0.125}
+    assert m.guarantee.params["rho"] == 0.125 and set(m.guarantee.params) == {"rho", "timing_tv"}
     # (2 / 0.25 + sqrt 2)^2 = 88.6..., floored: sigma^2 = 88 / mu^2 grid steps^2
     assert m.metadata["grid_sensitivity_squared"] == 88
     assert m.noise.params["sigma"] == pytest.approx(0.25 * np.sqrt(88 / 0.25))
@@ -289,7 +308,6 @@ def test_rounding_sensitivity_bounds_hold(data, d, log_grid, delta):
         ),
         (lambda: laplace_mechanism([1.0], epsilon=1.0, grid=0.25), "only with `secure=True`"),
         (lambda: gaussian_mechanism([1.0], mu=1.0, grid=0.25), "only with `secure=True`"),
-        (lambda: laplace_mechanism([1e12], epsilon=1.0, secure=True), "Pass a coarser `grid`"),
         (
             lambda: laplace_mechanism([1.0], epsilon=1.0, grid=2.0**-1000, secure=True),
             r"must be in \[2\*\*-960",

@@ -289,10 +289,23 @@ def test_secure_odds_ratio_release_passes_with_its_own_claim():
     assert "epsilon=1.0" in res.claim  # the claim is the release's own guarantee
 
 
-def test_secure_tulap_refuses_data_off_the_sensitivity_grid():
-    """0.5 with sensitivity 1 cannot be released exactly: refused, not rounded."""
-    with pytest.raises(InvariantDPError, match="sensitivity"):
-        tulap_mechanism(np.array([0.5]), epsilon=1.0, secure=True)
+def test_secure_tulap_rounds_data_off_the_sensitivity_grid_exactly():
+    """0.5 and 1.5 with sensitivity 1 (the pair the old rescaled path leaked on, 23% of the
+    outputs impossible at the neighbour) are released on the lattice points 1 and 2: the
+    rounding is exact and data-independent (issue 20), and the default audit passes."""
+    make = lambda t, n: tulap_mechanism(np.full(n, t), epsilon=1.0, secure=True)  # noqa: E731
+    first = make(0.5, 1)
+    assert first.metadata["data_rule"].startswith("x rounded to the lattice")
+    res = audit_mechanism(
+        lambda t, n, rng: make(t, n).value,
+        0.5,
+        1.5,
+        claimed=_claim(first),
+        n_samples=N_SECURE,
+        significance=STRICT,
+        batched=True,
+    )
+    assert res.passed, res.summary()
 
 
 def test_discrete_laplace_at_huge_scale_is_refused_or_not_the_data():

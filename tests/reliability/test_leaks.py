@@ -106,10 +106,25 @@ def test_secure_tulap_value_depends_on_k_plus_g_only(k, g, shift, j, step):
     assert a[0] == b[0]
 
 
-@pytest.mark.parametrize("x, sensitivity", [(0.5, 1.0), (1.5, 1.0), (0.25, 0.5), (2.0**52, 1.0)])
-def test_secure_tulap_refuses_data_off_the_lattice(x, sensitivity):
-    with pytest.raises(InvariantDPError, match=r"`x` must lie on the lattice sensitivity \* k"):
-        tulap_mechanism([x], epsilon=1.0, sensitivity=sensitivity, secure=True)
+@pytest.mark.parametrize(
+    "x, sensitivity, k",
+    [
+        (0.5, 1.0, 1),
+        (1.5, 1.0, 2),
+        (0.25, 0.5, 1),
+        (-0.5, 1.0, 0),
+        (0.7, 2.0, 0),
+        (2.0**52, 1.0, 2**51 - 1),
+    ],
+)
+def test_secure_tulap_rounds_data_off_the_lattice(x, sensitivity, k):
+    """Issue 20: data off the lattice are rounded (floor(x / s + 1/2), exactly) and huge data
+    clamped, a rule that never depends on the data, instead of a refusal neighbours differ in."""
+    rel = tulap_mechanism([x], epsilon=50.0, sensitivity=sensitivity, secure=True)
+    assert rel.metadata["data_rule"].startswith("x rounded to the lattice")
+    # at epsilon = 50 the noise is (0 + U) with probability 1 - 4e-22: |value - k s| <= s / 2
+    # (near 2**51 the doubles are 1/2 apart: U rounds to 0 or +-1/2)
+    assert abs(rel.value[0] - k * sensitivity) <= sensitivity / 2
 
 
 def test_secure_tulap_accepts_decimal_lattices():
@@ -305,18 +320,19 @@ def test_secure_tulap_with_tiny_acceptance_terminates_and_fits(epsilon, delta):
     assert stats.chisquare(np.histogram(rel.value, bins=edges)[0]).pvalue > 1e-6
 
 
-class _AlwaysLast:
-    """An integer source that always returns ``n - 1``: it makes the samplers reject forever."""
+class _AllZero:
+    """A source of zero bytes: the proposal is the boundary cell ``G = -m_c`` at its outer
+    edge, outside the support, so the samplers reject forever."""
 
-    def randbelow(self, n):
-        return n - 1
+    def bytes(self, n):
+        return bytes(n)
 
 
 def test_secure_tulap_rejection_is_capped(monkeypatch):
-    monkeypatch.setattr(exact_module, "_MAX_TRIALS", 5)
+    monkeypatch.setattr(exact_module, "MAX_ROUNDS", 5)
     # regime q > 1/2: the boundary cell is proposed, and the first cell is outside the support
-    with pytest.raises(InvariantDPError, match="rejected 5 proposals in a row"):
-        tulap_module.draw_tulap_exact(_AlwaysLast(), 1e-9, 0.1, 1)
+    with pytest.raises(InvariantDPError, match="rejected every trial of 5 rounds in a row"):
+        tulap_module.draw_tulap_exact(_AllZero(), 1e-9, 0.1, 1)
 
 
 def test_float_tulap_rejection_is_capped(monkeypatch):

@@ -32,13 +32,16 @@ path of the offending field (``noise.params.b``) and are used by
 Modules (every name is importable from :mod:`invariantdp._validation`):
 :mod:`._messages` (:func:`format_value`), :mod:`._scalars` (reals, privacy
 parameters, levels, integers, ``alternative``), :mod:`._arrays`
-(:func:`check_finite_array`, :func:`check_counts`, :func:`check_not_table`), :mod:`._frozen`
+(:func:`check_finite_array`, :func:`check_counts`, :func:`check_not_table`),
+:mod:`._confidential` (:func:`read_confidential`: the data of a secure release,
+refused without being shown), :mod:`._frozen`
 (:func:`freeze`, :func:`thaw`) and :mod:`._documents` (``doc_*``,
 :func:`parse_json_document`).
 """
 
 from ..exceptions import InvariantDPError
 from ._arrays import check_counts, check_finite_array, check_not_table
+from ._confidential import NOT_SHOWN, read_confidential
 from ._documents import (
     MAX_JSON_CHARS,
     doc_error,
@@ -74,6 +77,7 @@ from ._scalars import (
 __all__ = [
     "EXACT_INT",
     "MAX_JSON_CHARS",
+    "NOT_SHOWN",
     "FrozenDict",
     "FrozenList",
     "LabelArray",
@@ -106,5 +110,6 @@ __all__ = [
     "format_value",
     "freeze",
     "parse_json_document",
+    "read_confidential",
     "thaw",
 ]

@@ -20,7 +20,11 @@ from ._messages import format_value
 from ._scalars import _FLOAT_MAX, EXACT_INT
 
 
-def _as_raw_array(name: str, value) -> np.ndarray:
+def _hidden(value) -> str:
+    return "confidential: not shown"
+
+
+def _as_raw_array(name: str, value, shown=format_value) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value
     try:
@@ -28,7 +32,7 @@ def _as_raw_array(name: str, value) -> np.ndarray:
     except (TypeError, ValueError, OverflowError, RecursionError):
         raise TypeError(
             f"`{name}` must be array-like of numbers (a regular, non-ragged nesting), "
-            f"got {type(value).__name__} ({format_value(value)})."
+            f"got {type(value).__name__} ({shown(value)})."
         ) from None
 
 
@@ -150,7 +154,7 @@ def check_finite_array(name: str, value, *, dtype=float, allow_bool: bool = Fals
     return arr
 
 
-def _int_entries_of_object(name: str, raw: np.ndarray, value) -> np.ndarray:
+def _int_entries_of_object(name: str, raw: np.ndarray, value, shown=format_value) -> np.ndarray:
     """Python-int array (dtype object) of the whole-number entries of an object array."""
     out = np.empty(raw.shape, dtype=object)
     flat_in, flat_out = raw.reshape(-1), out.reshape(-1)
@@ -165,22 +169,24 @@ def _int_entries_of_object(name: str, raw: np.ndarray, value) -> np.ndarray:
                 exact = None
             if exact is None:
                 raise InvariantDPError(
-                    f"`{name}` ({format_value(value)}) must contain only finite counts."
+                    f"`{name}` ({shown(value)}) must contain only finite counts."
                 )
             if exact.denominator != 1:
                 raise InvariantDPError(
-                    f"`{name}` ({format_value(value)}) must contain whole-number counts."
+                    f"`{name}` ({shown(value)}) must contain whole-number counts."
                 )
             flat_out[i] = int(exact)
             continue
         raise TypeError(
             f"`{name}` must hold integer counts, got an entry of type {type(v).__name__} "
-            f"({format_value(v)})."
+            f"({shown(v)})."
         )
     return out
 
 
-def check_counts(name: str, value, *, shape: tuple[int, ...] | None = None) -> np.ndarray:
+def check_counts(
+    name: str, value, *, shape: tuple[int, ...] | None = None, confidential: bool = False
+) -> np.ndarray:
     """Return non-negative integer counts as an ``int64`` array.
 
     Floats are accepted only when they are whole numbers (``3.0``); anything
@@ -189,12 +195,15 @@ def check_counts(name: str, value, *, shape: tuple[int, ...] | None = None) -> n
     ``2**53`` (9007199254740992), so that the margins computed from them in
     floating point are exact.  Unsigned 64-bit counts are compared before any
     conversion, so ``2**64 - 1`` is refused rather than wrapped to ``-1``.
+    ``confidential=True`` (the data of a secure release) keeps every value
+    out of the messages: they state the rule only.
     """
-    raw = _as_raw_array(name, value)
+    shown = _hidden if confidential else format_value
+    raw = _as_raw_array(name, value, shown)
     kind = raw.dtype.kind
     if kind not in "iufO":
         raise TypeError(
-            f"`{name}` must hold integer counts, got dtype {raw.dtype} ({format_value(value)})."
+            f"`{name}` must hold integer counts, got dtype {raw.dtype} ({shown(value)})."
         )
     if shape is not None and raw.shape != tuple(shape):
         raise InvariantDPError(f"`{name}` must have shape {tuple(shape)}, got {raw.shape}.")
@@ -205,23 +214,17 @@ def check_counts(name: str, value, *, shape: tuple[int, ...] | None = None) -> n
         raw = _int_entries_of_object(name, raw, value)
     elif kind == "f":
         if not np.all(np.isfinite(raw)):
-            raise InvariantDPError(
-                f"`{name}` ({format_value(value)}) must contain only finite counts."
-            )
+            raise InvariantDPError(f"`{name}` ({shown(value)}) must contain only finite counts.")
         if not np.all(raw == np.round(raw)):
-            raise InvariantDPError(
-                f"`{name}` ({format_value(value)}) must contain whole-number counts."
-            )
+            raise InvariantDPError(f"`{name}` ({shown(value)}) must contain whole-number counts.")
     if raw.size == 0:
         return np.zeros(raw.shape, dtype=np.int64)
     if kind != "u" and raw.min() < 0:
-        raise InvariantDPError(
-            f"`{name}` ({format_value(value)}) must contain non-negative counts."
-        )
+        raise InvariantDPError(f"`{name}` ({shown(value)}) must contain non-negative counts.")
     top = raw.max()
     if top > EXACT_INT:
         raise InvariantDPError(
-            f"`{name}` ({format_value(value)}) has counts above 2**53 (9007199254740992); "
+            f"`{name}` ({shown(value)}) has counts above 2**53 (9007199254740992); "
             "counts and their total must be at most 2**53, the range in which floating-point "
             "sums such as the margins are exact."
         )
@@ -230,7 +233,8 @@ def check_counts(name: str, value, *, shape: tuple[int, ...] | None = None) -> n
         total = sum(int(v) for v in raw.reshape(-1).tolist())
         if total > EXACT_INT:
             raise InvariantDPError(
-                f"`{name}` ({format_value(value)}) has a total count of {format_value(total)}, "
+                f"`{name}` ({shown(value)}) has a total count "
+                f"{'' if confidential else f'of {format_value(total)}, '}"
                 "above 2**53 (9007199254740992); counts and their total must be at most "
                 "2**53, the range in which floating-point sums such as the margins are exact."
             )

@@ -34,6 +34,14 @@ The audit does not prove privacy; it catches claims that are wrong by more
 than the sampling error.  :func:`audit_sample_size` computes how many
 releases an audit needs to catch a given violation with a given power.
 
+:func:`audit_timing` audits what a release reveals *besides* its value: it
+times the calls of a mechanism on two neighbouring inputs, interleaved, and
+tests events of the joint law of (value, run time) with thresholds fixed on
+held-out calls (Jin, McMurtry, Rubinstein & Ohrimenko 2022), reporting a
+lower bound on the privacy loss of the pair; :func:`audit_timing_samples`
+runs the same tests on recorded pairs and :func:`timing_sample_size` gives
+the calls an event needs.
+
 Helpers for the inputs of an audit:
 
 * :func:`neighbour_from_space` -- for semi-DP (Cho & Awan, Def. 13), an
@@ -58,7 +66,10 @@ from :mod:`invariantdp.audit`):
 * :mod:`._threshold` -- :class:`AuditResult`, :func:`audit_samples`;
 * :mod:`._lattice` -- :func:`lattice_classes`, :func:`achievable_set_test`;
 * :mod:`._mechanism` -- :func:`audit_mechanism`;
-* :mod:`._sample_size` -- :class:`AuditSampleSize`, :func:`audit_sample_size`;
+* :mod:`._sample_size` -- :class:`AuditSampleSize`, :func:`audit_sample_size`,
+  :func:`timing_sample_size`;
+* :mod:`._timing` -- :class:`TimingAuditResult`, :func:`audit_timing`,
+  :func:`audit_timing_samples`;
 * :mod:`._statistics` -- :func:`neighbour_from_space`,
   :func:`projection_statistic`, :func:`likelihood_ratio_statistic`.
 
@@ -72,26 +83,35 @@ References
 .. [3] Jagielski, M., Ullman, J. and Oprea, A. (2020). "Auditing
    differentially private machine learning", NeurIPS 33 (Clopper-Pearson
    lower bounds on epsilon and delta from threshold tests).
+.. [4] Jin, J., McMurtry, E., Rubinstein, B. I. P. and Ohrimenko, O. (2022).
+   "Are we there yet? Timing and floating-point attacks on differential
+   privacy systems", IEEE S&P.
 """
 
 from ..privacy.zcdp import zcdp_tradeoff
 from ._lattice import achievable_set_test, lattice_classes
 from ._mechanism import audit_mechanism
-from ._sample_size import AuditSampleSize, audit_sample_size
+from ._sample_size import TIMING_TESTS, AuditSampleSize, audit_sample_size, timing_sample_size
 from ._statistics import likelihood_ratio_statistic, neighbour_from_space, projection_statistic
 from ._threshold import STATISTICS, AuditResult, audit_samples
+from ._timing import TimingAuditResult, audit_timing, audit_timing_samples
 
 __all__ = [
     "STATISTICS",
+    "TIMING_TESTS",
     "AuditResult",
     "AuditSampleSize",
+    "TimingAuditResult",
     "achievable_set_test",
     "audit_mechanism",
     "audit_sample_size",
     "audit_samples",
+    "audit_timing",
+    "audit_timing_samples",
     "lattice_classes",
     "likelihood_ratio_statistic",
     "neighbour_from_space",
     "projection_statistic",
+    "timing_sample_size",
     "zcdp_tradeoff",
 ]

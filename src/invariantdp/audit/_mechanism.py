@@ -17,7 +17,6 @@ from .._progress import progress_bar, show_progress
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_in_open_unit, check_positive_int
 from ..privacy.tradeoff import TradeoffFunction, as_tradeoff
-from ..privacy.zcdp import zcdp_tradeoff
 from ._lattice import achievable_set_test
 from ._threshold import STATISTICS, AuditResult, _claim_epsilon, audit_samples
 
@@ -43,10 +42,7 @@ def _apply_statistic(statistic, V: np.ndarray) -> np.ndarray:
 def _default_claim(release) -> TradeoffFunction:
     if not hasattr(release, "guarantee"):
         raise InvariantDPError("give `claimed`: the mechanism does not return a Release.")
-    g = release.guarantee
-    if g.definition == "zCDP":
-        return zcdp_tradeoff(g.params["rho"])
-    return g.tradeoff()
+    return release.guarantee.tradeoff()
 
 
 def _check_statistics(statistics) -> tuple[str, ...]:
@@ -139,7 +135,7 @@ def audit_mechanism(
         vector ``v`` of the sensitivity space (:func:`neighbour_from_space`).
     claimed : TradeoffFunction, optional
         The claim; by default the release's own guarantee
-        (``release.guarantee.tradeoff()``, or :func:`~invariantdp.privacy.zcdp_tradeoff` for a
+        (``release.guarantee.tradeoff()``: :func:`~invariantdp.privacy.zcdp_tradeoff` for a
         zCDP guarantee).  Required with ``batched=True``.
     statistic : callable, optional
         The scalar statistic of ``"threshold"``: maps a release value to a

@@ -3,7 +3,8 @@ r"""How many releases an audit needs to catch a given violation with a given pow
 :func:`audit_sample_size` computes, from the exact binomial laws of the two
 error counts, the power of the Clopper-Pearson threshold tests of
 :func:`~invariantdp.audit.audit_samples` against a mechanism whose true
-tradeoff curve lies below the claimed one.
+tradeoff curve lies below the claimed one; :func:`timing_sample_size` the
+power of one event test of :func:`~invariantdp.audit.audit_timing`.
 """
 
 from __future__ import annotations
@@ -117,6 +118,26 @@ def _single_test_power(fc, n: int, a: np.ndarray, b: np.ndarray, level: float) -
     return np.sum(np.clip(mass, 0.0, 1.0) * g, axis=1)
 
 
+def _smallest_n(power_at, power: float, max_n: int, unit: str) -> int:
+    """The smallest ``n`` (to about 1%) with ``power_at(n) >= power``: doubling, then bisection."""
+    hi = 32
+    while power_at(hi) < power:
+        if hi >= max_n:
+            raise InvariantDPError(
+                f"`max_n` ({max_n}) {unit} do not reach `power` ({power}): the best test has "
+                f"power {power_at(max_n):.3g} there."
+            )
+        hi = min(hi * 2, max_n)
+    lo = hi // 2
+    while hi - lo > max(1, hi // 100):
+        mid = (lo + hi) // 2
+        if power_at(mid) >= power:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def audit_sample_size(
     claimed, true, *, power=0.9, significance=0.01, n_tests=4 * 400 * 3, max_n=10**9
 ) -> AuditSampleSize:
@@ -221,21 +242,7 @@ def audit_sample_size(
         i = int(np.argmax(p))
         return float(p[i]), int(idx[i])
 
-    hi = 32
-    while best(hi, coarse)[0] < power:
-        if hi >= max_n:
-            raise InvariantDPError(
-                f"`max_n` ({max_n}) releases do not reach `power` ({power}): the best test "
-                f"has power {best(max_n, coarse)[0]:.3g} there."
-            )
-        hi = min(hi * 2, max_n)
-    lo = hi // 2
-    while hi - lo > max(1, hi // 100):
-        mid = (lo + hi) // 2
-        if best(mid, coarse)[0] >= power:
-            hi = mid
-        else:
-            lo = mid
+    hi = _smallest_n(lambda n: best(n, coarse)[0], power, max_n, "releases")
     p, i = best(hi, coarse)
     near = np.arange(max(i - 12, 0), min(i + 13, a.size))
     p, i = best(hi, near)
@@ -253,6 +260,104 @@ def audit_sample_size(
         type2_bound=float(_cp_upper(np.array([k2]), hi, level / 2)[0]),
         largest_gap=float(g_all[g]),
         largest_gap_type1=float(gaps_a[g]),
+        n_tests=n_tests,
+        significance=significance,
+    )
+
+
+#: tests :func:`~invariantdp.audit.audit_timing` runs with distinct thresholds: every value
+#: condition (5 cuts, two sides, or none) with every time condition (9 thresholds, two sides,
+#: or none), less the sure event, in both orders of the inputs
+TIMING_TESTS = 2 * ((2 * 5 + 1) * (2 * 9 + 1) - 1)
+
+
+def timing_sample_size(
+    claimed, p, p_prime, *, power=0.9, significance=0.01, n_tests=TIMING_TESTS, max_n=10**9
+) -> AuditSampleSize:
+    r"""Calls per input a timing audit needs to catch an event of (value, run time).
+
+    A leak shows as an event ``E`` of the joint law with probability ``p``
+    under one input and ``p_prime`` under the other (e.g. ``{value <= 0 and
+    fast}``, where a sampler that runs longer for larger noise puts the
+    noise-0 releases of one input and none of the other).
+    :func:`~invariantdp.audit.audit_timing` tests it as "reject the second
+    input when ``E``" (type I error ``p_prime``, type II ``1 - p``), with
+    Clopper-Pearson bounds at the per-test level ``significance / n_tests``;
+    this is the smallest ``n`` (to about 1%) at which that test is
+    significant against ``claimed`` with probability ``power``, computed
+    from the exact binomial laws of the two counts.  The audit finds ``E``
+    only if its thresholds, fixed on held-out calls, come close to it.
+
+    Parameters
+    ----------
+    claimed : TradeoffFunction or callable
+        The claim audited, e.g. ``eps_delta(1.0)``.
+    p, p_prime : float
+        The event's probability under the input it favours and under the other.
+    power, significance : float
+        Target power and family-wise level.
+    n_tests : int
+        Bonferroni factor: :data:`TIMING_TESTS` (416) for the default audit.
+    max_n : int
+        Largest sample size considered.
+
+    Returns
+    -------
+    AuditSampleSize
+
+    Raises
+    ------
+    InvariantDPError
+        If the event does not violate the claim (``claimed(1 - p_prime) <= 1 - p``)
+        or ``max_n`` calls do not reach the power.
+
+    References
+    ----------
+    Jagielski, Ullman & Oprea (2020), NeurIPS 33; Jin, McMurtry, Rubinstein
+    & Ohrimenko (2022), IEEE S&P.
+
+    Examples
+    --------
+    The old discrete Laplace sampler at epsilon = 1 (issue 20: 512 and 1 of
+    20,000 calls fell in the event):
+
+    >>> from invariantdp.audit import timing_sample_size
+    >>> from invariantdp.privacy import eps_delta
+    >>> size = timing_sample_size(eps_delta(1.0), 512 / 20_000, 1 / 20_000)
+    >>> size.n < 20_000
+    True
+    """
+    fc = as_tradeoff(claimed)
+    power = check_in_open_unit("power", power)
+    significance = check_in_open_unit("significance", significance)
+    n_tests = check_positive_int("n_tests", n_tests)
+    max_n = check_positive_int("max_n", max_n, minimum=20)
+    p = check_in_open_unit("p", p)
+    p_prime = float(check_in_open_unit("p_prime", p_prime))
+    a, b = np.array([p_prime]), np.array([1.0 - p])
+    gap = float(fc(1.0 - p_prime)) - (1.0 - p)
+    if not gap > 0:
+        raise InvariantDPError(
+            f"an event of probabilities `p` ({p}) and `p_prime` ({p_prime}) does not violate "
+            f"`claimed` ({fc!r}): there is nothing to detect."
+        )
+    level = significance / n_tests
+
+    def pw(n):
+        return float(_single_test_power(fc, n, a, b, level)[0])
+
+    hi = _smallest_n(pw, power, max_n, "calls")
+    k1, k2 = np.round(hi * a), np.round(hi * b)
+    return AuditSampleSize(
+        n=int(hi),
+        power=pw(hi),
+        type1=p_prime,
+        type2_true=1.0 - p,
+        type2_claimed=float(fc(1.0 - p_prime)),
+        type1_bound=float(_cp_upper(k1, hi, level / 2)[0]),
+        type2_bound=float(_cp_upper(k2, hi, level / 2)[0]),
+        largest_gap=gap,
+        largest_gap_type1=p_prime,
         n_tests=n_tests,
         significance=significance,
     )

@@ -59,6 +59,9 @@ MECHANISMS = sorted({**_PLAIN, **_SUBSPACE, **_SEMI})
 EXACT = ("discrete-laplace", "discrete-gaussian", "tulap", "laplace", "gaussian")
 #: Floating-point mechanisms with no exact sampler: simulation only.
 SIMULATION_ONLY = tuple(m for m in MECHANISMS if m not in EXACT)
+#: the norm of each mechanism's --sensitivity (tulap: each cell; lp: --p; semi-DP: fixed)
+L1 = ("laplace", "discrete-laplace", "projected-laplace", "extended-laplace")
+L2 = ("gaussian", "discrete-gaussian", "projected-gaussian", "extended-gaussian")
 #: Gaussian-type mechanisms: a zCDP budget --rho sets their noise (the others refuse it).
 ZCDP = (
     "gaussian",
@@ -140,7 +143,24 @@ def register(sub) -> None:
         "--sensitivity",
         type=float,
         default=None,
-        help="sensitivity of the query (L1 for Laplace-type, L2 for Gaussian-type; default 1)",
+        help=(
+            "sensitivity of the query, default 1, in the norm of the mechanism: L1 for "
+            f"{', '.join(L1)}; L2 for {', '.join(L2)}; the Lp norm of --p for lp; the change of "
+            "each cell (Linf) for tulap, whose guarantee is composed over the cells that may "
+            "change (--coordinates-changed); fixed by the table's margins for "
+            f"{', '.join(sorted(_SEMI))}. The release records it in its guarantee's adjacency"
+        ),
+    )
+    p.add_argument(
+        "--coordinates-changed",
+        type=int,
+        default=None,
+        metavar="M",
+        help=(
+            "tulap only: how many cells neighbouring tables may differ in (1 for a histogram "
+            "under adding or removing one record, 2 under replacing one); the guarantee is "
+            "composed over M cells (default: all cells)"
+        ),
     )
     p.add_argument("--p", default=None, help="norm of the lp mechanism: 1, 2 or inf")
     add_randomness_args(p)
@@ -229,6 +249,13 @@ def _check_args(args) -> tuple:
         if name in _SEMI:
             raise InvariantDPError(f"`--sensitivity` does not apply to {name} (fixed by Prop. 32).")
         kwargs["sensitivity"] = args.sensitivity
+    if args.coordinates_changed is not None:
+        if name != "tulap":
+            raise InvariantDPError(
+                f"`--coordinates-changed` applies only to tulap (its sensitivity is per cell); "
+                f"the sensitivity of {name} is a norm of the whole query."
+            )
+        kwargs["coordinates_changed"] = args.coordinates_changed
     if args.p is not None and name != "lp":
         raise InvariantDPError("`--p` applies only to the lp mechanism.")
     if name == "lp":

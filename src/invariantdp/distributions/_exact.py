@@ -1,18 +1,25 @@
 r"""Exact samplers for releases: uniform integers and exact arithmetic only.
 
 No floating point decides any draw here, so with a
-:class:`~invariantdp.secure.SecureGenerator` (integers from :mod:`secrets`)
+:class:`~invariantdp.secure.SecureGenerator` (bytes from :mod:`secrets`)
 the output is fit for a production release; with a seed or a numpy
-``Generator`` the same algorithms are reproducible, for testing them.
+``Generator`` the same algorithms are reproducible, for testing them.  Every
+draw does the same work whatever its value (:mod:`._constant`: the run time
+of a release says nothing about its noise):
 
-* :func:`sample_discrete_laplace_exact`, :func:`discrete_laplace_int`: the
-  discrete Laplace ``Lap_Z(t)`` by Canonne, Kamath & Steinke (2020),
-  Algorithm 2, with their Algorithm 1 for ``Bernoulli(exp(-gamma))``;
-* :func:`sample_discrete_gaussian_exact`, :func:`discrete_gaussian_int`: the
-  discrete Gaussian ``N_Z(0, sigma^2)`` by their Algorithm 3;
+* :func:`sample_discrete_laplace_exact`: the discrete Laplace ``Lap_Z(t)``
+  (:class:`~._constant.LaplacePlan`: a zero test, a sign and the binary
+  digits of a geometric, no rejection);
+* :func:`sample_discrete_gaussian_exact`: the discrete Gaussian
+  ``N_Z(0, sigma^2)`` by Canonne, Kamath & Steinke (2020), Algorithm 3 with
+  constant-work trials (:class:`~._constant.GaussianPlan`);
 * :func:`draw_tulap_exact`: ``Tulap(0, exp(-epsilon), q(epsilon, delta))``
   as an integer part and one of ``2**53`` cells of the uniform part, with the
-  truncation decided in interval arithmetic (:class:`_ExactTruncation`).
+  truncation decided in exact arithmetic (:class:`_ExactTruncation`), every
+  trial drawing the same words;
+* the exact arithmetic they share (rational bounds of ``exp``, lazy
+  comparisons, CKS Algorithm 1 for the slow path of a tail draw) is in
+  :mod:`._arith`.
 
 The public names are re-exported by :mod:`.discrete` and :mod:`.tulap`, the
 modules of the laws they sample.
@@ -28,127 +35,53 @@ References
 from __future__ import annotations
 
 import math
-from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 from fractions import Fraction
 
 import numpy as np
 
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_positive, check_positive_int, format_value
+from ._arith import (  # noqa: F401  (_bernoulli_exp: CKS Algorithm 1, tested from here)
+    _bernoulli_exp,
+    _exp_neg_bounds,
+    _idiv_pos,
+    _imul,
+    lazy_less,
+    random_words,
+)
+from ._constant import (
+    MAX_ROUNDS,
+    ExpBits,
+    GaussianPlan,
+    LaplacePlan,
+    cached_plan,
+    compare,
+    precision,
+    too_many_rounds,
+    uniform_below,
+)
 
 __all__ = [
-    "discrete_gaussian_int",
-    "discrete_laplace_int",
+    "TulapPlan",
     "draw_tulap_exact",
+    "gaussian_plan",
+    "laplace_plan",
     "sample_discrete_gaussian_exact",
     "sample_discrete_laplace_exact",
+    "tulap_plan",
 ]
 
-#: a hard cap on the trials of every rejection loop: each loop here accepts
-#: with probability above 1/6, so hitting it means broken parameters, not bad luck
-_MAX_TRIALS = 10_000
+
+def laplace_plan(t: Fraction, epsilon: float, n: int) -> LaplacePlan:
+    """The (cached) constant-work plan of ``Lap_Z(t)`` for ``n`` draws at ``epsilon``."""
+    words, bits = precision(epsilon, n)
+    return cached_plan("laplace", (t, words, bits), lambda: LaplacePlan(t, words, bits))
 
 
-def _too_many_trials(what: str):
-    return InvariantDPError(
-        f"the exact {what} sampler rejected {_MAX_TRIALS} proposals in a row (probability "
-        "below 1e-1000 for supported parameters): its parameters are outside the supported "
-        "range."
-    )
-
-
-def _randbelow(n: int, gen) -> int:
-    """Uniform integer in ``[0, n)`` for an arbitrary positive Python int ``n``.
-
-    ``gen`` is a :class:`~invariantdp.secure.SecureGenerator` (its
-    ``randbelow``, from :mod:`secrets`) or, for reproducible tests of the
-    exact algorithms, a ``numpy.random.Generator``.
-    """
-    if not isinstance(gen, np.random.Generator):
-        return gen.randbelow(n)
-    if n < 2**62:
-        return int(gen.integers(0, n))
-    k = n.bit_length()
-    words = (k + 61) // 62
-    for _ in range(_MAX_TRIALS):  # accepts with probability > 1/2
-        x = 0
-        for _ in range(words):
-            x = (x << 62) | int(gen.integers(0, 2**62))
-        x >>= words * 62 - k
-        if x < n:
-            return x
-    raise _too_many_trials("uniform integer")
-
-
-def _bernoulli_exp_unit(num: int, den: int, gen) -> bool:
-    """``Bernoulli(exp(-num/den))`` for ``0 <= num <= den`` (CKS Algorithm 1, gamma <= 1).
-
-    Draws ``Bernoulli(gamma / k)`` for ``k = 1, 2, ...`` until the first
-    failure and returns whether it came at an odd ``k``:
-    ``P = sum_k (-1)^(k-1) gamma^(k-1)/(k-1)! ... = exp(-gamma)``.  The loop
-    ends after ``k`` steps with probability ``gamma^k / k!``.
-    """
-    k = 1
-    while _randbelow(den * k, gen) < num:
-        k += 1
-    return k % 2 == 1
-
-
-def _bernoulli_exp(num: int, den: int, gen) -> bool:
-    """``Bernoulli(exp(-num/den))`` for integers ``num >= 0``, ``den > 0`` (CKS Algorithm 1).
-
-    ``exp(-gamma) = exp(-1)^floor(gamma) exp(-(gamma - floor(gamma)))``: the
-    loop over the whole part stops at the first failure (expected length
-    below ``e / (e - 1)``), so large ``gamma`` costs nothing.
-    """
-    whole, rest = divmod(num, den)
-    for _ in range(whole):
-        if not _bernoulli_exp_unit(1, 1, gen):
-            return False
-    return _bernoulli_exp_unit(rest, den, gen)
-
-
-def discrete_laplace_int(t: int, s: int, gen) -> int:
-    """One draw of ``Lap_Z(t / s)`` for positive integers ``t, s`` (CKS Algorithm 2).
-
-    ``U`` uniform on ``{0, ..., t-1}`` kept with probability ``exp(-U/t)``
-    and ``V`` geometric with ``P(V >= v) = exp(-v)`` make ``U + t V``
-    geometric with ``P(X = x) ∝ exp(-x/t)``; ``Y = floor(X / s)`` is then
-    geometric with ratio ``exp(-s/t)``, and a random sign (rejecting ``-0``)
-    gives the two-sided law.  Each trial succeeds with probability above
-    ``(1 - 1/e) / 2``.
-    """
-    for _ in range(_MAX_TRIALS):
-        u = _randbelow(t, gen)
-        if not _bernoulli_exp(u, t, gen):
-            continue
-        v = 0
-        while _bernoulli_exp_unit(1, 1, gen):
-            v += 1
-        y = (u + t * v) // s
-        negative = _randbelow(2, gen) == 1
-        if negative and y == 0:
-            continue
-        return -y if negative else y
-    raise _too_many_trials("discrete Laplace")
-
-
-def discrete_gaussian_int(num: int, den: int, gen) -> int:
-    """One draw of ``N_Z(0, sigma^2)`` with ``sigma^2 = num / den`` (CKS Algorithm 3).
-
-    Proposal ``Y ~ Lap_Z(t)`` with ``t = floor(sigma) + 1``, accepted with
-    probability ``exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2))``; in integers,
-    ``gamma = (|Y| t den - num)^2 / (2 t^2 den num)``.  The acceptance rate
-    is above 0.4 for every ``sigma`` (CKS Sec. 5.3; about 0.76 for large ``sigma``).
-    """
-    t = math.isqrt(num // den) + 1  # floor(sqrt(x)) = floor(sqrt(floor(x)))
-    two_t2_den_num = 2 * t * t * den * num
-    for _ in range(_MAX_TRIALS):
-        y = discrete_laplace_int(t, 1, gen)
-        a = abs(y) * t * den - num
-        if _bernoulli_exp(a * a, two_t2_den_num, gen):
-            return y
-    raise _too_many_trials("discrete Gaussian")
+def gaussian_plan(sigma2: Fraction, epsilon: float, n: int) -> GaussianPlan:
+    """The (cached) constant-work plan of ``N_Z(0, sigma2)`` for ``n`` draws at ``epsilon``."""
+    words, bits = precision(epsilon, n)
+    return cached_plan("gaussian", (sigma2, words, bits), lambda: GaussianPlan(sigma2, words, bits))
 
 
 def _exact_source(rng):
@@ -169,8 +102,8 @@ def _as_fraction(name: str, value) -> Fraction:
     return Fraction(check_positive(name, value))
 
 
-def _exact_draws(draw, name: str, value, bits: int, size, rng):
-    """``size`` draws ``draw(num, den, gen)`` for the exact rational ``value = num / den``.
+def _exact_draws(kind: str, name: str, value, bits: int, size, rng):
+    """``size`` exact draws of the law ``kind`` with the exact rational parameter ``value``.
 
     All arguments are checked before any draw: ``0 < value <= 2**bits`` (so
     that int64 draws stay exact) and ``size``.  ``size=None`` gives one int.
@@ -183,22 +116,26 @@ def _exact_draws(draw, name: str, value, bits: int, size, rng):
         )
     m = 1 if size is None else check_positive_int("size", size, minimum=0)
     gen = _exact_source(rng)
-    num, den = exact.numerator, exact.denominator
-    out = np.array([draw(num, den, gen) for _ in range(m)], dtype=np.int64)
+    plan = (laplace_plan if kind == "laplace" else gaussian_plan)(exact, 1.0, max(m, 1))
+    out = plan.draw(gen, m)[0] if kind == "laplace" else plan.draw(gen, m)
     return int(out[0]) if size is None else out
 
 
 def sample_discrete_laplace_exact(scale, size=None, rng=None):
     r"""Exact draws from the discrete Laplace :math:`\mathrm{Lap}_{\mathbb Z}(t)`.
 
-    :math:`P(X = k) \propto e^{-|k|/t}`, sampled by Canonne, Kamath & Steinke
-    (2020), Algorithm 2 (with Algorithm 1 for Bernoulli(exp(-gamma))), in
-    exact integer arithmetic with uniform integers only: ``scale`` is taken
-    as the exact rational value of the float (or ``Fraction``) given.  With
-    ``rng=SecureGenerator()`` (:mod:`invariantdp.secure`) every integer comes
-    from :mod:`secrets`, which makes the draw fit for a production release;
-    with a seed or numpy generator the same algorithm is reproducible (for
-    testing it), not secure.
+    :math:`P(X = k) \propto e^{-|k|/t}`, sampled exactly with uniform random
+    words and exact thresholds only (:class:`~._constant.LaplacePlan`: 0
+    with probability ``tanh(1 / (2t))``, else a fair sign times one plus a
+    geometric whose binary digits are independent Bernoullis), with the same
+    work for every draw, so that the run time does not depend on the value
+    (the discrete Laplace of Canonne, Kamath & Steinke 2020, Def. 3).
+    ``scale`` is taken as the exact rational value of the float (or
+    ``Fraction``) given.  With ``rng=SecureGenerator()``
+    (:mod:`invariantdp.secure`) every word comes from :mod:`secrets`, which
+    makes the draw fit for a production release; with a seed or numpy
+    generator the same algorithm is reproducible (for testing it), not
+    secure.
 
     Parameters
     ----------
@@ -215,7 +152,7 @@ def sample_discrete_laplace_exact(scale, size=None, rng=None):
 
     References
     ----------
-    Canonne, Kamath & Steinke (2020), Algorithms 1-2.
+    Canonne, Kamath & Steinke (2020), Def. 3 and Algorithm 1 (the slow path).
 
     Examples
     --------
@@ -223,18 +160,18 @@ def sample_discrete_laplace_exact(scale, size=None, rng=None):
     >>> sample_discrete_laplace_exact(2.5, size=4, rng=0).dtype
     dtype('int64')
     """
-    return _exact_draws(discrete_laplace_int, "scale", scale, 56, size, rng)
+    return _exact_draws("laplace", "scale", scale, 56, size, rng)
 
 
 def sample_discrete_gaussian_exact(sigma2, size=None, rng=None):
     r"""Exact draws from :math:`N_{\mathbb Z}(0, \sigma^2)` in integer arithmetic.
 
-    Implements Canonne, Kamath & Steinke (2020), Algorithms 1-3 with uniform
-    integers and exact integer arithmetic only: the output law is exactly
-    the discrete Gaussian with variance parameter ``sigma2`` (taken as the
-    exact rational value of the float or ``Fraction`` given).  About five
-    times slower per draw than the vectorised ``discrete_gaussian.rvs``,
-    which evaluates the same acceptance probability in double precision.
+    Implements Canonne, Kamath & Steinke (2020), Algorithm 3 with uniform
+    random words and exact thresholds only, every trial doing the same work
+    (:class:`~._constant.GaussianPlan`): the output law is exactly the
+    discrete Gaussian with variance parameter ``sigma2`` (taken as the exact
+    rational value of the float or ``Fraction`` given), and the run time does
+    not depend on the value drawn.
 
     Parameters
     ----------
@@ -261,7 +198,7 @@ def sample_discrete_gaussian_exact(sigma2, size=None, rng=None):
     >>> sample_discrete_gaussian_exact(4, size=5, rng=1).dtype
     dtype('int64')
     """
-    return _exact_draws(discrete_gaussian_int, "sigma2", sigma2, 104, size, rng)
+    return _exact_draws("gaussian", "sigma2", sigma2, 104, size, rng)
 
 
 # ---------------------------------------------------------------------------
@@ -270,37 +207,6 @@ def sample_discrete_gaussian_exact(sigma2, size=None, rng=None):
 
 #: the uniform part is the centre of one of 2**53 cells of width 2**-53 tiling (-1/2, 1/2)
 _CELL_BITS = 53
-
-
-def _exp_neg_bounds(x: Fraction, digits: int) -> tuple[Fraction, Fraction]:
-    """Rational bounds ``lo <= exp(-x) <= hi`` for a rational ``x >= 0``.
-
-    The argument is rounded outwards to ``digits + 10`` significant digits
-    and the exponential evaluated by :mod:`decimal` at ``digits`` digits,
-    which is correctly rounded; the bounds allow 100 units in the last place
-    on top.
-    """
-    if x > 10_000:  # exp(-x) < 10**-4342: far below anything compared with it
-        return Fraction(0), Fraction(1, 10**4000)
-    num, den = Decimal(-x.numerator), Decimal(x.denominator)
-    # -x rounded down and up (operands of decimal operations are used exactly)
-    arg_lo = Context(prec=digits + 10, rounding=ROUND_FLOOR).divide(num, den)
-    arg_hi = Context(prec=digits + 10, rounding=ROUND_CEILING).divide(num, den)
-    ctx = Context(prec=digits, Emin=-(10**6), Emax=10**6)
-    slack = 1 + Fraction(1, 10 ** (digits - 3))
-    lo = Fraction(ctx.exp(arg_lo)) / slack
-    hi = Fraction(ctx.exp(arg_hi)) * slack
-    return lo, min(hi, Fraction(1))
-
-
-def _imul(a, b):
-    p = (a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1])
-    return min(p), max(p)
-
-
-def _idiv_pos(a, d):
-    """``a / d`` for an interval ``d`` of positive numbers."""
-    return _imul(a, (1 / d[1], 1 / d[0]))
 
 
 class _ExactTruncation:
@@ -390,21 +296,23 @@ class _ExactTruncation:
             self._fc[level] = _idiv_pos((w[0] - b[1], w[1] - b[0]), (1 - b[1], 1 - b[0]))
         return self._fc[level]
 
-    def inside(self, cell: int, gen) -> bool:
-        """Whether ``f`` in ``[cell, cell + 1) / 2**53`` is ``>= f_c``, refined bit by bit."""
-        j, bits, level = cell, _CELL_BITS, 0
-        for _ in range(_MAX_TRIALS):
+    def threshold(self, bits: int) -> int:
+        """``floor(f_c 2**bits)`` exactly: the fixed-point boundary of the fast test."""
+        for level in range(8):
             lo, hi = self.fc_bounds(level)
-            scale = 1 << bits
-            if j * hi.denominator >= hi.numerator * scale:  # f >= j / 2**bits >= hi
-                return True
-            if (j + 1) * lo.denominator <= lo.numerator * scale:  # f < (j+1) / 2**bits <= lo
-                return False
-            if (hi - lo) * scale < 1:  # the cell is wider than the bounds: refine it
-                j, bits = 2 * j + _randbelow(2, gen), bits + 1
-            else:
-                level += 1
-        raise _too_many_trials("Tulap truncation")
+            c_lo, c_hi = math.floor(lo * 2**bits), math.floor(hi * 2**bits)
+            if c_lo == c_hi:
+                return c_lo
+        raise InvariantDPError("the Tulap truncation boundary could not be resolved.")
+
+    def inside(self, j: int, bits: int, gen) -> bool:
+        """Whether ``f`` uniform in ``[j, j + 1) / 2**bits`` is ``>= f_c``, refined lazily."""
+
+        def theta(level):  # f < f_c iff the uniform point of the cell is below f_c 2**bits - j
+            lo, hi = self.fc_bounds(level)
+            return lo * 2**bits - j, hi * 2**bits - j
+
+        return not lazy_less(theta, gen)
 
 
 _TRUNCATIONS: dict[tuple[float, float], _ExactTruncation] = {}
@@ -420,65 +328,154 @@ def _exact_truncation(epsilon: float, delta: float) -> _ExactTruncation:
     return _TRUNCATIONS[key]
 
 
+#: the uniform part's cell is refined by one more word in every trial's fast boundary test
+_REFINE_BITS = 64
+
+
+class TulapPlan:
+    """Constant-work exact draws of ``Tulap(0, exp(-epsilon), q(epsilon, delta))`` as ``(G, j)``.
+
+    ``G`` is the integer part and ``j`` the ``2**-53``-cell of the uniform
+    part.  ``delta = 0``: ``G ~ Lap_Z(1/epsilon)`` (:class:`LaplacePlan`, no
+    rejection), ``j`` 53 random bits.  ``delta > 0`` with ``1 - q >= 1/2``:
+    the same trial, kept unless ``|G| > m_c`` or ``|G| = m_c`` with the
+    uniform part outside the support; the boundary test compares the cell
+    and 64 more random bits with ``f_c`` in fixed point *in every trial*,
+    a tie (probability ``2**-117``) being resolved exactly
+    (:meth:`_ExactTruncation.inside`).  A trial whose ``|G|`` reached the
+    Laplace tail (beyond ``2**M >= m_c``) is rejected without needing its
+    value.  ``1 - q < 1/2``: ``G`` uniform on ``{-m_c, ..., m_c}`` kept with
+    an exact ``Bernoulli(exp(-epsilon |G|))`` (:class:`ExpBits`, one test per
+    bit of ``m_c``), then the same boundary test.  Every trial of a regime
+    draws the same words and runs the same operations.
+    """
+
+    def __init__(self, epsilon: float, delta: float, words: int, bits: float):
+        self.eps = Fraction(epsilon)
+        self.delta = delta
+        self.words = words
+        self.trunc = _exact_truncation(epsilon, delta) if delta > 0 else None
+        with np.errstate(over="ignore"):
+            em1 = float(np.expm1(epsilon))
+        # 1 - q = expm1(eps) / (expm1(eps) + 2 delta) < 1/2
+        self.uniform = delta > 0 and em1 < 2.0 * delta
+        self.laplace = self.exp_bits = None
+        if self.uniform:
+            m = self.trunc.m_c
+            self.exp_bits = ExpBits([self.eps], [m.bit_length()], words)
+            self.tests = self.exp_bits.tests
+            self.p_accept = Fraction(1, 6)
+        else:
+            # the tail must lie beyond the truncated support, so that it is rejected outright
+            extra = 0 if self.trunc is None else self.trunc.m_c.bit_length()
+            self.laplace = LaplacePlan(1 / self.eps, words, bits, min_m=extra)
+            self.tests = self.laplace.tests
+            self.p_accept = Fraction(49, 100) if self.trunc is not None else Fraction(1)
+        if self.trunc is not None:
+            t = self.trunc.threshold(_CELL_BITS + _REFINE_BITS)
+            self.fc_words = np.array([t >> _REFINE_BITS, t & ((1 << _REFINE_BITS) - 1)], np.uint64)
+
+    def tv_per_draw(self) -> Fraction:
+        """``P(F)`` of one kept draw: a tie (or, without truncation, the tail), over acceptance."""
+        ties = Fraction(self.tests, 2 ** (64 * self.words))
+        if self.trunc is None:
+            return self.laplace.omega_hi + ties
+        return (ties + Fraction(1, 2 ** (_CELL_BITS + _REFINE_BITS))) / self.p_accept
+
+    def _inside(self, g: np.ndarray, j: np.ndarray, gen) -> np.ndarray:
+        """Whether the uniform part of ``(G, j)`` is inside the support at ``|G| = m_c``."""
+        # f: distance from the outer edge of the boundary cell, in cells
+        cell = np.where(g < 0, j, np.uint64((1 << _CELL_BITS) - 1) - j)
+        v = random_words(gen, (g.size,))
+        u = np.stack([cell, v], axis=1)
+        less, tie = compare(u, self.fc_words[None, :])
+        inside = ~less  # (cell, v) >= floor(f_c 2**117): f >= f_c unless tied
+        if tie.any():
+            for i in np.flatnonzero(tie):
+                j_i = (int(cell[i]) << _REFINE_BITS) | int(v[i])
+                inside[i] = self.trunc.inside(j_i, _CELL_BITS + _REFINE_BITS, gen)
+        return inside
+
+    def trial(self, gen, n: int):
+        """``n`` independent trials: ``((G, j), kept)``."""
+        m_c = None if self.trunc is None else self.trunc.m_c
+        if self.uniform:
+            g = uniform_below(gen, 2 * m_c + 1, n) - m_c
+            ok = self.exp_bits.accept(np.abs(g).astype(np.uint64)[:, None], gen)
+            tail = np.zeros(n, dtype=bool)
+        else:
+            g, tail = self.laplace.draw(gen, n)
+            ok = ~tail
+        j = random_words(gen, (n,)) >> np.uint64(64 - _CELL_BITS)
+        if m_c is not None:
+            a = np.abs(g)
+            edge = a == m_c
+            ok &= (a < m_c) | (edge & self._inside(g, j, gen))
+        return np.stack([g, j.astype(np.int64)], axis=1), ok
+
+    def draw(self, gen, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(G, j)`` of ``n`` exact draws."""
+        if self.trunc is None:
+            (gj, _ok) = self.trial(gen, n)
+            return gj[:, 0], gj[:, 1]
+        out = np.empty((n, 2), dtype=np.int64)
+        todo = np.arange(n)
+        for _ in range(MAX_ROUNDS):
+            if todo.size == 0:
+                return out[:, 0], out[:, 1]
+            per = 4
+            gj, ok = self.trial(gen, todo.size * per)
+            gj, ok = gj.reshape(todo.size, per, 2), ok.reshape(todo.size, per)
+            hit = ok.any(axis=1)
+            first = np.argmax(ok, axis=1)
+            out[todo[hit]] = gj[hit, first[hit]]
+            todo = todo[~hit]
+        raise too_many_rounds("Tulap", MAX_ROUNDS)
+
+
+def tulap_plan(epsilon: float, delta: float, n: int, epsilon_total=None) -> TulapPlan:
+    """The (cached) plan of the exact Tulap for ``n`` draws of a release at ``(epsilon, delta)``.
+
+    ``epsilon_total`` (default ``epsilon``) is the epsilon of the whole
+    release, where the run time's share of delta is kept below ``2**-64``.
+    """
+    words, bits = precision(epsilon if epsilon_total is None else epsilon_total, n)
+    key = (float(epsilon), float(delta), words, bits)
+    return cached_plan("tulap", key, lambda: TulapPlan(epsilon, delta, words, bits))
+
+
 def draw_tulap_exact(gen, epsilon: float, delta: float, size: int):
     """Exact ``Tulap(0, exp(-epsilon), q(epsilon, delta))`` draws as ``(G, U)``.
 
     ``G`` is the integer part ``[N]`` (int64) and ``U`` the centre
     ``(j + 1/2) 2**-53 - 1/2`` of the cell of ``(-1/2, 1/2)`` holding the
     uniform part ``N - G``: ``(G, U)`` is a function of the exact Tulap
-    draw ``N`` (the cells tile the integers), drawn with uniform integers of
-    ``gen`` only (a :class:`~invariantdp.secure.SecureGenerator` for
-    releases).  Callers add ``G`` to the integer data first and ``U`` last.
+    draw ``N`` (the cells tile the integers), drawn with uniform random words
+    of ``gen`` only (a :class:`~invariantdp.secure.SecureGenerator` for
+    releases), every trial doing the same work (:class:`TulapPlan`).
+    Callers add ``G`` to the integer data first and ``U`` last.
 
-    * ``delta = 0``: ``G ~ Lap_Z(1/epsilon)`` exactly (CKS 2020,
-      Algorithm 2), ``j`` uniform on 53 bits.
+    * ``delta = 0``: ``G ~ Lap_Z(1/epsilon)`` exactly, ``j`` uniform on 53 bits.
     * ``delta > 0``, ``1 - q >= 1/2``: the same, rejecting ``|G| > m_c``;
-      at ``|G| = m_c`` the uniform part is refined bit by bit until it is
-      provably inside or outside the support (:class:`_ExactTruncation`).
+      at ``|G| = m_c`` the uniform part is inside the support or not,
+      decided exactly (:class:`_ExactTruncation`).
     * ``1 - q < 1/2`` (e.g. tiny epsilon): ``G`` proposed uniformly on
-      ``{-m_c, ..., m_c}`` and kept with an exact Bernoulli(exp(-epsilon |G|))
-      (CKS Algorithm 1), then the same boundary check.  The joint law of
-      ``(G, N - G)`` given acceptance is proportional to
-      ``b**|G|`` on the support: the truncated Tulap.
+      ``{-m_c, ..., m_c}`` and kept with an exact Bernoulli(exp(-epsilon |G|)),
+      then the same boundary check.  The joint law of ``(G, N - G)`` given
+      acceptance is proportional to ``b**|G|`` on the support: the truncated
+      Tulap.
 
-    Both loops accept with probability above 1/6 whatever (epsilon, delta)
-    (the second because ``b**(m_c - 1) >= q > 1/2``) and are capped at
-    ``_MAX_TRIALS`` trials.  The truncation never depends
-    on the data: it is decided on ``(G, N - G)`` alone.
+    Both regimes accept a trial with probability above 1/6 whatever
+    (epsilon, delta) (the second because ``b**(m_c - 1) >= q > 1/2``) and are
+    capped at ``MAX_ROUNDS`` rounds.  The truncation never depends on the
+    data: it is decided on ``(G, N - G)`` alone.
 
     References
     ----------
     Awan & Slavkovic (2018), Def. 4.1; Canonne, Kamath & Steinke (2020),
-    Algorithms 1-2.
+    Algorithm 1.
     """
-    eps = Fraction(epsilon)
-    trunc = _exact_truncation(epsilon, delta) if delta > 0 else None
-    with np.errstate(over="ignore"):
-        em1 = float(np.expm1(epsilon))
-    uniform = delta > 0 and em1 < 2.0 * delta  # 1 - q = expm1(eps) / (expm1(eps) + 2 delta) < 1/2
+    g, j = tulap_plan(epsilon, delta, max(size, 1)).draw(gen, size)
     half = 1 << (_CELL_BITS - 1)
-    g_out = np.empty(size, dtype=np.int64)
-    j_out = np.empty(size, dtype=np.int64)
-    for i in range(size):
-        for _ in range(_MAX_TRIALS):
-            if uniform:
-                m = trunc.m_c
-                g = _randbelow(2 * m + 1, gen) - m
-                if not _bernoulli_exp(abs(g) * eps.numerator, eps.denominator, gen):
-                    continue
-            else:
-                g = discrete_laplace_int(eps.denominator, eps.numerator, gen)
-            j = _randbelow(1 << _CELL_BITS, gen)
-            if trunc is not None and abs(g) >= trunc.m_c:
-                if abs(g) > trunc.m_c:
-                    continue
-                # f: distance from the outer edge of the boundary cell, in cells
-                cell = j if g < 0 else (1 << _CELL_BITS) - 1 - j
-                if not trunc.inside(cell, gen):
-                    continue
-            g_out[i], j_out[i] = g, j
-            break
-        else:
-            raise _too_many_trials("Tulap")
-    u = ((j_out - half).astype(float) + 0.5) * 2.0**-_CELL_BITS
-    return g_out, u
+    u = ((j - half).astype(float) + 0.5) * 2.0**-_CELL_BITS
+    return g, u

@@ -12,13 +12,13 @@ and numpy samplers, for simulation:
   Algorithm 3: propose ``Y ~ Lap_Z(t)`` with ``t = floor(sigma) + 1``, accept
   with probability ``exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2))``.  The
   vectorised sampler evaluates that probability in double precision;
-  :func:`sample_discrete_gaussian_exact` runs CKS Algorithms 1-3 in exact
-  integer arithmetic (no floating point at all).
+  :func:`sample_discrete_gaussian_exact` runs CKS Algorithm 3 in exact
+  integer arithmetic (no floating point at all), with constant work.
 
 The exact samplers (:func:`sample_discrete_laplace_exact`,
-:func:`sample_discrete_gaussian_exact` and the single draws
-``discrete_laplace_int``, ``discrete_gaussian_int`` the mechanisms use) are
-defined in :mod:`._exact` and re-exported here; with a
+:func:`sample_discrete_gaussian_exact` and the constant-work plans
+``laplace_plan``, ``gaussian_plan`` the mechanisms use) are defined in
+:mod:`._exact` and :mod:`._constant` and re-exported here; with a
 :class:`~invariantdp.secure.SecureGenerator` they are for production
 releases (see :mod:`invariantdp.secure`).  :class:`LatticeLaw` scales
 either law to a grid ``gamma Z``.
@@ -41,12 +41,11 @@ from scipy import special, stats
 
 from .._validation import InvariantDPError
 
-# the exact samplers live in ._exact; the mechanisms import the integer draws from here
+# the exact samplers live in ._exact; the mechanisms import their plans from here
+from ._arith import _MAX_TRIALS, _too_many_trials
 from ._exact import (  # noqa: F401
-    _MAX_TRIALS,
-    _too_many_trials,
-    discrete_gaussian_int,
-    discrete_laplace_int,
+    gaussian_plan,
+    laplace_plan,
     sample_discrete_gaussian_exact,
     sample_discrete_laplace_exact,
 )

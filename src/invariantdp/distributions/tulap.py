@@ -30,7 +30,7 @@ import numpy as np
 from scipy import stats
 
 from .._validation import InvariantDPError, check_delta, check_epsilon, check_real
-from ._exact import draw_tulap_exact  # noqa: F401  (re-exported: the mechanisms import it here)
+from ._exact import draw_tulap_exact, tulap_plan  # noqa: F401  (re-exported for the mechanisms)
 from .tulap_forms import (
     MAX_CLOSED_MOMENT,
     _lower_ppf,

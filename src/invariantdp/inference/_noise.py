@@ -307,8 +307,9 @@ def tulap_noise_from_release(params: dict, guarantee: dict) -> TestNoise:
     """Tulap noise recorded in a Release: its ``(b, q)``, exact from epsilon when they agree.
 
     A release made by the Tulap mechanism records ``(b, q) = tulap_params(epsilon,
-    delta)``; then ``log b = -epsilon`` is used (exact also where ``b`` underflowed
-    to 0).  Any other ``(b, q)`` is taken as the noise law as recorded.
+    delta)`` (per coordinate: ``epsilon_per_coordinate`` and ``delta_per_coordinate``
+    when recorded); then ``log b = -epsilon`` is used (exact also where ``b``
+    underflowed to 0).  Any other ``(b, q)`` is taken as the noise law as recorded.
     """
     scale = params.get("scale", 1.0)
     if scale != 1.0:
@@ -317,7 +318,9 @@ def tulap_noise_from_release(params: dict, guarantee: dict) -> TestNoise:
             "(a statistic of sensitivity 1)."
         )
     b, q = params["b"], params["q"]
-    eps, delta = guarantee.get("epsilon"), guarantee.get("delta", 0.0)
+    # the noise's own (epsilon, delta): per coordinate, before composition and the run time
+    eps = guarantee.get("epsilon_per_coordinate", guarantee.get("epsilon"))
+    delta = guarantee.get("delta_per_coordinate", guarantee.get("delta", 0.0))
     if eps is not None:
         try:
             eps, delta = check_epsilon(eps), check_delta(delta)

@@ -29,6 +29,7 @@ from .._validation import check_delta, check_epsilon, check_finite_array, check_
 from ..exceptions import InvariantDPError
 from ..labels import labels_of
 from ..release import PrivacyGuarantee, Release
+from ._secure import timed_guarantee_params
 
 __all__ = [
     "MAX_FLOAT_SCALE",
@@ -174,13 +175,19 @@ def guarantee(
     adjacency: str = QUERY_ADJACENCY,
     semi_adjacent_parameter: int | None = None,
     dataspace: str = "",
+    timing_tv=None,
 ) -> PrivacyGuarantee:
     """The privacy guarantee ``(D, A, f)`` of a mechanism's release.
 
     The default adjacency is that of an additive mechanism calibrated to the
     sensitivity of its query (:data:`QUERY_ADJACENCY`); semi-DP mechanisms
-    give ``semi_adjacent_parameter`` (``a(t)`` of Cho & Awan, Def. 13).
+    give ``semi_adjacent_parameter`` (``a(t)`` of Cho & Awan, Def. 13).  A
+    secure release gives ``timing_tv``, the probability that its run time
+    depended on its noise: the guarantee becomes that of the value with its
+    run time (:func:`._secure.timed_guarantee_params`).
     """
+    if timing_tv is not None:
+        definition, params = timed_guarantee_params(definition, params, timing_tv)
     return PrivacyGuarantee(definition, params, adjacency, semi_adjacent_parameter, dataspace)
 
 

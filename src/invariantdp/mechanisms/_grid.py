@@ -6,10 +6,13 @@ grid (:mod:`invariantdp.mechanisms.additive`); the discrete mechanisms add it
 to integer data (:mod:`invariantdp.mechanisms.discrete`).  Both need the
 sensitivity as an exact rational (:func:`exact_norm`), the integer
 sensitivity of the rounded data (:func:`grid_l1_sensitivity`,
-:func:`grid_l2_sensitivity_sq`), the grid (:func:`grid_for`,
-:func:`grid_index`), bounds on the noise in grid units, and the largest
+:func:`grid_l2_sensitivity_sq`), the grid (:func:`grid_for`; the data are
+clamped and rounded to it by :func:`._secure.secure_grid_index`), bounds on
+the noise in grid units, and the largest
 ``rho`` whose zCDP implies a target (epsilon, delta) (:func:`zcdp_for`,
-Canonne, Kamath & Steinke 2020, Corollary 13).
+Canonne, Kamath & Steinke 2020, Corollary 13), and the exact noise of both
+with constant work per cell (:func:`exact_laplace_noise`,
+:func:`exact_gaussian_noise`).
 
 References
 ----------
@@ -19,33 +22,42 @@ Mironov (2012); Ghosh, Roughgarden & Sundararajan (2012).
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
 import numpy as np
 
 from .._validation import check_positive
-from ..distributions.discrete import GRID_RANGE, check_noise_scale
+from ..distributions.discrete import GRID_RANGE, check_noise_scale, gaussian_plan, laplace_plan
 from ..exceptions import InvariantDPError
 from ..privacy.zcdp import zcdp_log_delta
 
 __all__ = [
+    "GRID_RULE",
     "MAX_EXACT_DATA",
     "changed_coordinates",
     "check_grid_noise",
-    "exact_draws",
+    "exact_gaussian_noise",
+    "exact_laplace_noise",
     "exact_norm",
     "grid_for",
-    "grid_index",
     "grid_l1_sensitivity",
     "grid_l2_sensitivity_sq",
     "no_grid",
+    "space_support",
     "sqrt_up",
     "zcdp_for",
+    "zcdp_reference_epsilon",
 ]
 
 #: data added to integer noise must satisfy |x| < 2**52, so that x + noise is exact
 MAX_EXACT_DATA = 2.0**52
+#: the rule of the secure grid mechanisms, recorded in their metadata
+GRID_RULE = (
+    "x clamped to |x| <= (2**52 - 1) * grid, then rounded to the nearest multiple of grid "
+    "(ties to even)"
+)
 #: the default grid is 2**-20 of the noise scale (and of the per-coordinate
 #: sensitivity), but never finer than 2**-40 of the noise scale
 _GRID_BITS = 20
@@ -80,6 +92,16 @@ def changed_coordinates(sensitivity, d: int) -> int:
     """How many coordinates neighbours may differ in: ``d``, or the largest row support."""
     S = _space(sensitivity)
     return d if S is None else int(np.max(np.count_nonzero(S, axis=1)))
+
+
+def space_support(sensitivity, d: int) -> dict:
+    """``{"coordinates_changed": k}`` for a sensitivity space (its largest row support), else
+    ``{}``: what a document records so that its guarantee can be checked against its noise."""
+    return (
+        {}
+        if _space(sensitivity) is None
+        else {"coordinates_changed": changed_coordinates(sensitivity, d)}
+    )
 
 
 def sqrt_up(x: Fraction) -> Fraction:
@@ -150,22 +172,6 @@ def grid_for(grid, scale: float, per_coordinate: float) -> float:
     return gamma
 
 
-def grid_index(xv: np.ndarray, gamma: float) -> np.ndarray:
-    """``x / gamma`` rounded to the nearest integer (ties to even), exactly, as int64."""
-    with np.errstate(over="ignore", under="ignore"):
-        k = np.rint(xv / gamma)  # a division by a power of two is exact
-    big = ~(np.abs(k) < MAX_EXACT_DATA)
-    if big.any():
-        worst = float(np.max(np.abs(xv)))
-        need = _pow2_floor(worst * 2.0**-51) * 2.0
-        raise InvariantDPError(
-            f"`x` has entries up to {worst:.6g} in magnitude, 2**52 grid steps or more of "
-            f"the grid {gamma!r}: integer noise on that grid cannot be added exactly. Pass a "
-            f"coarser `grid` (a power of two >= {need!r})."
-        )
-    return k.astype(np.int64)
-
-
 def check_grid_noise(scale: Fraction, what: str) -> None:
     check_noise_scale(
         scale,
@@ -176,13 +182,23 @@ def check_grid_noise(scale: Fraction, what: str) -> None:
     )
 
 
+def zcdp_reference_epsilon(rho: float) -> float:
+    """The epsilon of the (epsilon, 1e-10)-DP that rho-zCDP implies (Bun & Steinke 2016).
+
+    Where a zCDP release keeps the run time's share of delta below ``2**-64``
+    (:func:`invariantdp.distributions._constant.precision`).
+    """
+    return rho + 2.0 * math.sqrt(rho * math.log(1e10))
+
+
+@functools.lru_cache(maxsize=256)
 def zcdp_for(epsilon: float, delta: float) -> float:
     """The largest rho (to 1e-9) whose zCDP implies (epsilon, delta)-DP by CKS Cor. 13.
 
     Found by root finding on ``log rho``; the result is then checked with a
     margin of 1e-9 in ``log delta`` (far above the rounding error of the
     bound), lowering rho until the check passes, so the stated
-    (epsilon, delta) holds.
+    (epsilon, delta) holds.  Cached: releases repeat their parameters.
     """
     from scipy.optimize import brentq
 
@@ -206,16 +222,28 @@ def zcdp_for(epsilon: float, delta: float) -> float:
     return rho
 
 
-def exact_draws(sampler, ratio: Fraction, shape: tuple, gen) -> np.ndarray:
-    """Integer noise of ``shape``: i.i.d. ``sampler(p, q, gen)`` with the exact rational ``p/q``.
+def exact_laplace_noise(t: Fraction, shape: tuple, gen, epsilon: float):
+    """``(noise, tv)``: exact ``Lap_Z(t)`` noise of ``shape`` with constant work per cell.
 
-    ``sampler`` is an exact sampler of :mod:`invariantdp.distributions.discrete`
-    (``discrete_laplace_int`` with the scale, ``discrete_gaussian_int`` with
-    the variance), ``gen`` a :class:`~invariantdp.secure.SecureGenerator`.
+    ``tv`` bounds the probability that the run time depended on the noise
+    (:mod:`invariantdp.distributions._constant`), for a release at ``epsilon``.
     """
     n = math.prod(shape)
-    draws = [sampler(ratio.numerator, ratio.denominator, gen) for _ in range(n)]
-    return np.array(draws, dtype=np.int64).reshape(shape)
+    plan = laplace_plan(t, epsilon, n)
+    noise, _tail = plan.draw(gen, n)
+    return noise.reshape(shape), n * plan.tv_per_draw()
+
+
+def exact_gaussian_noise(sigma2: Fraction, shape: tuple, gen, epsilon: float):
+    """``(noise, tv)``: exact ``N_Z(0, sigma2)`` noise of ``shape`` with constant-work trials.
+
+    ``epsilon`` is where the run time's share of delta is kept below
+    ``2**-64`` (e.g. the epsilon of the (epsilon, 1e-10)-DP that the zCDP
+    implies).
+    """
+    n = math.prod(shape)
+    plan = gaussian_plan(sigma2, epsilon, n)
+    return plan.draw(gen, n).reshape(shape), n * plan.tv_per_draw()
 
 
 def no_grid(grid) -> None:

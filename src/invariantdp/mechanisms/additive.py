@@ -36,8 +36,11 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import numpy as np
+
 from .._validation import check_epsilon
-from ..distributions.discrete import discrete_gaussian_int, discrete_laplace_int
+from ..distributions._constant import TIMING_DELTA
+from ..exceptions import InvariantDPError
 from ..release import NoiseLaw, Release
 from ..secure import random_source
 from ._base import (
@@ -50,18 +53,22 @@ from ._base import (
     resolve_sensitivity,
 )
 from ._grid import (
+    GRID_RULE,
     changed_coordinates,
     check_grid_noise,
-    exact_draws,
+    exact_gaussian_noise,
+    exact_laplace_noise,
     exact_norm,
     grid_for,
-    grid_index,
     grid_l1_sensitivity,
     grid_l2_sensitivity_sq,
     no_grid,
+    space_support,
     sqrt_up,
     zcdp_for,
+    zcdp_reference_epsilon,
 )
+from ._secure import public_shape, query_adjacency, secure_grid_index
 
 __all__ = ["gaussian_mechanism", "laplace_mechanism"]
 
@@ -89,6 +96,13 @@ def laplace_mechanism(x, *, epsilon, sensitivity=1.0, rng=None, secure=False, gr
     the output double is a function of it.  ``s`` is the number of
     coordinates (a number ``sensitivity``) or the largest support of a row
     (a sensitivity space, which must then list every possible difference).
+    Data beyond ``(2**52 - 1) gamma`` in magnitude are clamped to it first
+    (a rule of the public grid, never a refusal that depends on the data;
+    a coarser ``grid`` widens the range), and the noise is drawn with the
+    same work for every cell, so that the run time says nothing about it:
+    the guarantee recorded is that of the value with its run time,
+    ``(epsilon, delta)``-DP with ``delta = (1 + e**epsilon) timing_tv``
+    below ``2**-64`` (:mod:`invariantdp.secure`).
 
     Parameters
     ----------
@@ -108,20 +122,24 @@ def laplace_mechanism(x, *, epsilon, sensitivity=1.0, rng=None, secure=False, gr
         With ``secure=True``: the grid ``gamma``, a power of two.  Default:
         the largest power of two below ``2**-20 min(scale, Delta_1 / s)``
         (but at least ``2**-40 scale``), which keeps the rounding's share of
-        the noise below ``2**-20``.  ``|x| / gamma`` must be below ``2**52``:
-        a coarser grid admits larger data.
+        the noise below ``2**-20``.  Data are clamped to ``(2**52 - 1)
+        gamma``: a coarser grid admits larger data.
 
     Returns
     -------
     Release
-        epsilon-DP.  Noise family ``"laplace"`` with ``scale`` (simulation), or
-        ``"grid_laplace"`` with ``grid`` and ``scale = gamma * t``: the exact
-        law of ``value - gamma * round(x / gamma)`` (secure).
+        epsilon-DP (simulation) or (epsilon, delta)-DP with the run time's
+        share (secure), for neighbours within the :math:`\ell_1`
+        sensitivity (the adjacency says so).  Noise family ``"laplace"`` with
+        ``scale`` (simulation), or ``"grid_laplace"`` with ``grid`` and
+        ``scale = gamma * t``: the exact law of ``value - gamma * round(x /
+        gamma)`` (secure).
 
     References
     ----------
     Dwork et al. (2006); Gao, Gong & Yu, Lemma 16; Cho & Awan, Algorithm 4;
-    Mironov (2012); Canonne, Kamath & Steinke (2020), Algorithm 2.
+    Mironov (2012); Canonne, Kamath & Steinke (2020), Def. 3; Jin et al.
+    (2022), IEEE S&P (timing attacks).
 
     Examples
     --------
@@ -136,38 +154,48 @@ def laplace_mechanism(x, *, epsilon, sensitivity=1.0, rng=None, secure=False, gr
     >>> bool(np.all(s.value / s.metadata["grid"] % 1 == 0))  # on the grid
     True
     """
-    xv = check_data(x)
-    epsilon = check_epsilon(epsilon)
-    delta1 = resolve_sensitivity(sensitivity, 1, dim=xv.size)
     gen = random_source(rng, secure)
+    epsilon = check_epsilon(epsilon)
+    shape = public_shape(x) if secure else None  # a secure call reads the data last
+    xv = None if secure else check_data(x)
+    size = math.prod(shape) if secure else xv.size
+    delta1 = resolve_sensitivity(sensitivity, 1, dim=size)
     scale = delta1 / epsilon
     check_float_scale(scale, "sensitivity / epsilon")
+    space = np.ndim(sensitivity) != 0
+    tv = None
     if secure:
-        d = changed_coordinates(sensitivity, xv.size)
+        d = changed_coordinates(sensitivity, size)
         gamma = grid_for(grid, scale, delta1 / d)
-        k = grid_index(xv, gamma)
         grid_sens = grid_l1_sensitivity(exact_norm(sensitivity, 1), gamma, d)
         t = Fraction(grid_sens) / Fraction(epsilon)
         check_grid_noise(t, "scale")
-        noise = exact_draws(discrete_laplace_int, t, xv.shape, gen)
+        k = secure_grid_index(x, gamma)
+        noise, tv = exact_laplace_noise(t, shape, gen, epsilon)
         value = gamma * (k + noise).astype(float)
         law = NoiseLaw("grid_laplace", {"grid": gamma, "scale": gamma * float(t)})
         extra = {
             "grid": gamma,
             "grid_sensitivity": grid_sens,
-            "rounding": "x rounded to the nearest multiple of grid (ties to even)",
+            "rounding": GRID_RULE,
         }
     else:
         no_grid(grid)
-        value = xv + gen.laplace(0.0, scale, size=xv.shape)
+        shape = xv.shape
+        value = xv + gen.laplace(0.0, scale, size=shape)
         law, extra = NoiseLaw("laplace", {"scale": scale}), {}
     return make_release(
         value,
         "laplace",
         law,
-        guarantee("epsilon-DP", {"epsilon": epsilon}),
-        data_shape=xv.shape,
-        metadata={"sensitivity": delta1, "norm": "l1", **extra},
+        guarantee(
+            "epsilon-DP",
+            {"epsilon": epsilon},
+            adjacency=query_adjacency("l1", delta1, space),
+            timing_tv=tv,
+        ),
+        data_shape=shape,
+        metadata={"sensitivity": delta1, "norm": "l1", **space_support(sensitivity, size), **extra},
         secure=secure,
         labels=x,
     )
@@ -201,6 +229,11 @@ def gaussian_mechanism(
     (epsilon, delta)-DP through CKS Corollary 13 (at epsilon = 1,
     delta = 1e-5: ``rho = 0.0306``, noise 8% above the exact Gaussian
     calibration, 17% below the conversion ``epsilon = rho + 2 sqrt(rho log(1/delta))``).
+    The noise is drawn with the same work for every cell and the target is
+    ``delta - 2**-64``: the run time's share (at most ``2**-64``, recorded as
+    ``timing_tv``) keeps the pair (value, run time) (epsilon, delta)-DP.
+    Data are clamped to ``(2**52 - 1) gamma`` as in
+    :func:`laplace_mechanism`.
 
     Parameters
     ----------
@@ -225,15 +258,17 @@ def gaussian_mechanism(
     grid : float, optional
         With ``secure=True``: the grid, a power of two.  Default: the
         largest power of two below ``2**-20 min(sigma, Delta_2 / sqrt(m))``
-        (at least ``2**-40 sigma``).  ``|x| / gamma`` must be below ``2**52``.
+        (at least ``2**-40 sigma``).  Data are clamped to ``(2**52 - 1) gamma``.
 
     Returns
     -------
     Release
         Simulation: GDP guarantee with ``mu`` (and the target epsilon, delta
         when given), noise family ``"gaussian"``.  Secure: zCDP with ``rho``
-        (and the implied ``epsilon, delta`` when given), noise family
-        ``"grid_gaussian"`` with ``grid`` and ``sigma = gamma * s``.
+        and ``timing_tv`` (and the target ``epsilon, delta`` when given, which
+        hold with the run time), noise family ``"grid_gaussian"`` with
+        ``grid`` and ``sigma = gamma * s``.  The adjacency states the
+        :math:`\ell_2` sensitivity.
 
     References
     ----------
@@ -250,59 +285,80 @@ def gaussian_mechanism(
     >>> s.guarantee.definition, round(s.guarantee.params["rho"], 4)
     ('zCDP', 0.0306)
     """
-    xv = check_data(x)
-    mu_, gparams, how = gaussian_calibration(mu, epsilon, delta)
-    delta2 = resolve_sensitivity(sensitivity, 2, dim=xv.size)
     gen = random_source(rng, secure)
+    mu_, gparams, how = gaussian_calibration(mu, epsilon, delta)
+    shape = public_shape(x) if secure else None  # a secure call reads the data last
+    xv = None if secure else check_data(x)
+    size = math.prod(shape) if secure else xv.size
+    delta2 = resolve_sensitivity(sensitivity, 2, dim=size)
     sigma = delta2 / mu_
     check_float_scale(sigma, "sigma = sensitivity / mu")
+    space = np.ndim(sensitivity) != 0
     if secure:
-        value, law, definition, params, extra = _secure_gaussian(
-            xv, mu is not None, gparams, sensitivity, delta2, grid, gen
+        value, law, definition, params, extra, tv = _secure_gaussian(
+            x, shape, mu is not None, gparams, sensitivity, delta2, grid, gen
         )
     else:
         no_grid(grid)
-        value = xv + sigma * gen.standard_normal(xv.shape)
+        shape = xv.shape
+        value = xv + sigma * gen.standard_normal(shape)
         law, definition, params = NoiseLaw("gaussian", {"scale": sigma}), "GDP", gparams
-        extra = {"calibration": how}
+        extra, tv = {"calibration": how}, None
     return make_release(
         value,
         "gaussian",
         law,
-        guarantee(definition, params),
-        data_shape=xv.shape,
+        guarantee(definition, params, adjacency=query_adjacency("l2", delta2, space), timing_tv=tv),
+        data_shape=shape,
         metadata={"sensitivity": delta2, "norm": "l2", **extra},
         secure=secure,
         labels=x,
     )
 
 
-def _secure_gaussian(xv, from_mu, gparams, sensitivity, delta2, grid, gen):
-    """The exact grid path of :func:`gaussian_mechanism`: zCDP calibration, grid, noise."""
+def _secure_gaussian(x, shape, from_mu, gparams, sensitivity, delta2, grid, gen):
+    """The exact grid path of :func:`gaussian_mechanism`: zCDP calibration, grid, noise.
+
+    For a target (epsilon, delta) the zCDP is calibrated to
+    ``delta - 2**-64``: the run time adds at most ``2**-64`` (the
+    constant-work samplers' precision at that epsilon), so the pair (value,
+    run time) is (epsilon, delta)-DP.
+    """
     if from_mu:
         rho = gparams["mu"] ** 2 / 2.0
         params = {"rho": rho}
         how = "sigma = sensitivity / mu: rho = mu^2 / 2 zCDP (CKS 2020, Theorem 4)"
+        eps_ref = zcdp_reference_epsilon(rho)
     else:
-        rho = zcdp_for(gparams["epsilon"], gparams["delta"])
-        params = {"rho": rho, "epsilon": gparams["epsilon"], "delta": gparams["delta"]}
-        how = "largest rho whose zCDP implies (epsilon, delta)-DP (CKS 2020, Corollary 13)"
-    m = changed_coordinates(sensitivity, xv.size)
+        eps_ref, target = gparams["epsilon"], gparams["delta"]
+        if not target > 2 * TIMING_DELTA:
+            raise InvariantDPError(
+                f"`delta` ({target!r}) must be above 2**-63 for a secure release: its run time "
+                "may add up to 2**-64 to delta."
+            )
+        rho = zcdp_for(eps_ref, target - TIMING_DELTA)
+        params = {"rho": rho, "epsilon": eps_ref, "delta": target}
+        how = (
+            "largest rho whose zCDP implies (epsilon, delta - 2**-64)-DP (CKS 2020, "
+            "Corollary 13); the run time adds at most 2**-64"
+        )
+    size = math.prod(shape)
+    m = changed_coordinates(sensitivity, size)
     gamma = grid_for(grid, delta2 / math.sqrt(2.0 * rho), delta2 / math.sqrt(m))
-    k = grid_index(xv, gamma)
     grid_sens2 = grid_l2_sensitivity_sq(exact_norm(sensitivity, 2), gamma, m)
     s2 = Fraction(grid_sens2) / (2 * Fraction(rho))
     check_grid_noise(sqrt_up(s2), "sigma")
-    noise = exact_draws(discrete_gaussian_int, s2, xv.shape, gen)
+    k = secure_grid_index(x, gamma)
+    noise, tv = exact_gaussian_noise(s2, shape, gen, eps_ref)
     law = NoiseLaw("grid_gaussian", {"grid": gamma, "sigma": gamma * math.sqrt(s2)})
     value = gamma * (k + noise).astype(float)
     extra = {
         "calibration": how,
         "grid": gamma,
         "grid_sensitivity_squared": grid_sens2,
-        "rounding": "x rounded to the nearest multiple of grid (ties to even)",
+        "rounding": GRID_RULE,
     }
-    return value, law, "zCDP", params, extra
+    return value, law, "zCDP", params, extra, tv
 
 
 def _renamed() -> dict:

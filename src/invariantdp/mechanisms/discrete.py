@@ -20,31 +20,41 @@ With ``secure=False`` (the default) the noise comes from a
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
 
-from .._validation import check_delta, check_epsilon, check_positive
-from ..distributions.discrete import (
-    MAX_NOISE_SCALE,
-    check_noise_scale,
-    discrete_gaussian_int,
-    discrete_laplace_int,
-    draw_discrete_laplace,
-)
+from .._validation import check_delta, check_epsilon, check_positive, check_positive_int
+from ..distributions._constant import float_up
+from ..distributions.discrete import MAX_NOISE_SCALE, check_noise_scale, draw_discrete_laplace
 from ..distributions.discrete import discrete_gaussian as discrete_gaussian_law
 from ..distributions.tulap import (
     draw_tulap,
-    draw_tulap_exact,
     tulap_bounds,
     tulap_params,
+    tulap_plan,
     tulap_privacy_shapes,
 )
 from ..exceptions import InvariantDPError
 from ..release import NoiseLaw, Release
 from ..secure import random_source
 from ._base import check_data, guarantee, make_release, resolve_sensitivity
-from ._grid import MAX_EXACT_DATA, exact_draws, exact_norm
+from ._grid import (
+    MAX_EXACT_DATA,
+    exact_gaussian_noise,
+    exact_laplace_noise,
+    exact_norm,
+    space_support,
+    zcdp_reference_epsilon,
+)
+from ._secure import (
+    VACUOUS_DELTA,
+    public_shape,
+    query_adjacency,
+    secure_integers,
+    secure_lattice_index,
+)
 
 __all__ = ["discrete_gaussian_mechanism", "discrete_laplace_mechanism", "tulap_mechanism"]
 
@@ -77,6 +87,29 @@ def _check_integer_scale(scale: float, what: str) -> None:
     )
 
 
+#: the data rule of the secure integer mechanisms, recorded in their metadata
+INTEGER_RULE = (
+    "x integer-valued (otherwise the call is refused as a whole), clamped to |x| <= 2**52 - 1"
+)
+
+
+def _integer_data(x, secure: bool):
+    """``(shape, data)``: the public shape; the data checked now for a simulation only.
+
+    A secure call reads its data last, after every public check
+    (:func:`._secure.secure_integers`).
+    """
+    if secure:
+        return public_shape(x), None
+    xv = check_data(x)
+    _check_integer_valued(xv)
+    return xv.shape, xv
+
+
+def _integer_rule(secure: bool) -> dict:
+    return {"data_rule": INTEGER_RULE} if secure else {}
+
+
 def discrete_laplace_mechanism(x, *, epsilon, sensitivity=1, rng=None, secure=False) -> Release:
     r"""Geometric mechanism: ``x + Lap_Z(sensitivity / epsilon)`` per coordinate.
 
@@ -84,7 +117,9 @@ def discrete_laplace_mechanism(x, *, epsilon, sensitivity=1, rng=None, secure=Fa
     :math:`P(k) \propto e^{-|k|/t}` on the integers; for an integer-valued
     query with integer :math:`\ell_1` sensitivity it gives epsilon-DP.
     The scale ``t = sensitivity / epsilon`` must be at most ``2**46`` and
-    ``|x| < 2**52``, so that ``x + noise`` is exact in float64.  With
+    ``|x| < 2**52``, so that ``x + noise`` is exact in float64 (a secure
+    release clamps its data to ``|x| <= 2**52 - 1`` instead of refusing
+    them, a rule that does not depend on the data).  With
     ``secure=False`` (the default) the noise comes from numpy: a
     simulation (a seed is a key: two releases with the same seed share
     their noise exactly; see :mod:`invariantdp.secure`).
@@ -101,20 +136,26 @@ def discrete_laplace_mechanism(x, *, epsilon, sensitivity=1, rng=None, secure=Fa
     secure : bool, optional
         Draw the noise for a production release: exact
         :math:`\mathrm{Lap}_{\mathbb Z}(\Delta/\epsilon)` (the exact rational
-        value of ``sensitivity / epsilon``) by CKS Algorithm 2 with uniform
-        integers from :mod:`secrets` (see :mod:`invariantdp.secure`).  About
-        40 microseconds per cell instead of nanoseconds.
+        value of ``sensitivity / epsilon``) from :mod:`secrets`, with the same
+        work for every cell whatever its noise, so that the run time reveals
+        nothing about the data (see :mod:`invariantdp.secure`).  Public
+        parameters are checked before the data are read; non-integer data
+        are refused as a whole, without showing them.
 
     Returns
     -------
     Release
-        Integer-valued; ``epsilon``-DP guarantee, noise family
-        ``"discrete_laplace"`` with ``scale = sensitivity / epsilon``.
+        Integer-valued; noise family ``"discrete_laplace"`` with
+        ``scale = sensitivity / epsilon``; the adjacency states the
+        :math:`\ell_1` sensitivity.  Guarantee: ``epsilon``-DP (simulation),
+        or, for the value with its run time, ``(epsilon, delta)``-DP with
+        ``delta = (1 + e**epsilon) timing_tv`` below ``2**-64`` (secure).
 
     References
     ----------
     Ghosh, Roughgarden & Sundararajan (2012); Canonne, Kamath & Steinke
-    (2020), Def. 3 and Algorithm 2; Gong & Meng (2020) (double geometric).
+    (2020), Def. 3; Gong & Meng (2020) (double geometric); Jin et al. (2022),
+    IEEE S&P (timing attacks).
 
     Examples
     --------
@@ -123,25 +164,36 @@ def discrete_laplace_mechanism(x, *, epsilon, sensitivity=1, rng=None, secure=Fa
     >>> bool((r.value == r.value.round()).all()), r.simulation
     (True, True)
     """
-    xv = check_data(x)
-    _check_integer_valued(xv)
-    epsilon = check_epsilon(epsilon)
-    delta1 = _integer_sensitivity(sensitivity, 1, xv.size)
     gen = random_source(rng, secure)
+    epsilon = check_epsilon(epsilon)
+    shape, xv = _integer_data(x, secure)
+    delta1 = _integer_sensitivity(sensitivity, 1, math.prod(shape))
     t = delta1 / epsilon
     _check_integer_scale(t, "sensitivity / epsilon")
+    tv = None
     if secure:
         exact = exact_norm(sensitivity, 1) / Fraction(epsilon)
-        noise = exact_draws(discrete_laplace_int, exact, xv.shape, gen)
+        xv = secure_integers(x)
+        noise, tv = exact_laplace_noise(exact, shape, gen, epsilon)
     else:
-        noise = draw_discrete_laplace(gen, t, xv.shape)
+        noise = draw_discrete_laplace(gen, t, shape)
     return make_release(
         xv + noise,
         "discrete_laplace",
         NoiseLaw("discrete_laplace", {"scale": t}),
-        guarantee("epsilon-DP", {"epsilon": epsilon}),
-        data_shape=xv.shape,
-        metadata={"sensitivity": delta1, "norm": "l1"},
+        guarantee(
+            "epsilon-DP",
+            {"epsilon": epsilon},
+            adjacency=query_adjacency("l1", delta1, np.ndim(sensitivity) != 0),
+            timing_tv=tv,
+        ),
+        data_shape=shape,
+        metadata={
+            "sensitivity": delta1,
+            "norm": "l1",
+            **space_support(sensitivity, math.prod(shape)),
+            **_integer_rule(secure),
+        },
         secure=secure,
         labels=x,
     )
@@ -156,8 +208,9 @@ def discrete_gaussian_mechanism(
     release is :math:`\rho`-zCDP with :math:`\rho = \Delta_2^2/(2\sigma^2)`
     (Canonne, Kamath & Steinke 2020, Theorem 4).  The noise is drawn by the
     CKS rejection sampler (Algorithm 3).  ``sigma`` must be at most
-    ``2**46`` and ``|x| < 2**52``.  With ``secure=False`` (the default) the
-    noise comes from numpy: a simulation.
+    ``2**46`` and ``|x| < 2**52`` (clamped to ``2**52 - 1`` by a secure
+    release).  With ``secure=False`` (the default) the noise comes from
+    numpy: a simulation.
 
     Parameters
     ----------
@@ -176,14 +229,17 @@ def discrete_gaussian_mechanism(
         :math:`N_{\mathbb Z}(0, \sigma^2)` with the rational
         :math:`\sigma^2 = \Delta_2^2/\mu^2` (or :math:`\Delta_2^2/(2\rho)`;
         :math:`\Delta_2^2` summed exactly for a sensitivity space) by CKS
-        Algorithm 3 with uniform integers from :mod:`secrets` (see
-        :mod:`invariantdp.secure`).
+        Algorithm 3 from :mod:`secrets`, every trial doing the same work
+        (see :mod:`invariantdp.secure`); data handled as by
+        :func:`discrete_laplace_mechanism`.
 
     Returns
     -------
     Release
-        Integer-valued; zCDP guarantee with ``rho``, noise family
-        ``"discrete_gaussian"`` with ``sigma``.
+        Integer-valued; zCDP guarantee with ``rho`` (secure: and
+        ``timing_tv``, the run time's share, which its tradeoff function
+        accounts for), noise family ``"discrete_gaussian"`` with ``sigma``;
+        the adjacency states the :math:`\ell_2` sensitivity.
 
     References
     ----------
@@ -196,64 +252,41 @@ def discrete_gaussian_mechanism(
     >>> r.guarantee.params
     {'rho': 0.5}
     """
-    xv = check_data(x)
-    _check_integer_valued(xv)
+    gen = random_source(rng, secure)
     if (mu is None) == (rho is None):
         raise InvariantDPError(f"give exactly one of `mu` or `rho`; got mu={mu}, rho={rho}.")
     if mu is not None:
         rho = check_positive("mu", mu) ** 2 / 2.0
     else:
         rho = check_positive("rho", rho)
-    delta2 = resolve_sensitivity(sensitivity, 2, dim=xv.size)
-    gen = random_source(rng, secure)
+    shape, xv = _integer_data(x, secure)
+    delta2 = resolve_sensitivity(sensitivity, 2, dim=math.prod(shape))
     with np.errstate(over="ignore", divide="ignore"):
         sigma = float(delta2 / np.sqrt(2.0 * rho))
     _check_integer_scale(sigma, "sigma")
+    tv = None
     if secure:
         d2 = exact_norm(sensitivity, 2)
         s2 = d2 / (Fraction(mu) ** 2 if mu is not None else 2 * Fraction(rho))
-        noise = exact_draws(discrete_gaussian_int, s2, xv.shape, gen)
+        xv = secure_integers(x)
+        noise, tv = exact_gaussian_noise(s2, shape, gen, zcdp_reference_epsilon(rho))
     else:
-        noise = discrete_gaussian_law(sigma).rvs(size=xv.shape, random_state=gen)
+        noise = discrete_gaussian_law(sigma).rvs(size=shape, random_state=gen)
     return make_release(
         xv + noise,
         "discrete_gaussian",
         NoiseLaw("discrete_gaussian", {"sigma": sigma}),
-        guarantee("zCDP", {"rho": rho}),
-        data_shape=xv.shape,
-        metadata={"sensitivity": delta2, "norm": "l2"},
+        guarantee(
+            "zCDP",
+            {"rho": rho},
+            adjacency=query_adjacency("l2", delta2, np.ndim(sensitivity) != 0),
+            timing_tv=tv,
+        ),
+        data_shape=shape,
+        metadata={"sensitivity": delta2, "norm": "l2", **_integer_rule(secure)},
         secure=secure,
         labels=x,
     )
-
-
-#: data within this distance (in units of the sensitivity) of the lattice are on it
-_LATTICE_TOL = 2.0**-20
-#: lattice indices up to 2**51: then |x / sensitivity - k| < 1/4 even with the rounding
-#: of the division, so neighbours (|x - x'| <= sensitivity) get |k - k'| <= 1
-_MAX_LATTICE = 2.0**51
-
-
-def _lattice_index(xv: np.ndarray, step: float) -> np.ndarray:
-    """The lattice index ``k = round(x / step)`` (int64) of data on the lattice ``step * Z``.
-
-    Refuses data farther than ``2**-20 * step`` from the lattice, and
-    ``|k| >= 2**51``.
-    """
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        r = xv / step
-        k = np.rint(r)
-        ok = (np.abs(r - k) <= _LATTICE_TOL) & (np.abs(k) < _MAX_LATTICE)
-    if not ok.all():
-        i = int(np.flatnonzero(~ok.reshape(-1))[0])
-        v = float(xv.reshape(-1)[i])
-        raise InvariantDPError(
-            f"`x` must lie on the lattice sensitivity * k (integers |k| < 2**51, within "
-            f"2**-20 * sensitivity) for `secure=True` Tulap noise, whose exact release is "
-            f"sensitivity * ((k + G) + U); got x = {v!r} with sensitivity {step!r}. Round the "
-            "data to that lattice, or use `secure=False` for a simulation."
-        )
-    return k.astype(np.int64)
 
 
 def _tulap_value(k: np.ndarray, g: np.ndarray, u: np.ndarray, step: float) -> np.ndarray:
@@ -285,33 +318,43 @@ def _check_tulap_scale(epsilon: float, shapes) -> None:
         )
 
 
-def tulap_mechanism(x, *, epsilon, delta=0.0, sensitivity=1.0, rng=None, secure=False) -> Release:
+def tulap_mechanism(
+    x, *, epsilon, delta=0.0, sensitivity=1.0, coordinates_changed=None, rng=None, secure=False
+) -> Release:
     r"""Tulap mechanism: ``x + sensitivity * Tulap(0, exp(-epsilon), q)``.
 
     Tulap is the canonical noise distribution of :math:`f_{\epsilon,\delta}`
     (Awan & Slavkovic 2018; Cho & Awan, Def. 35): for a scalar statistic of
     sensitivity ``sensitivity`` the release is :math:`f_{\epsilon,\delta}`-DP
-    exactly.  For an array each coordinate gets independent noise, which is
-    :math:`f_{\epsilon,\delta}`-DP when neighbouring data change one
-    coordinate by at most ``sensitivity``.  With ``secure=False`` (the
-    default) the noise is floating point from numpy: a simulation, whose
-    output bits can reveal ``x`` (Mironov 2012).
+    exactly.  For an array each coordinate gets independent noise, and
+    ``sensitivity`` bounds the change of *each* coordinate: the release is
+    :math:`f_{\epsilon,\delta}`-DP only when neighbours differ in one
+    coordinate.  The guarantee recorded is the one for neighbours that
+    differ in at most ``coordinates_changed`` coordinates (by default all of
+    them), by basic composition: ``(m epsilon, m delta)`` for ``m``
+    coordinates (a histogram under add/remove-one changes one cell:
+    ``coordinates_changed=1``; under replace-one, two).  With
+    ``secure=False`` (the default) the noise is floating point from numpy: a
+    simulation, whose output bits can reveal ``x`` (Mironov 2012).
 
-    ``secure=True`` is exact end to end.  ``x`` must lie on the lattice
-    ``sensitivity * Z``: ``x / sensitivity`` within ``2**-20`` of an integer
-    ``k`` with ``|k| < 2**51`` (the release is centred on ``k * sensitivity``).
-    The release is
+    ``secure=True`` is exact end to end.  ``x`` is rounded to the lattice
+    ``sensitivity * Z``: ``k = floor(x / sensitivity + 1/2)``, computed
+    exactly (data on the lattice keep their value, and neighbours
+    ``|x - x'| <= sensitivity`` always get ``|k - k'| <= 1``), clamped to
+    ``|k| <= 2**51 - 1``; a rule that does not depend on the data, so no
+    data are refused.  The release is
     ``sensitivity * fl((k + G) + U)`` where ``(G, U)``, the integer part and
     the ``2**-53``-cell of the uniform part of an exact Tulap draw, come from
-    :mod:`secrets` (CKS Algorithm 2 for ``G``); ``k + G`` is exact, and the
-    two roundings that follow are fixed functions of the exact Tulap
-    release ``k + N``, so nothing about ``x`` leaks beyond it.  The
-    truncation for ``delta > 0`` is decided on the noise alone and exactly
-    (interval arithmetic on ``b = exp(-epsilon)``, the uniform part refined
-    bit by bit), so the noise law is exactly ``Tulap(0, exp(-epsilon), q)``
-    for the real ``b`` and ``q`` of the doubles ``epsilon`` and ``delta``
-    (:func:`~invariantdp.distributions.tulap.draw_tulap_exact`).  Neighbours
-    ``|x - x'| <= sensitivity`` on the lattice have ``|k - k'| <= 1``.
+    :mod:`secrets`; ``k + G`` is exact, and the two roundings that follow
+    are fixed functions of the exact Tulap release ``k + N``, so nothing
+    about ``x`` leaks beyond it.  The truncation for ``delta > 0`` is
+    decided on the noise alone and exactly (interval arithmetic on
+    ``b = exp(-epsilon)``, the uniform part refined), so the noise law is
+    exactly ``Tulap(0, exp(-epsilon), q)`` for the real ``b`` and ``q`` of
+    the doubles ``epsilon`` and ``delta``
+    (:func:`~invariantdp.distributions.tulap.draw_tulap_exact`), and every
+    draw does the same work, so that the run time says nothing about the
+    noise (:mod:`invariantdp.secure`).
 
     Every sampler here has a bounded expected number of trials whatever
     (epsilon, delta): when the truncated support is narrow (``q > 1/2``,
@@ -323,27 +366,38 @@ def tulap_mechanism(x, *, epsilon, delta=0.0, sensitivity=1.0, rng=None, secure=
     ----------
     x : array_like
     epsilon : float
+        Per coordinate.
     delta : float, optional
+        Per coordinate.
     sensitivity : float, optional
-        Sensitivity of each coordinate (default 1).
+        Sensitivity of each coordinate (default 1): neighbours have
+        ``|x_i - x'_i| <= sensitivity`` (the :math:`\ell_\infty` norm).
+        With ``secure=True`` in ``[2**-900, 2**900]``.
+    coordinates_changed : int, optional
+        How many coordinates neighbours may differ in (default: all); the
+        recorded guarantee is composed over them.
     rng : None, int, SeedSequence or numpy.random.Generator
         Source of randomness for simulations; must be None (or a
         :class:`~invariantdp.secure.SecureGenerator`) with ``secure=True``.
     secure : bool, optional
         Draw the noise exactly from :mod:`secrets` for a production release
-        (about 30 microseconds per cell; see :mod:`invariantdp.secure`).
+        (see :mod:`invariantdp.secure`).
 
     Returns
     -------
     Release
-        ``(epsilon, delta)``-DP guarantee; noise family ``"tulap"`` with
-        ``b``, ``q`` (:func:`~invariantdp.distributions.tulap_params`) and
-        ``scale``.
+        ``(epsilon, delta)``-DP guarantee composed over ``coordinates_changed``
+        (with the per-coordinate ``epsilon_per_coordinate``,
+        ``delta_per_coordinate`` when they differ; secure: for the value with
+        its run time, ``delta`` including its share, ``timing_tv``); noise
+        family ``"tulap"`` with ``b``, ``q``
+        (:func:`~invariantdp.distributions.tulap_params`) and ``scale``.
 
     References
     ----------
     Awan & Slavkovic (2018), Def. 4.1 and Thm 4.3; Cho & Awan, Def. 35
-    (the canonical noise distribution).
+    (the canonical noise distribution); Dwork & Roth (2014), Thm 3.16
+    (basic composition).
 
     Examples
     --------
@@ -352,34 +406,111 @@ def tulap_mechanism(x, *, epsilon, delta=0.0, sensitivity=1.0, rng=None, secure=
     >>> sorted(r.noise.params), r.simulation
     (['b', 'q', 'scale'], True)
     >>> s = tulap_mechanism([0.0, 4.0], epsilon=1.0, sensitivity=2.0, secure=True)
-    >>> s.simulation
-    False
+    >>> s.simulation, s.guarantee.params["epsilon"], s.guarantee.params["coordinates_changed"]
+    (False, 2.0, 2)
+    >>> h = tulap_mechanism([0.0, 4.0], epsilon=1.0, coordinates_changed=1, rng=0).guarantee
+    >>> h.params
+    {'epsilon': 1.0, 'delta': 0.0}
+    >>> h.adjacency
+    'query values differing by at most 1 in each coordinate (linf norm), in one coordinate'
     """
-    xv = check_data(x)
+    gen = random_source(rng, secure)
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     if np.ndim(sensitivity) != 0:
         raise InvariantDPError("`sensitivity` must be a number for the Tulap mechanism.")
     scale = check_positive("sensitivity", sensitivity)
-    gen = random_source(rng, secure)
+    if secure and not 2.0**-900 <= scale <= 2.0**900:
+        raise InvariantDPError(
+            f"`sensitivity` ({scale!r}) must be in [2**-900, 2**900] with `secure=True` (the "
+            "exact rounding to the lattice sensitivity * Z)."
+        )
+    shape = public_shape(x) if secure else None  # a secure call reads the data last
+    xv = None if secure else check_data(x)
+    shape = shape if secure else xv.shape
+    size = math.prod(shape)
+    changed = _coordinates_changed(coordinates_changed, size)
     b, q = tulap_params(epsilon, delta)
     shapes = tulap_privacy_shapes(epsilon, delta)
     shapes = tuple(float(v) for v in shapes)
     _check_tulap_scale(epsilon, shapes)
-    shape = xv.shape
+    params, tv = _composed(epsilon, delta, changed, secure), None
     if secure:
-        k = _lattice_index(xv, scale)
-        g, u = draw_tulap_exact(gen, epsilon, delta, xv.size)
+        k = secure_lattice_index(x, scale)
+        # the run time's share is kept below 2**-64 up to epsilon 60 (or the coordinate's own):
+        # beyond, the composed guarantee is vacuous whatever its delta
+        at = min(params["epsilon"], max(epsilon, 60.0))
+        plan = tulap_plan(epsilon, delta, size, epsilon_total=at)
+        g, j = plan.draw(gen, size)
+        u = ((j - (1 << 52)).astype(float) + 0.5) * 2.0**-53
         value = _tulap_value(k, g.reshape(shape), u.reshape(shape), scale)
+        tv = size * plan.tv_per_draw()
+        extra = {"data_rule": LATTICE_RULE}
     else:
         value = xv + scale * draw_tulap(gen, *shapes, shape)
+        extra = {}
     return make_release(
         value,
         "tulap",
         NoiseLaw("tulap", {"b": b, "q": q, "scale": scale}),
-        guarantee("(epsilon, delta)-DP", {"epsilon": epsilon, "delta": delta}),
+        guarantee(
+            "(epsilon, delta)-DP",
+            params,
+            adjacency=tulap_adjacency(scale, changed),
+            timing_tv=tv,
+        ),
         data_shape=shape,
-        metadata={"sensitivity": scale},
+        metadata={
+            "sensitivity": scale,
+            "norm": "linf",
+            "coordinates_changed": changed,
+            **extra,
+        },
         secure=secure,
         labels=x,
+    )
+
+
+#: the data rule of the secure Tulap mechanism, recorded in its metadata
+LATTICE_RULE = (
+    "x rounded to the lattice sensitivity * k with k = floor(x / sensitivity + 1/2) "
+    "(exactly), clamped to |k| <= 2**51 - 1"
+)
+
+
+def _coordinates_changed(value, size: int) -> int:
+    if value is None:
+        return size
+    m = check_positive_int("coordinates_changed", value)
+    if m > size:
+        raise InvariantDPError(
+            f"`coordinates_changed` ({m}) must be at most the number of coordinates ({size})."
+        )
+    return m
+
+
+def _composed(epsilon: float, delta: float, m: int, secure: bool) -> dict:
+    """(epsilon, delta) of ``m`` coordinates by basic composition, rounded up.
+
+    The per-coordinate parameters of the noise are recorded too when they
+    differ from the guarantee's (``m > 1``, or a secure release whose delta
+    includes its run time's share).
+    """
+    if m == 1 and not secure:
+        return {"epsilon": epsilon, "delta": delta}
+    return {
+        "epsilon": float_up(m * Fraction(epsilon)),
+        "delta": min(float_up(m * Fraction(delta)), VACUOUS_DELTA),
+        "epsilon_per_coordinate": epsilon,
+        "delta_per_coordinate": delta,
+        "coordinates_changed": m,
+    }
+
+
+def tulap_adjacency(sensitivity: float, m: int) -> str:
+    """The adjacency of the Tulap mechanism: per-coordinate changes, in ``m`` coordinates."""
+    where = "one coordinate" if m == 1 else f"at most {m} coordinates"
+    return (
+        f"query values differing by at most {sensitivity:.6g} in each coordinate (linf "
+        f"norm), in {where}"
     )

@@ -41,6 +41,7 @@ from ._base import (
     refuse_secure,
     resolve_sensitivity,
 )
+from ._secure import query_adjacency
 
 __all__ = ["KNormNoise", "knorm", "knorm_law", "lp_mechanism"]
 
@@ -269,7 +270,11 @@ def lp_mechanism(x, p, sensitivity=1.0, epsilon=None, *, rng=None, secure=False)
         xv + v.reshape(xv.shape),
         f"lp_mechanism[{name}]",
         law,
-        guarantee("epsilon-DP", {"epsilon": epsilon}),
+        guarantee(
+            "epsilon-DP",
+            {"epsilon": epsilon},
+            adjacency=query_adjacency(name, delta, np.ndim(sensitivity) != 0),
+        ),
         data_shape=xv.shape,
         metadata={
             "sensitivity": delta,

@@ -7,6 +7,7 @@ import numpy as np
 from .._validation import check_counts, check_delta, check_epsilon
 from ..invariants import one_way_margins
 from ..release import Release
+from ..secure import random_source
 from ._base import guarantee, make_release
 from .discrete import tulap_mechanism
 
@@ -45,7 +46,17 @@ def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None, secure=False) -> 
     Returns
     -------
     Release
-        ``value`` is ``U``; ``invariants`` hold ``(t1., t2., t.1, t.2)``.
+        ``value`` is ``U``; ``invariants`` hold ``(t1., t2., t.1, t.2)``.  The
+        guarantee is that of :func:`~invariantdp.mechanisms.tulap_mechanism`
+        on ``x11`` (with ``secure=True``, of the value and its run time:
+        ``delta`` includes the run time's share, ``timing_tv``).
+
+    Raises
+    ------
+    ValueError
+        For a table that is not 2 x 2 of non-negative whole-number counts with a
+        total of at most ``2**53``; with ``secure=True`` the message never shows
+        the counts.
 
     References
     ----------
@@ -58,9 +69,10 @@ def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None, secure=False) -> 
     >>> r.invariants.values, r.simulation
     (array([17., 13., 16., 14.]), True)
     """
-    x = check_counts("table", table, shape=(2, 2))
+    random_source(rng, secure)  # the public checks first: a secure call reads its table last
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
+    x = check_counts("table", table, shape=(2, 2), confidential=secure)
     # x11 has sensitivity 1 on the semi-adjacent data space: the Tulap mechanism
     noisy = tulap_mechanism(float(x[0, 0]), epsilon=epsilon, delta=delta, rng=rng, secure=secure)
     query = np.zeros((1, 4))
@@ -70,10 +82,10 @@ def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None, secure=False) -> 
         "odds_ratio_release",
         noisy.noise,
         guarantee(
-            "(epsilon, delta)-DP",
-            {"epsilon": epsilon, "delta": delta},
+            noisy.guarantee.definition,
+            dict(noisy.guarantee.params),
             adjacency="semi-adjacent: invariant-conforming tables at distance a(t) in the "
-            "replace-one-record adjacency",
+            "replace-one-record adjacency (x11 changes by at most 1)",
             semi_adjacent_parameter=3,
             dataspace="2 x 2 tables with the released one-way margins",
         ),

@@ -319,11 +319,10 @@ def permutation_swap(
         ``"global"`` for pandas and ``"stratum"`` for Dask (the only policy
         Dask supports).
     secure : bool, optional
-        Swap for a production release: the selections and derangements use
-        exact integer sampling from :mod:`secrets` (see
-        :mod:`invariantdp.secure`); ``rng`` must then be None and
-        ``seed_policy`` None; pandas only.  The records are processed
-        stratum by stratum in Python, about a microsecond per record.
+        Swap for a production release: exact draws from :mod:`secrets`, with
+        work independent of which records swap; the guarantee is that of the
+        table with its run time (:mod:`invariantdp.secure`).  ``rng`` and
+        ``seed_policy`` must then be None; pandas only.
 
     Returns
     -------
@@ -411,9 +410,9 @@ def permutation_swap(
     if kind == "dask":
         return _swap_dask(data, roles, swap_rate, root_entropy(gen))
 
-    x = encode(data, roles)
+    x, tv = encode(data, roles), None
     if secure:
-        src = sources_secure(x.j, x.n_match, swap_rate, sgen)
+        src, tv = sources_secure(x.j, x.n_match, swap_rate, sgen)
     elif seed_policy == "global":
         src = sources_global(x.j, x.n_match, swap_rate, gen)
     else:
@@ -422,10 +421,10 @@ def permutation_swap(
     for c in swap:
         out[c] = data[c].array.take(src)
     table = swap_table(x, x._replace(k=x.k[src]))
-    return _swap_result(out, table, x.levels, roles, swap_rate, seed_policy)
+    return _swap_result(out, table, x.levels, roles, swap_rate, seed_policy, tv)
 
 
-def _swap_result(out, table: SwapTable, levels, roles, swap_rate, policy) -> SwapResult:
+def _swap_result(out, table: SwapTable, levels, roles, swap_rate, policy, tv) -> SwapResult:
     """The release of a swap (Alg. 5.1 line 22, Theorem 5.6), carrying the swapped data."""
     swap, match, rest = roles
     epsilon = swapping_epsilon(table.b, swap_rate)
@@ -448,6 +447,7 @@ def _swap_result(out, table: SwapTable, levels, roles, swap_rate, policy) -> Swa
             "as privacy units, among data sets with the same swapping invariants",
             dataspace="data sets with the released swapping invariants c_Swap "
             "(n_jl and n_jk margins)",
+            timing_tv=tv,
         ),
         invariants=table.invariants,
         query=None,
@@ -596,4 +596,4 @@ def _swap_dask(ddf, roles, p, root) -> SwapResult:
     x = both._replace(j=both.j[:nx], k=both.k[:nx], l=both.l[:nx])
     z = both._replace(j=both.j[nx:], k=both.k[nx:], l=both.l[nx:])
     table = swap_table(x, z, wx=counts_x.to_numpy(), wz=counts_z.to_numpy())
-    return _swap_result(swapped, table, x.levels, roles, p, "stratum")
+    return _swap_result(swapped, table, x.levels, roles, p, "stratum", None)

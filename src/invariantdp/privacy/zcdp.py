@@ -36,6 +36,7 @@ from scipy import optimize
 
 from .._validation import (
     InvariantDPError,
+    check_delta,
     check_epsilon,
     check_in_open_unit,
     check_positive,
@@ -364,12 +365,16 @@ def pure_dp_to_zcdp(epsilon) -> float:
 
 
 class _ZCDP(TradeoffFunction):
-    def __init__(self, rho: float, n_grid: int):
+    def __init__(self, rho: float, n_grid: int, tv: float = 0.0):
         self.rho = rho
-        self.name = f"implied by rho-zCDP: rho={rho:g}"
+        self.tv = tv
+        self.name = f"implied by rho-zCDP: rho={rho:g}" + (f", tv={tv:g}" if tv else "")
         # (epsilon, delta(epsilon)) pairs of the CKS conversion on a grid of epsilon
         eps = np.concatenate([[0.0], np.geomspace(1e-3, rho + 40.0 * np.sqrt(rho) + 40.0, n_grid)])
         delta = np.exp([_cks_log_delta(rho, float(e)) for e in eps])
+        if tv:  # within total variation tv of a rho-zCDP mechanism: delta + (1 + e^eps) tv
+            with np.errstate(over="ignore"):
+                delta = delta + (1.0 + np.exp(eps)) * tv * (1.0 + 1e-12)
         keep = delta < 1.0
         self.eps, self.delta = eps[keep], delta[keep]
 
@@ -384,10 +389,11 @@ class _ZCDP(TradeoffFunction):
         return out[()] if out.ndim == 0 else out
 
     def __repr__(self) -> str:
-        return f"zcdp_tradeoff(rho={self.rho!r})"
+        tv = f", tv={self.tv!r}" if self.tv else ""
+        return f"zcdp_tradeoff(rho={self.rho!r}{tv})"
 
 
-def zcdp_tradeoff(rho, *, n_grid=400) -> TradeoffFunction:
+def zcdp_tradeoff(rho, *, n_grid=400, tv=0.0) -> TradeoffFunction:
     r"""The tradeoff function implied by :math:`\rho`-zCDP.
 
     :math:`\rho`-zCDP implies :math:`(\epsilon, \delta(\epsilon))`-DP for every
@@ -403,12 +409,19 @@ def zcdp_tradeoff(rho, *, n_grid=400) -> TradeoffFunction:
     the claim to audit a zCDP mechanism such as the discrete Gaussian, whose
     exact tradeoff curve is *not* :math:`G_{\Delta/\sigma}`.
 
+    With ``tv > 0`` the claim is that of a mechanism within total variation
+    ``tv`` of a :math:`\rho`-zCDP one (e.g. a secure release together with
+    its run time, :mod:`invariantdp.secure`): every pair becomes
+    :math:`(\epsilon, \delta(\epsilon) + (1 + e^\epsilon)\,tv)`.
+
     Parameters
     ----------
     rho : float
         ``rho > 0``.
     n_grid : int
         Number of epsilon values in the envelope (at least 10).
+    tv : float, optional
+        ``0 <= tv < 1`` (default 0).
 
     Returns
     -------
@@ -417,7 +430,8 @@ def zcdp_tradeoff(rho, *, n_grid=400) -> TradeoffFunction:
     References
     ----------
     Canonne, C. L., Kamath, G. and Steinke, T. (2020). "The discrete Gaussian
-    for differential privacy", NeurIPS 33, Cor. 13.
+    for differential privacy", NeurIPS 33, Cor. 13; Dong, Roth & Su (2022),
+    Sec. 2 (a total variation distance tv shifts the tradeoff function).
 
     Examples
     --------
@@ -428,4 +442,5 @@ def zcdp_tradeoff(rho, *, n_grid=400) -> TradeoffFunction:
     """
     rho = check_positive("rho", rho)
     n_grid = check_positive_int("n_grid", n_grid, minimum=10)
-    return _ZCDP(rho, n_grid)
+    tv = check_delta(tv, name="tv")
+    return _ZCDP(rho, n_grid, tv)
