@@ -1,12 +1,20 @@
 import contextlib
+import hashlib
 import os
 import sys
 import tracemalloc
 import types
 
-import numpy as np
-import pytest
-from hypothesis import HealthCheck, settings
+# one BLAS thread in each xdist worker (the workers already fill the cores; several BLAS
+# threads each would oversubscribe them): the workers start after this module is imported
+# and inherit the variables.  In this process numpy may already be loaded (by a plugin), so
+# the variables do not change a serial run.  A value set by the user is kept.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
 
 # Hypothesis profiles: "ci" (default, bounded) and "slow" (HYPOTHESIS_PROFILE=slow, or the
 # `@pytest.mark.slow` variants that use settings.get_profile("slow")).
@@ -26,9 +34,11 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture
-def rng():
-    """A seeded generator, fresh for every test so tests do not share streams."""
-    return np.random.default_rng(20241121)
+def rng(request):
+    """A generator seeded from the test's node id: every test has its own stream, the same
+    whatever ran before it, serially or on any xdist worker."""
+    digest = hashlib.sha256(request.node.nodeid.encode()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:8], "little"))
 
 
 # --- work done, where a test once bounded the wall-clock time ----------------------------
