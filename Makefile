@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
+# the suite on every core (pytest-xdist); PYTEST_ARGS comes last, so "-n 0" runs it serially
+PYTEST_XDIST := -n auto --dist worksteal
 
 .PHONY: demo test test-slow lint bench docs clean
 
@@ -15,11 +17,11 @@ demo: $(BIN)/python
 
 test: $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test]"
-	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not slow" $(PYTEST_XDIST) $(PYTEST_ARGS)
 
 test-slow: $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test]"
-	$(BIN)/python -m pytest -m slow $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m slow $(PYTEST_XDIST) $(PYTEST_ARGS)
 
 lint: $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test]"

@@ -246,10 +246,10 @@ out = {
     "basis 5x5": h(span_basis(css(5, 5))),
     "triangulation": h(KNormNoise("polytope", 12, 1.0, S).rvs(100, random_state=1)),
     "rejection": h(KNormNoise("polytope", 12, 1.0, S).rvs(100, random_state=1, method="rejection")),
-    "polar": h(KNormNoise("polytope", 16, 1.0, css(4, 4)).rvs(5, random_state=1, method="polar")),
+    "polar": h(KNormNoise("polytope", 18, 1.0, css(3, 6)).rvs(5, random_state=1)),
     "gibbs": h(conditional_release(np.array([[3, 5, 2], [4, 1, 6]]), "laplace",
-               one_way_margins((2, 3)), sampler="gibbs", draws=30, chains=1, rng=4,
-               epsilon=1.0).draws),
+               one_way_margins((2, 3)), sampler="gibbs", draws=20, tune=20, chains=1,
+               rng=4, epsilon=1.0).draws),
 }
 json.dump(out, sys.stdout)
 """

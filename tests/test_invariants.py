@@ -1,7 +1,6 @@
 """Invariants: structured O(n) projections against dense linear algebra."""
 
 import json
-import time
 
 import numpy as np
 import pytest
@@ -97,15 +96,18 @@ def test_round_trip_through_json(name, rng):
     np.testing.assert_allclose(back.project(v), inv.project(v), atol=1e-12)
 
 
-def test_structured_projection_is_linear_time():
+def test_structured_projection_is_linear_time(work):
     n = 1_000_000
     state = np.repeat(np.arange(50), n // 50)
     county = np.tile(np.repeat(np.arange(40), n // 50 // 40), 50)
     inv = nested_totals([state, county])
     v = np.random.default_rng(0).normal(size=n)
-    t0 = time.perf_counter()
-    out = inv.project(v)
-    assert time.perf_counter() - t0 < 2.0
+    # vectorised over the 2,000 groups, in a few arrays of n: no dense C (2,050 x n), no
+    # SVD, no Python loop over groups or cells
+    with work.python_calls() as calls, work.peak_memory() as mem:
+        out = inv.project(v)
+    assert calls.calls < 500
+    assert mem.peak < 8 * v.nbytes
     np.testing.assert_allclose(inv.apply(out), 0.0, atol=1e-8)
     with pytest.raises(InvariantDPError, match="n x n"):
         inv.projector()

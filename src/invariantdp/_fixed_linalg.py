@@ -138,8 +138,8 @@ def _integer_rows(A: np.ndarray, rank: int):
     A = A[np.any(A != 0.0, axis=1)]
     if A.shape[0] == 0:
         return A
-    _, ex = np.frexp(A)
-    mant = np.ldexp(np.frexp(A)[0], 53)  # integers below 2**53: A = mant * 2**(ex - 53)
+    mant, ex = np.frexp(A)
+    mant = np.ldexp(mant, 53)  # integers below 2**53: A = mant * 2**(ex - 53)
     low = np.abs(mant).astype(np.int64)
     low &= -low  # lowest set bit
     lowest = np.where(A != 0.0, ex - 53 + np.frexp(low.astype(float))[1] - 1, np.iinfo(int).max)

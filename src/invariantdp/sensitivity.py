@@ -369,6 +369,27 @@ class HullNorm(SpanNorm):
     #: most expected (candidate x facet) evaluations of the rejection sampler
     MAX_REJECTION_WORK = 2e9
 
+    def check_sample(self, size, method: str) -> tuple[int, float]:
+        """The refusals of :meth:`sample_uniform`, before anything is drawn:
+        ``(m, rate)``, the number of draws and the cube's acceptance rate."""
+        if method not in ("triangulation", "rejection"):
+            raise InvariantDPError(f"`method` ({method!r}) must be 'triangulation' or 'rejection'.")
+        m = 1 if size is None else check_positive_int("size", size, minimum=0)
+        # the exponentials (m, s+1), weights and output (m, s)
+        check_bytes(
+            3.0 * 8.0 * m * (self.dim + 1), f"`size` ({m}) uniform draws", "draw in batches."
+        )
+        rate = self.volume / float(np.prod(2.0 * self.cube))
+        if method == "rejection" and m / rate * len(self.equations) > self.MAX_REJECTION_WORK:
+            raise InvariantDPError(
+                f"`method` ('rejection'): the cube rejection sampler accepts a fraction "
+                f"{rate:.3g} of its candidates here, so {m} draws would test about "
+                f"{m / rate:.3g} candidates against {len(self.equations)} facets (more "
+                f"than {self.MAX_REJECTION_WORK:.3g} evaluations); use "
+                "method='triangulation', which is exact and needs no rejection."
+            )
+        return m, rate
+
     def sample_uniform(self, size=None, rng=None, *, method: str = "triangulation"):
         """Uniform points of ``K`` in span coordinates, shape ``(size, s)``.
 
@@ -384,23 +405,8 @@ class HullNorm(SpanNorm):
         """
         from ._rng import as_generator
 
-        if method not in ("triangulation", "rejection"):
-            raise InvariantDPError(f"`method` ({method!r}) must be 'triangulation' or 'rejection'.")
-        m = 1 if size is None else check_positive_int("size", size, minimum=0)
+        m, rate = self.check_sample(size, method)
         s = self.dim
-        # the exponentials (m, s+1), weights and output (m, s)
-        check_bytes(3.0 * 8.0 * m * (s + 1), f"`size` ({m}) uniform draws", "draw in batches.")
-        if method == "rejection":
-            rate = self.volume / float(np.prod(2.0 * self.cube))
-            work = m / rate * len(self.equations)
-            if work > self.MAX_REJECTION_WORK:
-                raise InvariantDPError(
-                    f"`method` ('rejection'): the cube rejection sampler accepts a fraction "
-                    f"{rate:.3g} of its candidates here, so {m} draws would test about "
-                    f"{m / rate:.3g} candidates against {len(self.equations)} facets (more "
-                    f"than {self.MAX_REJECTION_WORK:.3g} evaluations); use "
-                    "method='triangulation', which is exact and needs no rejection."
-                )
         gen = as_generator(rng)
         if method == "rejection":
             out = np.empty((0, s))
@@ -416,7 +422,7 @@ class HullNorm(SpanNorm):
             idx = np.searchsorted(self.simplex_cdf, gen.random(m), side="right")
             idx = np.minimum(idx, self.simplex_cdf.size - 1)
             e = gen.standard_exponential((m, s + 1))
-            w = e[:, :s] / e.sum(axis=1, keepdims=True)  # last weight: the centre
+            w = e[:, :s] / tree_sum(e, axis=1)[:, None]  # last weight: the centre
             out = np.empty((m, s))
             # blocks keep the (rows, s, s) gathered vertices small
             step = max(1, _BLOCK_ELEMENTS // (s * s))

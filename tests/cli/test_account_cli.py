@@ -4,6 +4,7 @@ import pytest
 
 from invariantdp.cli import main
 from invariantdp.privacy import accounting as acc
+from invariantdp.privacy import swapping
 
 
 def run_json(capsys, *argv):
@@ -63,7 +64,6 @@ def test_topdown(capsys):
 
 
 def test_swapping(capsys):
-    swapping = pytest.importorskip("invariantdp.privacy.swapping")
     out = run_json(capsys, "swapping", "--b", "4", "--swap-rate", "0.1")
     assert out["epsilon"] == pytest.approx(float(swapping.swapping_epsilon(4, 0.1)))
 

@@ -1,7 +1,6 @@
 """The polar sampler of K = Hull(S) (issue 13): its bounds, its law, its limits."""
 
 import math
-import time
 
 import numpy as np
 import pytest
@@ -185,13 +184,12 @@ def test_draws_are_reproducible_and_inside_k():
 
 
 @pytest.mark.parametrize("r,c", [(5, 6), (6, 5), (2, 18), (6, 6)])
-def test_contingency_spaces_above_the_limit_are_refused_before_drawing(r, c):
+def test_contingency_spaces_above_the_limit_are_refused_before_drawing(r, c, work):
     assert (r - 1) * (c - 1) > MAX_POLAR_DIM
     L = LPHullNorm(contingency_sensitivity_space(r, c))
-    t0 = time.perf_counter()
-    with pytest.raises(InvariantDPError, match=rf"{r} x {c} table.*<= {MAX_POLAR_DIM} only"):
-        L.sample_uniform(1, rng=0)
-    assert time.perf_counter() - t0 < 1.0
+    work.refused_at_once(
+        lambda g: L.sample_uniform(1, rng=g), rf"{r} x {c} table.*<= {MAX_POLAR_DIM} only"
+    )
 
 
 def test_every_call_is_capped(monkeypatch):

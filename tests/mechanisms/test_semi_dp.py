@@ -1,7 +1,5 @@
 """Semi-DP Gaussian (Algorithm 1) and K-norm (Algorithms 2-3) mechanisms."""
 
-import time
-
 import numpy as np
 import pytest
 from hypothesis import assume, example, given
@@ -9,6 +7,7 @@ from hypothesis import strategies as st
 
 from invariantdp import InvariantDPError, Release
 from invariantdp.invariants import one_way_margins
+from invariantdp.mechanisms import semi_dp as semi_dp_module
 from invariantdp.mechanisms import semi_dp_gaussian, semi_dp_knorm
 
 TABLE = np.array([[30, 12, 8], [5, 22, 17]])
@@ -89,32 +88,36 @@ def test_bad_arguments(call, match):
 @example(r=2, c=18)
 @example(r=4, c=7)
 @example(r=1000, c=1000)
-def test_knorm_on_a_table_beyond_sixteen_dimensions_is_refused_at_once(r, c):
-    # 5 x 6 averages 7 s per release; 1000 x 1000 asked for 7 TiB
+def test_knorm_on_a_table_beyond_sixteen_dimensions_is_refused_at_once(r, c, work):
+    # 5 x 6 averages 7 s per release; 1000 x 1000 asked for 7 TiB: refused before the
+    # sensitivity space is enumerated and before any draw
     assume((r - 1) * (c - 1) > 16)
     table = np.ones((r, c), dtype=int)
-    t0 = time.perf_counter()
-    with pytest.raises(
-        InvariantDPError,
-        match=rf"`table` \({r} x {c}\) is too large.*= {(r - 1) * (c - 1)}.*<= 16.*"
-        "semi_dp_gaussian",
-    ):
-        semi_dp_knorm(table, epsilon=1.0)
-    assert time.perf_counter() - t0 < 1.0
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(semi_dp_module, "_space", _not_enumerated)
+        work.refused_at_once(
+            lambda g: semi_dp_knorm(table, epsilon=1.0, rng=g),
+            rf"`table` \({r} x {c}\) is too large.*= {(r - 1) * (c - 1)}.*<= 16.*"
+            "semi_dp_gaussian",
+            max_bytes=8 * table.nbytes + 2**20,
+        )
+
+
+def _not_enumerated(*args):
+    raise AssertionError("the sensitivity space was enumerated")
 
 
 @pytest.mark.parametrize("method", ["triangulation", "rejection"])
 @pytest.mark.parametrize("r,c", [(3, 6), (2, 11), (4, 5), (5, 5)])
-def test_facet_methods_beyond_nine_dimensions_are_refused_at_once(r, c, method):
+def test_facet_methods_beyond_nine_dimensions_are_refused_at_once(r, c, method, work):
     # 3 x 6 and 4 x 5 ran for more than 150 s in Qhull, uninterruptibly
-    t0 = time.perf_counter()
-    with pytest.raises(
-        InvariantDPError,
-        match=rf"`method` \('{method}'\) needs the facets.*<= 9.*\({r} x {c}\).*"
-        rf"= {(r - 1) * (c - 1)}; use method='polar'",
-    ):
-        semi_dp_knorm(np.ones((r, c), dtype=int), epsilon=1.0, method=method)
-    assert time.perf_counter() - t0 < 1.0
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(semi_dp_module, "_space", _not_enumerated)
+        work.refused_at_once(
+            lambda g: semi_dp_knorm(np.ones((r, c), dtype=int), epsilon=1.0, method=method, rng=g),
+            rf"`method` \('{method}'\) needs the facets.*<= 9.*\({r} x {c}\).*"
+            rf"= {(r - 1) * (c - 1)}; use method='polar'",
+        )
 
 
 def test_the_polar_sampler_keeps_the_margins_and_is_reproducible():

@@ -19,7 +19,14 @@ from invariantdp.privacy import eps_delta
 EPS = st.floats(-3.0, np.log10(50.0)).map(lambda e: float(10.0**e))
 DELTA = st.one_of(st.just(0.0), st.floats(1e-12, 0.5))
 COUNT = st.integers(0, 8).flatmap(lambda k: st.integers(0, 10**k))
-SLOW = settings(settings.get_profile("slow"))
+#: every property runs twice: the "ci" profile (25 replayed examples) in the fast suite,
+#: the "slow" profile (400 fresh examples) under ``-m slow``
+PROFILES = [pytest.param("ci", id="fast"), pytest.param("slow", id="slow", marks=pytest.mark.slow)]
+
+
+def run_property(profile, strategies, check):
+    """``check`` over the examples of ``strategies`` drawn by the Hypothesis ``profile``."""
+    settings(settings.get_profile(profile))(given(*strategies)(check))()
 
 
 def _nondecreasing(a, tol=0.0):
@@ -27,6 +34,7 @@ def _nondecreasing(a, tol=0.0):
 
 
 def check_tulap(epsilon, delta, xs):
+    """cdf, sf, logcdf and ppf of Tulap finite, in range, monotone and consistent."""
     law = tulap_from_privacy(epsilon, delta)
     x = np.sort(np.asarray(xs, dtype=float))
     cdf, sf, logcdf = law.cdf(x), law.sf(x), law.logcdf(x)
@@ -40,19 +48,13 @@ def check_tulap(epsilon, delta, xs):
     u = np.linspace(0.0, 1.0, 201)[1:-1]
     q = law.ppf(u)
     assert np.all(np.isfinite(q)) and _nondecreasing(q)
-    assert np.allclose(law.cdf(q), u, atol=1e-9)
+    assert np.allclose(law.cdf(q), u, atol=1e-12)
 
 
-@given(EPS, DELTA, st.lists(st.floats(-1e8, 1e8), min_size=2, max_size=50))
-def test_tulap_finite_and_monotone(epsilon, delta, xs):
-    check_tulap(epsilon, delta, xs)
-
-
-@pytest.mark.slow
-@SLOW
-@given(EPS, DELTA, st.lists(st.floats(-1e8, 1e8), min_size=2, max_size=50))
-def test_tulap_finite_and_monotone_slow(epsilon, delta, xs):
-    check_tulap(epsilon, delta, xs)
+@pytest.mark.parametrize("profile", PROFILES)
+def test_tulap_finite_and_monotone(profile):
+    xs = st.lists(st.floats(-1e8, 1e8), min_size=2, max_size=50)
+    run_property(profile, (EPS, DELTA, xs), check_tulap)
 
 
 def check_cnd(epsilon, delta, xs):
@@ -65,22 +67,16 @@ def check_cnd(epsilon, delta, xs):
     assert np.allclose(cdf, tulap_from_privacy(epsilon, delta).cdf(x), atol=1e-9)
 
 
-@given(EPS, DELTA, st.lists(st.floats(-60.0, 60.0), min_size=2, max_size=20))
-def test_cnd_finite_and_monotone(epsilon, delta, xs):
-    check_cnd(epsilon, delta, xs)
-
-
-@pytest.mark.slow
-@SLOW
-@given(EPS, DELTA, st.lists(st.floats(-60.0, 60.0), min_size=2, max_size=20))
-def test_cnd_finite_and_monotone_slow(epsilon, delta, xs):
-    check_cnd(epsilon, delta, xs)
+@pytest.mark.parametrize("profile", PROFILES)
+def test_cnd_finite_and_monotone(profile):
+    xs = st.lists(st.floats(-60.0, 60.0), min_size=2, max_size=20)
+    run_property(profile, (EPS, DELTA, xs), check_cnd)
 
 
 @st.composite
-def tables(draw):
-    """2 x 2 margins (t1., t2., t.1, t.2) with counts up to 1e8."""
-    t1, t2 = draw(COUNT), draw(COUNT)
+def tables(draw, count=COUNT):
+    """2 x 2 margins (t1., t2., t.1, t.2) with counts drawn by ``count``."""
+    t1, t2 = draw(count), draw(count)
     if t1 + t2 == 0:
         t1 = 1
     c1 = draw(st.integers(0, t1 + t2))
@@ -105,17 +101,23 @@ def check_odds_ratio(margins, epsilon, delta, fracs, alternative):
     assert _nondecreasing(mono, tol=1e-9)
 
 
-@given(tables(), EPS, DELTA, st.lists(st.floats(0, 1), min_size=2, max_size=4))
-@pytest.mark.parametrize("alternative", ["greater", "less"])
-def test_odds_ratio_pvalue_finite_and_monotone(alternative, margins, epsilon, delta, fracs):
-    check_odds_ratio(margins, epsilon, delta, fracs, alternative)
+#: both alternatives with the "ci" profile; "greater" with the slow one
+ALTERNATIVES = [
+    pytest.param("ci", "greater", id="fast-greater"),
+    pytest.param("ci", "less", id="fast-less"),
+    pytest.param("slow", "greater", id="slow-greater", marks=pytest.mark.slow),
+]
 
 
-@pytest.mark.slow
-@SLOW
-@given(tables(), EPS, DELTA, st.lists(st.floats(0, 1), min_size=2, max_size=4))
-def test_odds_ratio_pvalue_finite_and_monotone_slow(margins, epsilon, delta, fracs):
-    check_odds_ratio(margins, epsilon, delta, fracs, "greater")
+@pytest.mark.parametrize("profile, alternative", ALTERNATIVES)
+def test_odds_ratio_pvalue_finite_and_monotone(profile, alternative):
+    run_property(
+        profile,
+        (tables(), EPS, DELTA, st.lists(st.floats(0, 1), min_size=2, max_size=4)),
+        lambda margins, epsilon, delta, fracs: check_odds_ratio(
+            margins, epsilon, delta, fracs, alternative
+        ),
+    )
 
 
 def check_binomial(n, p0, epsilon, delta, fracs, alternative):
@@ -133,29 +135,19 @@ def check_binomial(n, p0, epsilon, delta, fracs, alternative):
     assert _nondecreasing(mono, tol=1e-9)
 
 
-@given(
-    st.integers(1, 8).flatmap(lambda k: st.integers(1, 10**k)),
-    st.floats(1e-3, 1 - 1e-3),
-    EPS,
-    DELTA,
-    st.lists(st.floats(0, 1), min_size=2, max_size=4),
-)
-@pytest.mark.parametrize("alternative", ["greater", "less"])
-def test_binomial_pvalue_finite_and_monotone(alternative, n, p0, epsilon, delta, fracs):
-    check_binomial(n, p0, epsilon, delta, fracs, alternative)
+N_TRIALS = st.integers(1, 8).flatmap(lambda k: st.integers(1, 10**k))
+P0 = st.floats(1e-3, 1 - 1e-3)
 
 
-@pytest.mark.slow
-@SLOW
-@given(
-    st.integers(1, 8).flatmap(lambda k: st.integers(1, 10**k)),
-    st.floats(1e-3, 1 - 1e-3),
-    EPS,
-    DELTA,
-    st.lists(st.floats(0, 1), min_size=2, max_size=4),
-)
-def test_binomial_pvalue_finite_and_monotone_slow(n, p0, epsilon, delta, fracs):
-    check_binomial(n, p0, epsilon, delta, fracs, "greater")
+@pytest.mark.parametrize("profile, alternative", ALTERNATIVES)
+def test_binomial_pvalue_finite_and_monotone(profile, alternative):
+    run_property(
+        profile,
+        (N_TRIALS, P0, EPS, DELTA, st.lists(st.floats(0, 1), min_size=2, max_size=4)),
+        lambda n, p0, epsilon, delta, fracs: check_binomial(
+            n, p0, epsilon, delta, fracs, alternative
+        ),
+    )
 
 
 @pytest.mark.parametrize("epsilon", [1e-3, 1.0, 50.0])
@@ -176,42 +168,13 @@ EPS_ANY = st.floats(-300.0, 300.0).map(lambda e: float(10.0**e))
 DELTA_ANY = st.one_of(st.just(0.0), st.floats(0.0, 1.0, exclude_max=True))
 
 
-def check_tulap_any(epsilon, delta, xs):
-    law = tulap_from_privacy(epsilon, delta)
-    x = np.sort(np.asarray(xs, dtype=float))
-    cdf = law.cdf(x)
-    assert np.all(np.isfinite(cdf)) and np.all((cdf >= 0) & (cdf <= 1)) and _nondecreasing(cdf)
-    assert np.allclose(cdf + law.sf(x), 1.0, atol=1e-12)
-    logcdf = law.logcdf(x)
-    assert not np.any(np.isnan(logcdf)) and np.all(logcdf <= 0)
-    u = np.linspace(0.0, 1.0, 101)[1:-1]
-    q = law.ppf(u)
-    assert np.all(np.isfinite(q)) and _nondecreasing(q)
-    assert np.allclose(law.cdf(q), u, atol=1e-12)
-
-
-@given(EPS_ANY, DELTA_ANY, st.lists(st.floats(-1e300, 1e300), min_size=2, max_size=30))
-def test_tulap_any_epsilon(epsilon, delta, xs):
-    check_tulap_any(epsilon, delta, xs)
-
-
-@pytest.mark.slow
-@SLOW
-@given(EPS_ANY, DELTA_ANY, st.lists(st.floats(-1e300, 1e300), min_size=2, max_size=30))
-def test_tulap_any_epsilon_slow(epsilon, delta, xs):
-    check_tulap_any(epsilon, delta, xs)
+@pytest.mark.parametrize("profile", PROFILES)
+def test_tulap_any_epsilon(profile):
+    xs = st.lists(st.floats(-1e300, 1e300), min_size=2, max_size=30)
+    run_property(profile, (EPS_ANY, DELTA_ANY, xs), check_tulap)
 
 
 SMALL_COUNT = st.integers(0, 4).flatmap(lambda k: st.integers(0, 10**k))
-
-
-@st.composite
-def small_tables(draw):
-    t1, t2 = draw(SMALL_COUNT), draw(SMALL_COUNT)
-    if t1 + t2 == 0:
-        t1 = 1
-    c1 = draw(st.integers(0, t1 + t2))
-    return t1, t2, c1, t1 + t2 - c1
 
 
 def check_odds_ratio_any(margins, epsilon, delta, frac):
@@ -235,16 +198,10 @@ def check_odds_ratio_any(margins, epsilon, delta, frac):
     assert power[1] == pytest.approx(0.1, abs=1e-8)  # the size is exact at any epsilon
 
 
-@given(small_tables(), EPS_ANY, DELTA_ANY, st.floats(0, 1))
-def test_odds_ratio_any_epsilon(margins, epsilon, delta, frac):
-    check_odds_ratio_any(margins, epsilon, delta, frac)
-
-
-@pytest.mark.slow
-@SLOW
-@given(small_tables(), EPS_ANY, DELTA_ANY, st.floats(0, 1))
-def test_odds_ratio_any_epsilon_slow(margins, epsilon, delta, frac):
-    check_odds_ratio_any(margins, epsilon, delta, frac)
+@pytest.mark.parametrize("profile", PROFILES)
+def test_odds_ratio_any_epsilon(profile):
+    strategies = (tables(SMALL_COUNT), EPS_ANY, DELTA_ANY, st.floats(0, 1))
+    run_property(profile, strategies, check_odds_ratio_any)
 
 
 def check_binomial_any(n, p0, epsilon, delta, fracs):
@@ -263,25 +220,7 @@ def check_binomial_any(n, p0, epsilon, delta, fracs):
         assert 0 <= ci.low <= ci.high <= 1
 
 
-@given(
-    st.integers(1, 8).flatmap(lambda k: st.integers(1, 10**k)),
-    st.floats(1e-3, 1 - 1e-3),
-    EPS_ANY,
-    DELTA_ANY,
-    st.lists(st.floats(0, 1), min_size=2, max_size=3),
-)
-def test_binomial_any_epsilon(n, p0, epsilon, delta, fracs):
-    check_binomial_any(n, p0, epsilon, delta, fracs)
-
-
-@pytest.mark.slow
-@SLOW
-@given(
-    st.integers(1, 8).flatmap(lambda k: st.integers(1, 10**k)),
-    st.floats(1e-3, 1 - 1e-3),
-    EPS_ANY,
-    DELTA_ANY,
-    st.lists(st.floats(0, 1), min_size=2, max_size=3),
-)
-def test_binomial_any_epsilon_slow(n, p0, epsilon, delta, fracs):
-    check_binomial_any(n, p0, epsilon, delta, fracs)
+@pytest.mark.parametrize("profile", PROFILES)
+def test_binomial_any_epsilon(profile):
+    fracs = st.lists(st.floats(0, 1), min_size=2, max_size=3)
+    run_property(profile, (N_TRIALS, P0, EPS_ANY, DELTA_ANY, fracs), check_binomial_any)

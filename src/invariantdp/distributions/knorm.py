@@ -202,8 +202,9 @@ class KNormNoise:
             r = gen.gamma(d + 1, self.scale, size=m)
             out = r[:, None] * gen.uniform(-1.0, 1.0, size=(m, d))
         else:
-            r = gen.gamma(s + 1, self.scale, size=m)
             sampler = self._polar() if method == "polar" else self.hull
+            sampler.check_sample(m, method)  # its refusals, before the radii are drawn
+            r = gen.gamma(s + 1, self.scale, size=m)
             u = sampler.sample_uniform(m, gen, method=method)
             # fixed-order products: the same release bits on every BLAS build
             out = fixed_matmul(r[:, None] * u, sampler.basis.T)

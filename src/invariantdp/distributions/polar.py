@@ -278,17 +278,9 @@ class LPHullNorm(SpanNorm):
 
     # --- uniform sampling in K ------------------------------------------------
 
-    def sample_uniform(self, size=None, rng=None, *, method: str = "polar"):
-        """Uniform points of ``K`` in span coordinates, shape ``(size, s)`` (class notes).
-
-        Raises
-        ------
-        InvariantDPError
-            Before drawing, for a contingency space with ``s > MAX_POLAR_DIM``
-            or a ``size`` whose arrays would exceed ``MAX_BYTES``; while
-            drawing, after ``MAX_DIRECTIONS`` directions or ``MAX_LPS``
-            linear programmes without ``size`` acceptances.
-        """
+    def check_sample(self, size, method: str) -> tuple[int, None]:
+        """The refusals of :meth:`sample_uniform` that come before anything is drawn:
+        ``(m, None)``, ``m`` the number of draws (the acceptance rate is not known)."""
         if method != "polar":
             raise InvariantDPError(
                 f"`method` ({method!r}) must be 'polar': the facets of K are not enumerated "
@@ -305,6 +297,21 @@ class LPHullNorm(SpanNorm):
                 "rejection rate vol(K) / vol(2 B) falls about 3-fold per dimension "
                 "(5 x 5 already tests about 1.7e5 directions per draw)."
             )
+        return m, None
+
+    def sample_uniform(self, size=None, rng=None, *, method: str = "polar"):
+        """Uniform points of ``K`` in span coordinates, shape ``(size, s)`` (class notes).
+
+        Raises
+        ------
+        InvariantDPError
+            Before drawing, for a contingency space with ``s > MAX_POLAR_DIM``
+            or a ``size`` whose arrays would exceed ``MAX_BYTES``; while
+            drawing, after ``MAX_DIRECTIONS`` directions or ``MAX_LPS``
+            linear programmes without ``size`` acceptances.
+        """
+        m, _ = self.check_sample(size, method)
+        s = self.dim
         gen = as_generator(rng)
         out = np.empty((m, s))
         got, tested, lps = 0, 0, 0
