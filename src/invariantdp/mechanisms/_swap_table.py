@@ -184,6 +184,13 @@ class _Pairs:
             return self.lookup.take(key)
         return np.searchsorted(self.uniq, key)
 
+    def mapping(self, per_pair: np.ndarray):
+        """``f(j, other) = per_pair[code of (j, other)]``, one look-up per record when counted."""
+        if self.lookup is None:
+            return lambda j, other: per_pair.take(self.codes(j, other))
+        by_key = per_pair.take(self.lookup)  # absent keys (-1) are never looked up
+        return lambda j, other: by_key.take(j * self.n_other + other)
+
 
 def _layout(uniq_jk, uniq_jl, x: Coding):
     """Cells (j, k, l) in order: for each (j, k) pair, the l's present with that j.
@@ -258,9 +265,12 @@ def swap_table(x: Coding, *, src=None, moved=None, z=None, wx=None, wz=None) -> 
             "drop identifiers and other high-cardinality holding columns from `data` first."
         )
 
+    first_cell = jk.mapping(block)  # the first cell of a (j, k) pair ...
+    l_place = jl.mapping(np.arange(uniq_jl.size) - jl_start[j_of_jl])  # ... and l among j's
+
     def cells(j, k, l):
-        """The cell of records: the first cell of their (j, k) pair, then their l among j's."""
-        return block.take(jk.codes(j, k)) + (jl.codes(j, l) - jl_start.take(j))
+        """The cell of each record (j, k, l)."""
+        return first_cell(j, k) + l_place(j, l)
 
     table_x = _count_cells(cells, x, wx, n_cells)
     if z is None:

@@ -48,9 +48,9 @@ derangements by exact integer sampling from :mod:`secrets` and marks the
 release ``"secure"``.
 
 The random permutation is in :mod:`._permutation`, the released table and
-its invariants in :mod:`._swap_table`, the Dask path in :mod:`._swap_dask`.  :func:`swapping_mape` measures the
-error that swapping induces (Figure 5.1); plot it with
-:func:`invariantdp.plotting.plot_swapping_mape`.
+its invariants in :mod:`._swap_table`, the Dask path in :mod:`._swap_dask`.
+:func:`swapping_mape` measures the error that swapping induces (Figure
+5.1); plot it with :func:`invariantdp.plotting.plot_swapping_mape`.
 """
 
 from __future__ import annotations
@@ -342,7 +342,9 @@ def permutation_swap(
         table :math:`n^Z_{jkl}` on the cells ``(j, k, l)`` with
         :math:`n_{jk} > 0` and :math:`n_{jl} > 0` (listed in
         ``release.metadata["cells"]``, category labels in
-        ``metadata["levels"]``); ``release.invariants`` maps that table to
+        ``metadata["levels"]``: read-only arrays, one row of labels per
+        level, that compare equal to the lists the JSON document holds);
+        ``release.invariants`` maps that table to
         :math:`c_{Swap}` (rows: the :math:`n_{jl}`, then the :math:`n_{jk}`);
         ``release.guarantee`` is ``epsilon-DP`` with ``epsilon``, ``b``
         and ``swap_rate``; ``release.metadata["randomness"]`` is
