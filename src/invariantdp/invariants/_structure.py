@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from .._frames import CHUNK, dense_codes, small_int_range
+from .._frames import CHUNK, dense_codes, remap, small_int_range
 from .._validation import (
     EXACT_INT,
     FrozenDict,
@@ -515,8 +515,8 @@ def nested_structure(levels) -> tuple:
         g = rank.size
         if np.array_equal(rank, np.arange(g)):
             codes = label_codes
-        else:
-            codes = rank[label_codes]
+        else:  # finest labels in another order than their paths: renumber in place
+            codes = remap(rank, label_codes, label_codes)
             order = np.empty(g, dtype=np.int64)
             order[rank] = np.arange(g)
             path = [p[order] for p in path]
