@@ -141,8 +141,10 @@ def small_int_range(values, n: int):
     """``(keys, low, size)`` for integer values spanning at most DENSE_SPACE, else None.
 
     ``keys = values - low`` as int64 (shifting in a narrow dtype would wrap),
-    ready for :func:`dense_codes`; ``values`` itself (to be read, never written)
-    when it is int64 already and ``low`` is 0.
+    ready for :func:`dense_codes`.  Values from ``low >= 0`` up are counted
+    from 0 instead (``low`` is then 0) when that at most doubles ``size``:
+    an int64 column (as read from a CSV) such as household sizes 1-7 is then
+    ``keys`` itself, to be read, never written.
     """
     dtype = getattr(values, "dtype", None)
     if not isinstance(dtype, np.dtype) or dtype.kind not in "iu" or n == 0:
@@ -151,8 +153,15 @@ def small_int_range(values, n: int):
     low, high = int(a.min()), int(a.max())
     if high - low + 1 > max(DENSE_SPACE, 4 * n) or high >= 2**63:  # int64 holds the keys
         return None
-    keys = a.astype(np.int64, copy=False)  # int64 columns (as read from a CSV): no copy
-    return (keys - low if low else keys), low, high - low + 1
+    if 0 <= low <= high - low + 1:
+        low = 0
+    keys = a.astype(np.int64, copy=False)
+    if low:
+        if keys is a:
+            keys = keys - low
+        else:
+            keys -= low  # a copy of ours already
+    return keys, low, high - low + 1
 
 
 def factorize(values) -> tuple[np.ndarray, int]:
