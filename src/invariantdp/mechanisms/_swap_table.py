@@ -330,26 +330,28 @@ def _invariant_matrix(n_jl, j_of_jl, j_of_jk, jl_start, rep, block, n_match):
     The row of a ``(j, l)`` pair holds, for every ``(j, k)`` pair of the
     same stratum, the cell ``(j, k, l)``; the row of a ``(j, k)`` pair its
     ``rep`` consecutive cells.  Column indices come out sorted, so no sort
-    (or conversion from triplets) is needed.
+    (or conversion from triplets) is needed.  The entries are stored as
+    int8 ones: :class:`~invariantdp.invariants.Invariants` makes its own
+    float copy of any matrix it is given.
     """
     n_cells = int(rep.sum())
     itype = np.int32 if 2 * n_cells < 2**31 else np.int64  # scipy's own index type
     k_per_j = np.bincount(j_of_jk, minlength=n_match)
     row_len = k_per_j[j_of_jl]  # a (j, l) row: one cell per k of j
     ends = np.cumsum(row_len)
-    indices = np.empty(2 * n_cells, dtype=itype)
-    # entry e of the row of (j, l): the (j, k) pair jk_start[j] + (e - row start) ...
     jk_start = np.cumsum(k_per_j) - k_per_j
-    pair = np.repeat(jk_start[j_of_jl] - (ends - row_len), row_len)
-    pair += np.arange(n_cells)
-    # ... and its cell: the pair's first cell, then l's place among the l's of j
-    cell = block.take(pair)
-    cell += np.repeat(np.arange(n_jl) - jl_start[j_of_jl], row_len)
-    indices[:n_cells] = cell
+    indices = np.empty(2 * n_cells, dtype=itype)
+    # entry e of the row of (j, l) is the cell (j, k, l) of the (j, k) pair
+    # jk_start[j] + (e - row start): that pair's first cell plus l's place among j's
+    pair = np.repeat((jk_start[j_of_jl] - (ends - row_len)).astype(itype), row_len)
+    pair += np.arange(n_cells, dtype=itype)
+    cells = indices[:n_cells]
+    np.take(block.astype(itype), pair, out=cells, mode="clip")  # in range: unbuffered
+    cells += np.repeat((np.arange(n_jl) - jl_start[j_of_jl]).astype(itype), row_len)
     indices[n_cells:] = np.arange(n_cells, dtype=itype)
     indptr = np.concatenate([[0], ends, n_cells + np.cumsum(rep)]).astype(itype)
     shape = (n_jl + rep.size, n_cells)
-    return sparse.csr_array((np.ones(2 * n_cells), indices, indptr), shape=shape)
+    return sparse.csr_array((np.ones(2 * n_cells, dtype=np.int8), indices, indptr), shape=shape)
 
 
 def counts_on_cells(data: pd.DataFrame, meta) -> np.ndarray:
