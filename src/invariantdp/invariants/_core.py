@@ -266,7 +266,7 @@ class Invariants:
 
     def _groups(self) -> GroupMatrix:
         """The groups of grouped invariants (their codes and maps, shared by every copy)."""
-        return self._cached("groups", lambda: structure_groups(self.structure))
+        return self._cached("group_matrix", lambda: structure_groups(self.structure))
 
     def projector_diagonal(self) -> np.ndarray:
         r"""The diagonal of :math:`\Pi_N` as a flat ``(n,)`` array, without forming ``Pi_N``.

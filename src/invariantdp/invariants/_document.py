@@ -37,8 +37,10 @@ from ._structure import (
 )
 
 
-def _labels_doc(labels: LabelArray):
+def _labels_doc(labels):
     """A structure's flat labels as themselves (listed only when a document is written)."""
+    if not isinstance(labels, LabelArray):  # pickled when structures kept label arrays
+        labels = LabelArray(labels, copy=False)  # its own read-only array
     if len(labels.shape) == 1 and labels.dtype.kind in "iuU":
         return labels  # the structure's own frozen labels, formed only if written
     return labels.array.tolist()
