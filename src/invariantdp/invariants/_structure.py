@@ -451,11 +451,10 @@ def _path_codes(levels: list) -> tuple[list, list, list]:
             parent = ukey // uniq.size
             own = uniq[ukey % uniq.size]
         if j == 0:
-            names.extend(f"level[0][{u}]" for u in own.tolist())
+            names += [f"level[0][{u}]" for u in own.tolist()]
         else:
-            names.extend(
-                f"level[{j}][{p}/{u}]" for p, u in zip(parent.tolist(), own.tolist(), strict=True)
-            )
+            pairs = zip(parent.tolist(), own.tolist(), strict=True)
+            names += [f"level[{j}][{p}/{u}]" for p, u in pairs]
         codes_per_level.append(codes)
         sizes.append(own.size)
         prev = codes
