@@ -59,7 +59,13 @@ class Coding(NamedTuple):
 
 
 def encode(df: pd.DataFrame, roles, *, labels: bool = True) -> Coding:
-    """Code the records of ``df`` by ``roles = (swap, match, rest)`` (lexicographic codes)."""
+    """Code the records of ``df`` by ``roles = (swap, match, rest)`` (lexicographic codes).
+
+    The strata codes ``j`` are int64; the swapping and other holding codes
+    are kept in the narrowest integer type that holds them (int8 for a
+    tenure, int32 for 200,000 blocks), which a census swap holds in memory
+    through every pass: keys made of them are computed in int64.
+    """
     swap, match, rest = roles
     j, n_match = group_codes(df, match)
     k, n_swap = group_codes(df, swap)
@@ -73,7 +79,15 @@ def encode(df: pd.DataFrame, roles, *, labels: bool = True) -> Coding:
             "swap": levels_of(df, swap, k, n_swap),
             "hold": levels_of(df, rest, l, n_rest),
         }
-    return Coding(j, k, l, n_match, n_swap, n_rest, levels)
+    return Coding(j, _narrow(k, n_swap), _narrow(l, n_rest), n_match, n_swap, n_rest, levels)
+
+
+def _narrow(codes: np.ndarray, size: int) -> np.ndarray:
+    """``codes`` (0 to ``size - 1``) in the narrowest signed integer type that holds them."""
+    for dtype in (np.int8, np.int16, np.int32):
+        if size <= np.iinfo(dtype).max:
+            return codes.astype(dtype)
+    return codes
 
 
 def _warn_if_identifier(df: pd.DataFrame, role: str, cols: list, n_groups: int) -> None:
@@ -240,17 +254,16 @@ def moved_records(src: np.ndarray) -> np.ndarray:
     return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
 
 
-def swap_table(x: Coding, *, src=None, moved=None, z=None, wx=None, wz=None) -> SwapTable:
+def swap_table(x: Coding, *, moved=None, new_k=None, z=None, wx=None, wz=None) -> SwapTable:
     """The table, invariants and ``b`` of a swap (Definition 5.4, Algorithm 5.1 line 22).
 
     ``x`` codes the confidential records.  The swapped ones are given either
-    by ``src`` (record ``i`` takes the swapping values of record ``src[i]``;
-    ``moved``, the records with ``src[i] != i``, if known), or as ``z``,
-    coded alike (the same codes and levels), with ``wx`` and ``wz``
-    counting records that stand for several identical ones (default one
-    each).  The records are read in chunks, twice (the pairs present, then
-    the cells counted): no array of one entry per record is made, and with
-    ``src`` only the moved records are placed again.
+    by the records that ``moved`` and their ``new_k`` swapping codes (the
+    others keep theirs), or as ``z``, coded alike (the same codes and
+    levels), with ``wx`` and ``wz`` counting records that stand for several
+    identical ones (default one each).  The records are read in chunks,
+    twice (the pairs present, then the cells counted): no array of one entry
+    per record is made, and only the moved records are placed again.
     """
     jk = _Pairs(x.j, x.k, x.n_swap, x.n_match)
     jl = _Pairs(x.j, x.l, x.n_rest, x.n_match)
@@ -273,16 +286,6 @@ def swap_table(x: Coding, *, src=None, moved=None, z=None, wx=None, wz=None) -> 
         return first_cell(j, k) + l_place(j, l)
 
     table_x = _count_cells(cells, x, wx, n_cells)
-    if z is None:
-        # swapping keeps n_jk and n_jl: a moved record stays in its stratum and keeps its l
-        moved = moved_records(src) if moved is None else moved
-        j, l = x.j[moved], x.l[moved]
-        table_z = table_x.copy()
-        np.add.at(table_z, cells(j, x.k[moved], l), -1)
-        np.add.at(table_z, cells(j, x.k[src[moved]], l), 1)
-    else:  # the swapped records lie on the cells of x: swapping keeps n_jk and n_jl
-        table_z = _count_cells(cells, z, wz, n_cells).astype(np.int64)
-
     j_of_cell = np.repeat(j_of_jk, rep)
     jl_of_cell = np.repeat(jl_start[j_of_jk] - block, rep)
     jl_of_cell += np.arange(n_cells)  # the l's of j, in order, in every (j, k) pair's cells
@@ -300,6 +303,14 @@ def swap_table(x: Coding, *, src=None, moved=None, z=None, wx=None, wz=None) -> 
     # b (Theorem 5.6): strata whose records are not all identical
     n_j = np.bincount(j_of_jl, weights=n_jl, minlength=x.n_match)
     varied = np.bincount(j_of_cell[table_x > 0], minlength=x.n_match) >= 2
+    if z is None:
+        # swapping keeps n_jk and n_jl: a moved record stays in its stratum and keeps its l
+        j, l = x.j[moved], x.l[moved]
+        table_z = table_x  # no longer needed: the moved records are placed again in it
+        np.add.at(table_z, cells(j, x.k[moved], l), -1)
+        np.add.at(table_z, cells(j, new_k, l), 1)
+    else:  # the swapped records lie on the cells of x: swapping keeps n_jk and n_jl
+        table_z = _count_cells(cells, z, wz, n_cells).astype(np.int64)
     return SwapTable(
         table=table_z,
         invariants=Invariants(C, values, (n_cells,), names),

@@ -432,7 +432,9 @@ def permutation_swap(
     for c in swap:
         # a Series on the same index is set without another copy of the new values
         out[c] = pd.Series(_swapped(data[c], src, moved), index=out.index, copy=False)
-    table = swap_table(x, src=src, moved=moved)
+    new_k = x.k[src[moved]]
+    del src  # the table needs the moved records only: one array of n fewer at its peak
+    table = swap_table(x, moved=moved, new_k=new_k)
     return _swap_result(out, table, x.levels, roles, swap_rate, seed_policy)
 
 
@@ -556,14 +558,15 @@ def swapping_mape(data: pd.DataFrame, *, swap, match=(), swap_rates, n_runs=20, 
     gen = as_generator(rng)
     x = encode(data, (swap, match, rest), labels=False)
     size = x.n_swap * x.n_rest
-    truth = np.bincount(x.k * x.n_rest + x.l, minlength=size)
+    n_rest = np.int64(x.n_rest)  # the codes may be narrow: keys in int64
+    truth = np.bincount(x.k * n_rest + x.l, minlength=size)
     keep = truth > 0
     children = gen.spawn(len(rates) * n_runs)
     rows = []
     for i, p in enumerate(rates):
         for r in range(n_runs):
             src = sources_global(x.j, x.n_match, p, children[i * n_runs + r])
-            swapped = np.bincount(x.k[src] * x.n_rest + x.l, minlength=size)
+            swapped = np.bincount(x.k[src] * n_rest + x.l, minlength=size)
             err = np.abs(swapped[keep] - truth[keep]) / truth[keep]
             rows.append((p, r, float(err.mean())))
     return pd.DataFrame(rows, columns=["swap_rate", "run", "mape"])
