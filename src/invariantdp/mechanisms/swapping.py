@@ -427,28 +427,33 @@ def permutation_swap(
         src = sources_global(x.j, x.n_match, swap_rate, gen)
     else:
         src = sources_by_stratum(data, match, swap_rate, root_entropy(gen))
+    # Arrays of n are made in an order that lets each reuse the memory of the
+    # last: the sources go once the moved records are known (but for columns
+    # of other than numpy dtypes, taken whole), the codes once the table is made.
     moved = moved_records(src)
+    taken = {c: data[c].array.take(src) for c in swap if not isinstance(data[c].dtype, np.dtype)}
+    origin = src[moved]
+    del src
+    table = swap_table(x, moved=moved, new_k=x.k[origin])
+    levels = x.levels
+    del x
     out = data.copy(deep=False)
     for c in swap:
+        values = taken.pop(c) if c in taken else _swapped(data[c], moved, origin)
         # a Series on the same index is set without another copy of the new values
-        out[c] = pd.Series(_swapped(data[c], src, moved), index=out.index, copy=False)
-    new_k = x.k[src[moved]]
-    del src  # the table needs the moved records only: one array of n fewer at its peak
-    table = swap_table(x, moved=moved, new_k=new_k)
-    return _swap_result(out, table, x.levels, roles, swap_rate, seed_policy)
+        out[c] = pd.Series(values, index=out.index, copy=False)
+    return _swap_result(out, table, levels, roles, swap_rate, seed_policy)
 
 
-def _swapped(column: pd.Series, src: np.ndarray, moved: np.ndarray):
-    """``column`` with the values of records ``src`` (``moved``: where ``src[i] != i``).
+def _swapped(column: pd.Series, moved: np.ndarray, origin: np.ndarray) -> np.ndarray:
+    """A numpy ``column`` whose ``moved`` records take the values of records ``origin``.
 
-    A numpy column is copied and only its moved records (the swap rate of
-    them) are gathered; any other column is taken whole.
+    The column is copied and only its moved records (the swap rate of them)
+    are gathered.
     """
-    if isinstance(column.dtype, np.dtype):
-        values = column.to_numpy(copy=True)
-        values[moved] = values[src[moved]]
-        return values
-    return column.array.take(src)
+    values = column.to_numpy(copy=True)
+    values[moved] = values[origin]
+    return values
 
 
 def _swap_result(out, table: SwapTable, levels, roles, swap_rate, policy) -> SwapResult:
