@@ -128,3 +128,28 @@ def test_factorize_leaves_the_column_untouched(rng):
     zero = pd.Series(rng.integers(0, 4, 1000))  # int64 from 0: the keys are the column
     codes, _ = factorize(zero)
     assert not np.shares_memory(codes, zero.to_numpy()) and codes.tolist() == zero.tolist()
+
+
+@given(df=frames(), k=st.integers(0, 4))
+def test_narrow_group_codes_are_the_same_codes_in_the_narrowest_type(df, k):
+    from invariantdp._frames import narrowest
+
+    cols = list(df.columns[:k])
+    wide, size = group_codes(df, cols)
+    codes, narrow_size = group_codes(df, cols, narrow=True)
+    assert narrow_size == size and codes.dtype == narrowest(size)
+    np.testing.assert_array_equal(codes, wide)
+
+
+def test_narrowest_holds_every_code():
+    from invariantdp._frames import narrowest
+
+    assert [narrowest(s).itemsize for s in (1, 127, 128, 32767, 32768, 2**31 - 1, 2**31)] == [
+        1,
+        1,
+        2,
+        2,
+        4,
+        4,
+        8,
+    ]

@@ -22,6 +22,7 @@ __all__ = [
     "factorize",
     "first_positions",
     "group_codes",
+    "narrowest",
     "remap",
 ]
 
@@ -106,16 +107,36 @@ def dense_codes(keys: np.ndarray, space: int, *, counts: bool = False, out=None)
     >>> dense_codes(np.array([7, 2, 7, 5]), 8, counts=True)[3].tolist()
     [1, 1, 2]
     """
+    lookup, uniques, tally = _count_keys(keys, space, counts)
+    codes = lookup[keys] if out is None else remap(lookup, keys, out)
+    return (codes, uniques, lookup, tally) if counts else (codes, uniques, lookup)
+
+
+def _count_keys(keys: np.ndarray, space: int, counts: bool) -> tuple:
+    """``(lookup, uniques, counts or None)`` of integer keys in ``[0, space)``."""
     if counts:
         per_key = np.bincount(keys, minlength=space)
         present = per_key > 0
     else:
         present = np.zeros(space, dtype=bool)
         present[keys] = True
-    lookup = np.cumsum(present, dtype=np.int64) - 1
-    codes = lookup[keys] if out is None else remap(lookup, keys, out)
-    found = (codes, np.flatnonzero(present), lookup)
-    return (*found, per_key[present]) if counts else found
+    lookup = np.cumsum(present, dtype=np.int64)
+    lookup -= 1
+    return lookup, np.flatnonzero(present), per_key[present] if counts else None
+
+
+def narrowest(size: int) -> np.dtype:
+    """The narrowest signed integer type that holds the codes ``0 .. size - 1``.
+
+    Examples
+    --------
+    >>> narrowest(7), narrowest(200_000)
+    (dtype('int8'), dtype('int32'))
+    """
+    for dtype in (np.int8, np.int16, np.int32):
+        if size <= np.iinfo(dtype).max:
+            return np.dtype(dtype)
+    return np.dtype(np.int64)
 
 
 def remap(lookup: np.ndarray, keys: np.ndarray, out: np.ndarray) -> np.ndarray:
@@ -164,31 +185,39 @@ def small_int_range(values, n: int):
     return keys, low, high - low + 1
 
 
-def factorize(values) -> tuple[np.ndarray, int]:
+def factorize(values, *, narrow: bool = False) -> tuple[np.ndarray, int]:
     """Codes ``0..G-1`` of ``values`` in sorted order (first appearance if unorderable).
 
     Missing values are a category of their own.  Integer columns of a small
     range are coded by counting (:func:`dense_codes`), anything else by
-    hashing (``pandas.factorize``); the codes are the same.
+    hashing (``pandas.factorize``); the codes are the same.  They are int64,
+    or with ``narrow=True`` of the :func:`narrowest` type that holds them
+    (written there directly when counted).
     """
     small = small_int_range(values, len(values))
     if small is not None:
         keys, _, size = small
-        # shifted keys are a new array of ours: the codes can be written over them
-        ours = not np.may_share_memory(keys, np.asarray(values))
-        codes, uniques, _ = dense_codes(keys, size, out=keys if ours else None)
-        return codes, uniques.size
+        lookup, uniques, _ = _count_keys(keys, size, False)
+        if narrow:
+            out = np.empty(keys.size, dtype=narrowest(uniques.size))
+        elif np.may_share_memory(keys, np.asarray(values)):
+            out = np.empty(keys.size, dtype=np.int64)
+        else:  # shifted keys are a new array of ours: the codes are written over them
+            out = keys
+        return remap(lookup, keys, out), uniques.size
     try:
         codes, uniques = pd.factorize(values, sort=True, use_na_sentinel=False)
     except TypeError:  # unorderable mixed values: order of first appearance
         codes, uniques = pd.factorize(values, sort=False, use_na_sentinel=False)
-    return codes.astype(np.int64, copy=False), len(uniques)
+    dtype = narrowest(len(uniques)) if narrow else np.int64
+    return codes.astype(dtype, copy=False), len(uniques)
 
 
-def group_codes(df: pd.DataFrame, cols: list) -> tuple[np.ndarray, int]:
+def group_codes(df: pd.DataFrame, cols: list, *, narrow: bool = False) -> tuple[np.ndarray, int]:
     """Codes ``0..G-1`` of the cross-classification of ``cols`` (lexicographic order).
 
-    With no column every record is in one group.
+    With no column every record is in one group.  The codes are int64, or
+    of the :func:`narrowest` type that holds them with ``narrow=True``.
 
     Examples
     --------
@@ -200,7 +229,9 @@ def group_codes(df: pd.DataFrame, cols: list) -> tuple[np.ndarray, int]:
     """
     n = len(df)
     if not cols:
-        return np.zeros(n, dtype=np.int64), int(n > 0)
+        return np.zeros(n, dtype=narrowest(1) if narrow else np.int64), int(n > 0)
+    if len(cols) == 1:
+        return factorize(df[cols[0]], narrow=narrow)
     codes, size = factorize(df[cols[0]])
     for c in cols[1:]:
         cc, nc = factorize(df[c])
@@ -208,9 +239,7 @@ def group_codes(df: pd.DataFrame, cols: list) -> tuple[np.ndarray, int]:
             codes, size = factorize(codes)
         codes = codes * nc + cc
         size = size * nc
-    if len(cols) > 1:
-        codes, size = factorize(codes)
-    return codes, size
+    return factorize(codes, narrow=narrow)
 
 
 def first_positions(codes: np.ndarray, size: int) -> np.ndarray:

@@ -68,8 +68,8 @@ def encode(df: pd.DataFrame, roles, *, labels: bool = True) -> Coding:
     """
     swap, match, rest = roles
     j, n_match = group_codes(df, match)
-    k, n_swap = group_codes(df, swap)
-    l, n_rest = group_codes(df, rest)
+    k, n_swap = group_codes(df, swap, narrow=True)
+    l, n_rest = group_codes(df, rest, narrow=True)
     _warn_if_identifier(df, "match", match, n_match)
     _warn_if_identifier(df, "swap", swap, n_swap)
     levels = None
@@ -79,15 +79,7 @@ def encode(df: pd.DataFrame, roles, *, labels: bool = True) -> Coding:
             "swap": levels_of(df, swap, k, n_swap),
             "hold": levels_of(df, rest, l, n_rest),
         }
-    return Coding(j, _narrow(k, n_swap), _narrow(l, n_rest), n_match, n_swap, n_rest, levels)
-
-
-def _narrow(codes: np.ndarray, size: int) -> np.ndarray:
-    """``codes`` (0 to ``size - 1``) in the narrowest signed integer type that holds them."""
-    for dtype in (np.int8, np.int16, np.int32):
-        if size <= np.iinfo(dtype).max:
-            return codes.astype(dtype)
-    return codes
+    return Coding(j, k, l, n_match, n_swap, n_rest, levels)
 
 
 def _warn_if_identifier(df: pd.DataFrame, role: str, cols: list, n_groups: int) -> None:
