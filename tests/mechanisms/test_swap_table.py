@@ -17,7 +17,7 @@ import pytest
 from invariantdp import InvariantDPError, Release
 from invariantdp._validation import LabelArray
 from invariantdp.mechanisms import permutation_swap, swapping_invariants, table_on_release_cells
-from invariantdp.mechanisms._swap_table import _Pairs, moved_records
+from invariantdp.mechanisms._swap_table import Coding, _coder, _Triples, moved_records
 
 
 def _json_label(v):
@@ -59,7 +59,7 @@ def test_many_levels_round_trip(rng):
     # in memory: arrays of numbers, not a Python object per level or cell
     for role in ("match", "swap", "hold"):
         assert isinstance(levels[role], LabelArray) and levels[role].array.dtype == np.int64
-        assert isinstance(cells[role], LabelArray) and cells[role].array.dtype == np.int64
+        assert isinstance(cells[role], LabelArray) and cells[role].array.dtype.kind == "i"
     assert levels["swap"].array.shape == (5_000, 1)
     doc = json.loads(rel.to_json())
     assert doc["metadata"]["levels"]["swap"] == _group_keys(df, ["block"])
@@ -130,17 +130,27 @@ def test_a_level_outside_the_release_is_named(rng):
 
 
 @pytest.mark.parametrize("space", ["counted", "hashed"])
-def test_pairs_are_coded_in_sorted_order(rng, space):
+def test_triples_and_pairs_are_found_in_sorted_order(rng, space):
     n = 3_000
-    j = rng.integers(0, 40, n)
-    k = rng.integers(0, 10**6 if space == "hashed" else 50, n)
-    n_other = int(k.max()) + 1
-    pairs = _Pairs(j, k, n_other, 40)
-    assert (pairs.lookup is None) == (space == "hashed")
-    keys = j * n_other + k
-    uniq, codes = np.unique(keys, return_inverse=True)
-    np.testing.assert_array_equal(pairs.uniq, uniq)
-    np.testing.assert_array_equal(pairs.codes(j, k), codes)
+    sizes = (40, 10**6 if space == "hashed" else 50, 3)
+    j, k, l = (rng.integers(0, s, n) for s in sizes)
+    x = Coding(j, k.astype(np.int32), l.astype(np.int8), *sizes, None)
+    keys = (j * sizes[1] + k) * sizes[2] + l
+    uniq, counts = np.unique(keys, return_counts=True)
+    for weights in (None, rng.integers(1, 5, n).astype(float)):  # weighted: aggregated rows
+        triples = _Triples(x, weights)
+        assert (triples.dense is None) == (space == "hashed" or weights is not None)
+        if triples.dense is None:
+            np.testing.assert_array_equal(triples.uniq, uniq)
+            expect = np.bincount(np.unique(keys, return_inverse=True)[1], weights)
+            np.testing.assert_array_equal(triples.counts, expect)
+        else:
+            np.testing.assert_array_equal(triples.dense.reshape(-1)[uniq], counts)
+        jk, jl = triples.pairs()
+        np.testing.assert_array_equal(jk, np.unique(j * sizes[1] + k))
+        np.testing.assert_array_equal(jl, np.unique(j * sizes[2] + l))
+    code = _coder(uniq, math.prod(sizes))
+    np.testing.assert_array_equal(code(keys), np.searchsorted(uniq, keys))
 
 
 def test_moved_records_are_where_the_source_differs(rng):

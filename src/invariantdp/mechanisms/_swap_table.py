@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from .._frames import CHUNK, DENSE_SPACE, first_positions, group_codes
+from .._frames import CHUNK, DENSE_SPACE, first_positions, group_codes, narrowest
 from .._validation import InvariantDPError, LabelArray
 from ..invariants import Invariants
 from ._permutation import python_scalar
@@ -162,40 +162,71 @@ def _json_column(column: pd.Series, pos: np.ndarray) -> np.ndarray:
     return out
 
 
-class _Pairs:
-    """The pairs ``(j, other)`` present in the records, sorted, and the code of any present pair.
+class _Triples:
+    """The triples ``(j, k, l)`` of the records with their number (or weight).
 
-    A pair is keyed ``j * n_other + other``.  Small key spaces are marked
-    present chunk by chunk (no array of ten million keys is made) and looked
-    up in a table; large ones are hashed once and searched.
+    A triple is keyed ``(j * n_swap + k) * n_rest + l``.  Over a key space of
+    at most ``max(DENSE_SPACE, n)`` the records are counted chunk by chunk
+    into an array over the whole space (no array of one key per record is
+    made, and the pairs present are read off it); over a larger one the
+    keys are hashed.
     """
 
-    def __init__(self, j, other, n_other: int, n_j: int):
-        self.n_other = np.int64(n_other)
-        space = int(n_j) * int(n_other)
-        if space <= max(DENSE_SPACE, 4 * j.size):
-            present = np.zeros(space, dtype=bool)
-            for start in range(0, j.size, CHUNK):
-                part = slice(start, start + CHUNK)
-                present[j[part] * self.n_other + other[part]] = True
-            self.lookup = np.cumsum(present, dtype=np.int64) - 1
-            self.uniq = np.flatnonzero(present)
+    def __init__(self, x: Coding, weights=None):
+        self.n_swap, self.n_rest = np.int64(x.n_swap), np.int64(x.n_rest)
+        shape = (int(x.n_match), int(x.n_swap), int(x.n_rest))
+        size = x.j.size
+        self.dense = None
+        if weights is None and math.prod(shape) <= max(DENSE_SPACE, size):
+            counts = np.zeros(math.prod(shape), dtype=np.int64)
+            for start in range(0, size, CHUNK):
+                np.add.at(counts, self.keys(x, slice(start, start + CHUNK)), 1)
+            self.dense = counts.reshape(shape)
         else:
-            self.lookup = None
-            self.uniq = np.sort(pd.unique(j * self.n_other + other)).astype(np.int64)
+            codes, uniq = pd.factorize(self.keys(x, slice(None)), sort=True)
+            self.uniq = np.asarray(uniq, dtype=np.int64)
+            self.counts = np.bincount(codes, weights=weights, minlength=len(uniq))
 
-    def codes(self, j, other) -> np.ndarray:
-        key = j * self.n_other + other
-        if self.lookup is not None:
-            return self.lookup.take(key)
-        return np.searchsorted(self.uniq, key)
+    def keys(self, x: Coding, part) -> np.ndarray:
+        return (x.j[part] * self.n_swap + x.k[part]) * self.n_rest + x.l[part]
 
-    def mapping(self, per_pair: np.ndarray):
-        """``f(j, other) = per_pair[code of (j, other)]``, one look-up per record when counted."""
-        if self.lookup is None:
-            return lambda j, other: per_pair.take(self.codes(j, other))
-        by_key = per_pair.take(self.lookup)  # absent keys (-1) are never looked up
-        return lambda j, other: by_key.take(j * self.n_other + other)
+    def pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """The (j, k) and (j, l) pairs present, each sorted by key (``j * n + other``)."""
+        if self.dense is not None:
+            d = self.dense
+            if d.shape[2] <= 64:  # a few l's: their columns added (faster than any over them)
+                per_jk = d[:, :, 0].copy()
+                for i in range(1, d.shape[2]):
+                    per_jk += d[:, :, i]
+            else:
+                per_jk = d.any(axis=2)
+            return np.flatnonzero(per_jk), np.flatnonzero(d.any(axis=1))
+        jk, l = np.divmod(self.uniq, self.n_rest)
+        first = np.ones(jk.size, dtype=bool)
+        first[1:] = jk[1:] != jk[:-1]  # the triples are sorted, so their (j, k) pairs are
+        return jk[first], np.unique(jk // self.n_swap * self.n_rest + l)
+
+    def on_cells(self, cell_keys, cells, n_cells: int) -> np.ndarray:
+        """The counts on the cells, whose triple keys ``cell_keys()`` gives (if counted).
+
+        ``cells(j, jk_key, jl_key)`` places triples that were hashed.
+        """
+        if self.dense is not None:
+            return self.dense.reshape(-1).take(cell_keys())
+        jk, l = np.divmod(self.uniq, self.n_rest)
+        j = jk // self.n_swap
+        out = np.zeros(n_cells, dtype=self.counts.dtype)
+        out[cells(j, jk, j * self.n_rest + l)] = self.counts
+        return out
+
+
+def _coder(uniq: np.ndarray, space: int):
+    """``f(keys)``: the place of each key in the sorted ``uniq`` (keys present only)."""
+    if space <= max(DENSE_SPACE, 4 * uniq.size):
+        lookup = np.zeros(space, dtype=np.int64)
+        lookup[uniq] = np.arange(uniq.size)
+        return lookup.take
+    return lambda keys: np.searchsorted(uniq, keys)
 
 
 def _layout(uniq_jk, uniq_jl, x: Coding):
@@ -253,15 +284,16 @@ def swap_table(x: Coding, *, moved=None, new_k=None, z=None, wx=None, wz=None) -
     by the records that ``moved`` and their ``new_k`` swapping codes (the
     others keep theirs), or as ``z``, coded alike (the same codes and
     levels), with ``wx`` and ``wz`` counting records that stand for several
-    identical ones (default one each).  The records are read in chunks,
-    twice (the pairs present, then the cells counted): no array of one entry
-    per record is made, and only the moved records are placed again.
+    identical ones (default one each).  The records are read once, in
+    chunks, to count their triples ``(j, k, l)`` (:class:`_Triples`);
+    everything else works on the pairs and the cells, and only the moved
+    records are placed again.
     """
-    jk = _Pairs(x.j, x.k, x.n_swap, x.n_match)
-    jl = _Pairs(x.j, x.l, x.n_rest, x.n_match)
-    uniq_jk, uniq_jl = jk.uniq, jl.uniq
-    j_of_jk, k_of_jk = np.divmod(uniq_jk, x.n_swap)
-    j_of_jl, l_of_jl = np.divmod(uniq_jl, x.n_rest)
+    n_swap, n_rest = np.int64(x.n_swap), np.int64(x.n_rest)
+    triples = _Triples(x, wx)
+    uniq_jk, uniq_jl = triples.pairs()
+    j_of_jk, k_of_jk = np.divmod(uniq_jk, n_swap)
+    j_of_jl, l_of_jl = np.divmod(uniq_jl, n_rest)
     jl_start, rep, block = _layout(uniq_jk, uniq_jl, x)
     n_cells = int(rep.sum())
     if n_cells > MAX_CELLS:
@@ -269,18 +301,24 @@ def swap_table(x: Coding, *, moved=None, new_k=None, z=None, wx=None, wz=None) -
             f"the released table would have {n_cells} cells (more than {MAX_CELLS}); "
             "drop identifiers and other high-cardinality holding columns from `data` first."
         )
+    jk_code = _coder(uniq_jk, int(x.n_match) * int(x.n_swap))
+    jl_code = _coder(uniq_jl, int(x.n_match) * int(x.n_rest))
 
-    first_cell = jk.mapping(block)  # the first cell of a (j, k) pair ...
-    l_place = jl.mapping(np.arange(uniq_jl.size) - jl_start[j_of_jl])  # ... and l among j's
+    def cells(j, jk_key, jl_key):
+        """The cell of (j, k, l): the first cell of its (j, k) pair, then l among j's l's."""
+        return block.take(jk_code(jk_key)) + (jl_code(jl_key) - jl_start.take(j))
 
-    def cells(j, k, l):
-        """The cell of each record (j, k, l)."""
-        return first_cell(j, k) + l_place(j, l)
-
-    table_x = _count_cells(cells, x, wx, n_cells)
-    j_of_cell = np.repeat(j_of_jk, rep)
+    j_of_cell = np.repeat(j_of_jk.astype(narrowest(x.n_match)), rep)
     jl_of_cell = np.repeat(jl_start[j_of_jk] - block, rep)
     jl_of_cell += np.arange(n_cells)  # the l's of j, in order, in every (j, k) pair's cells
+    l_of_cell = l_of_jl.astype(narrowest(x.n_rest))[jl_of_cell]
+
+    def cell_keys():
+        keys = np.repeat(uniq_jk * n_rest, rep)
+        keys += l_of_cell
+        return keys
+
+    table_x = triples.on_cells(cell_keys, cells, n_cells)
     n_jl = np.bincount(jl_of_cell, weights=table_x, minlength=uniq_jl.size)
     n_jk = np.add.reduceat(table_x, block) if n_cells else np.zeros(0)
     C = _invariant_matrix(uniq_jl.size, j_of_jl, j_of_jk, jl_start, rep, block, x.n_match)
@@ -294,15 +332,20 @@ def swap_table(x: Coding, *, moved=None, new_k=None, z=None, wx=None, wz=None) -
 
     # b (Theorem 5.6): strata whose records are not all identical
     n_j = np.bincount(j_of_jl, weights=n_jl, minlength=x.n_match)
-    varied = np.bincount(j_of_cell[table_x > 0], minlength=x.n_match) >= 2
+    cells_of_j = np.bincount(j_of_jk, weights=rep, minlength=x.n_match).astype(np.int64)
+    varied = np.zeros(x.n_match, dtype=bool)
+    has = cells_of_j > 0  # the cells of a stratum are consecutive: count its filled ones
+    starts = (np.cumsum(cells_of_j) - cells_of_j)[has]
+    varied[has] = np.add.reduceat(table_x > 0, starts, dtype=np.int64) >= 2
     if z is None:
         # swapping keeps n_jk and n_jl: a moved record stays in its stratum and keeps its l
-        j, l = x.j[moved], x.l[moved]
+        j = x.j[moved]
+        jl_key = j * n_rest + x.l[moved]
         table_z = table_x  # no longer needed: the moved records are placed again in it
-        np.add.at(table_z, cells(j, x.k[moved], l), -1)
-        np.add.at(table_z, cells(j, new_k, l), 1)
+        np.add.at(table_z, cells(j, j * n_swap + x.k[moved], jl_key), -1)
+        np.add.at(table_z, cells(j, j * n_swap + new_k, jl_key), 1)
     else:  # the swapped records lie on the cells of x: swapping keeps n_jk and n_jl
-        table_z = _count_cells(cells, z, wz, n_cells).astype(np.int64)
+        table_z = _Triples(z, wz).on_cells(cell_keys, cells, n_cells).astype(np.int64)
     return SwapTable(
         table=table_z,
         invariants=Invariants(C, values, (n_cells,), names),
@@ -310,21 +353,10 @@ def swap_table(x: Coding, *, moved=None, new_k=None, z=None, wx=None, wz=None) -
         n_records=int(n_j.sum()),
         cells={
             "match": LabelArray(j_of_cell, copy=False),
-            "swap": LabelArray(np.repeat(k_of_jk, rep), copy=False),
-            "hold": LabelArray(l_of_jl[jl_of_cell], copy=False),
+            "swap": LabelArray(np.repeat(k_of_jk.astype(narrowest(x.n_swap)), rep), copy=False),
+            "hold": LabelArray(l_of_cell, copy=False),
         },
     )
-
-
-def _count_cells(cells, x: Coding, weights, n_cells: int) -> np.ndarray:
-    """The number (or weight) of the records of ``x`` on each cell, read chunk by chunk."""
-    if weights is not None:  # aggregated records (Dask): one per distinct row, not many
-        return np.bincount(cells(x.j, x.k, x.l), weights=weights.astype(float), minlength=n_cells)
-    table = np.zeros(n_cells, dtype=np.int64)
-    for start in range(0, x.j.size, CHUNK):
-        part = slice(start, start + CHUNK)
-        np.add.at(table, cells(x.j[part], x.k[part], x.l[part]), 1)
-    return table
 
 
 def _invariant_matrix(n_jl, j_of_jl, j_of_jk, jl_start, rep, block, n_match):
