@@ -159,3 +159,40 @@ def test_moved_records_are_where_the_source_differs(rng):
     src[some] = rng.permutation(some)
     np.testing.assert_array_equal(moved_records(src), np.flatnonzero(src != np.arange(src.size)))
     assert moved_records(np.arange(5)).size == 0
+
+
+def test_placing_the_moved_records_again_gives_the_table_of_all_records(rng):
+    # the simulation path places only the moved records; the secure one every record
+    from invariantdp.mechanisms._permutation import sources_global
+    from invariantdp.mechanisms._swap_table import encode, swap_table
+
+    df = _census(rng, 20_000, 300)
+    roles = (["block"], ["hh_size"], ["tenure"])
+    x = encode(df, roles)
+    src = sources_global(x.j, x.n_match, 0.3, np.random.default_rng(5))
+    moved = moved_records(src)
+    fast = swap_table(x, moved=moved, new_k=x.k[src[moved]])
+    full = swap_table(x, z=x._replace(k=x.k[src]))
+    np.testing.assert_array_equal(fast.table, full.table)
+    assert fast.table.dtype == full.table.dtype == np.int64
+    assert fast.invariants == full.invariants and (fast.b, fast.n_records) == (
+        full.b,
+        full.n_records,
+    )
+    assert all(fast.cells[r] == full.cells[r] for r in ("match", "swap", "hold"))
+
+
+def test_a_secure_swap_places_every_record_whatever_swaps(monkeypatch, rng):
+    # the work after the secure draws must not depend on how many records swap
+    import invariantdp.mechanisms.swapping as swapping
+
+    def refuse(src):
+        raise AssertionError("the secure path must not single out the moved records")
+
+    monkeypatch.setattr(swapping, "moved_records", refuse)
+    df = _census(rng, 400, 20)
+    out, rel = permutation_swap(df, swap="block", match="hh_size", swap_rate=0.3, secure=True)
+    assert swapping_invariants(out, swap="block", match="hh_size").equals(
+        swapping_invariants(df, swap="block", match="hh_size")
+    )
+    np.testing.assert_array_equal(table_on_release_cells(rel, out), rel.value)

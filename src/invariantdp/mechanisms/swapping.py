@@ -423,13 +423,21 @@ def permutation_swap(
     x = encode(data, roles)
     if secure:
         src = sources_secure(x.j, x.n_match, swap_rate, sgen)
-    elif seed_policy == "global":
+        # a release to publish: the work after the draws must not depend on how many
+        # records swap (invariantdp.secure), so every record is placed and taken
+        out = data.copy(deep=False)
+        for c in swap:
+            out[c] = data[c].array.take(src)
+        table = swap_table(x, z=x._replace(k=x.k[src]))
+        return _swap_result(out, table, x.levels, roles, swap_rate, seed_policy)
+    if seed_policy == "global":
         src = sources_global(x.j, x.n_match, swap_rate, gen)
     else:
         src = sources_by_stratum(data, match, swap_rate, root_entropy(gen))
-    # Arrays of n are made in an order that lets each reuse the memory of the
-    # last: the sources go once the moved records are known (but for columns
-    # of other than numpy dtypes, taken whole), the codes once the table is made.
+    # A simulation: only the moved records are placed again and gathered.  Arrays
+    # of n are made in an order that lets each reuse the memory of the last: the
+    # sources go once the moved records are known (but for columns of other than
+    # numpy dtypes, taken whole), the codes once the table is made.
     moved = moved_records(src)
     taken = {c: data[c].array.take(src) for c in swap if not isinstance(data[c].dtype, np.dtype)}
     origin = src[moved]
