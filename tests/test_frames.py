@@ -153,3 +153,13 @@ def test_narrowest_holds_every_code():
         4,
         8,
     ]
+
+
+def test_first_positions_can_read_every_record():
+    from invariantdp._frames import CHUNK, first_positions
+
+    codes = np.zeros(8 * CHUNK, dtype=np.int64)
+    codes[1] = 1
+    assert first_positions(codes, 2, read_all=True).tolist() == [0, 1]
+    codes[-1] = 1  # a later record of a code already seen does not move its first one
+    assert first_positions(codes, 2, read_all=True).tolist() == [0, 1]

@@ -242,12 +242,14 @@ def group_codes(df: pd.DataFrame, cols: list, *, narrow: bool = False) -> tuple[
     return factorize(codes, narrow=narrow)
 
 
-def first_positions(codes: np.ndarray, size: int) -> np.ndarray:
+def first_positions(codes: np.ndarray, size: int, *, read_all: bool = False) -> np.ndarray:
     """The position of the first record of each code ``0..size-1`` (each must occur).
 
     Reads the records in chunks that double in length and stops once every
     code has been seen: a few strata are found in the first chunk, 200,000
-    blocks in a quarter of ten million records.
+    blocks in a quarter of ten million records.  ``read_all=True`` reads
+    every record (a run time that does not tell where the last code first
+    appears).
 
     Examples
     --------
@@ -261,7 +263,7 @@ def first_positions(codes: np.ndarray, size: int) -> np.ndarray:
     while start < n:
         stop = min(n, start + step)
         np.minimum.at(first, codes[start:stop], np.arange(start, stop))  # the earliest wins
-        if not (first == n).any():
+        if not read_all and not (first == n).any():
             break
         start, step = stop, 2 * step
     return first

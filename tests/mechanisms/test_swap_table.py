@@ -189,9 +189,20 @@ def test_a_secure_swap_places_every_record_whatever_swaps(monkeypatch, rng):
     def refuse(src):
         raise AssertionError("the secure path must not single out the moved records")
 
+    import invariantdp.mechanisms._swap_table as table
+
     monkeypatch.setattr(swapping, "moved_records", refuse)
+    flags = []
+
+    def first_positions(codes, size, *, read_all=False):
+        flags.append(read_all)
+        return first(codes, size, read_all=read_all)
+
+    first = table.first_positions
+    monkeypatch.setattr(table, "first_positions", first_positions)
     df = _census(rng, 400, 20)
     out, rel = permutation_swap(df, swap="block", match="hh_size", swap_rate=0.3, secure=True)
+    assert flags == [True, True, True]  # every record read for the levels of each role
     assert swapping_invariants(out, swap="block", match="hh_size").equals(
         swapping_invariants(df, swap="block", match="hh_size")
     )

@@ -58,8 +58,11 @@ class Coding(NamedTuple):
     levels: dict | None  # role -> category labels of each code (JSON values)
 
 
-def encode(df: pd.DataFrame, roles, *, labels: bool = True) -> Coding:
+def encode(df: pd.DataFrame, roles, *, labels: bool = True, read_all: bool = False) -> Coding:
     """Code the records of ``df`` by ``roles = (swap, match, rest)`` (lexicographic codes).
+
+    ``read_all`` (a secure swap) finds the labels of the levels on every
+    record, so that the run time does not tell where a level first appears.
 
     The strata codes ``j`` are int64; the swapping and other holding codes
     are kept in the narrowest integer type that holds them (int8 for a
@@ -75,9 +78,9 @@ def encode(df: pd.DataFrame, roles, *, labels: bool = True) -> Coding:
     levels = None
     if labels:
         levels = {
-            "match": levels_of(df, match, j, n_match),
-            "swap": levels_of(df, swap, k, n_swap),
-            "hold": levels_of(df, rest, l, n_rest),
+            "match": levels_of(df, match, j, n_match, read_all=read_all),
+            "swap": levels_of(df, swap, k, n_swap, read_all=read_all),
+            "hold": levels_of(df, rest, l, n_rest, read_all=read_all),
         }
     return Coding(j, k, l, n_match, n_swap, n_rest, levels)
 
@@ -115,7 +118,7 @@ def jsonable(v):
     return str(v)
 
 
-def levels_of(df: pd.DataFrame, cols: list, codes: np.ndarray, size: int) -> LabelArray:
+def levels_of(df: pd.DataFrame, cols: list, codes, size: int, *, read_all=False) -> LabelArray:
     """The labels of ``cols`` for each code ``0..size-1`` (from its first record).
 
     A ``size x len(cols)`` :class:`LabelArray` of JSON values (:func:`jsonable`
@@ -125,7 +128,7 @@ def levels_of(df: pd.DataFrame, cols: list, codes: np.ndarray, size: int) -> Lab
     """
     if not cols:
         return LabelArray(np.empty((size, 0), dtype=np.int64), copy=False)
-    pos = first_positions(codes, size)
+    pos = first_positions(codes, size, read_all=read_all)
     columns = [_json_column(df[c], pos) for c in cols]
     if len(columns) == 1 or len({c.dtype for c in columns}) == 1:
         table = np.stack(columns, axis=1)

@@ -420,11 +420,11 @@ def permutation_swap(
         swapped, table, levels = swap_dask(data, roles, swap_rate, root_entropy(gen))
         return _swap_result(swapped, table, levels, roles, swap_rate, "stratum")
 
-    x = encode(data, roles)
+    x = encode(data, roles, read_all=secure)
     if secure:
         src = sources_secure(x.j, x.n_match, swap_rate, sgen)
-        # a release to publish: the work after the draws must not depend on how many
-        # records swap (invariantdp.secure), so every record is placed and taken
+        # a release to publish: the work must not depend on how many records swap
+        # (invariantdp.secure) nor on their order, so every record is read, placed, taken
         out = data.copy(deep=False)
         for c in swap:
             out[c] = data[c].array.take(src)
