@@ -332,3 +332,51 @@ def test_freeze_copies_an_array_the_caller_made_read_only():
     labels = LabelArray(a)
     a[1] = 99
     assert labels == [99, 1, 2] and np.array(labels, copy=True) is not labels.array
+
+
+def test_an_expanded_label_array_stands_for_its_labels_and_forms_them_once():
+    import copy
+    import pickle
+
+    from invariantdp._validation import LabelArray, freeze, thaw
+
+    codes = np.array([2, 0, 2, 1])
+    codes.setflags(write=False)  # read-only codes are shared, not copied
+    values = np.array([10, 20, 30])
+    labels = LabelArray.expand(values, codes)
+    values[0] = 99  # the group labels are copied
+    assert labels._array is None and labels.shape == (4,) and labels.dtype == values.dtype
+    assert labels._codes is codes and len(labels) == 4 and "4 labels" in repr(labels)
+    assert freeze({"l": [labels]})["l"][0] is labels  # frozen documents keep it as it is
+    assert labels._array is None
+    assert labels == [30, 10, 30, 20] and labels != [30, 10, 30, 21]
+    assert thaw({"l": labels}) == {"l": [30, 10, 30, 20]} and labels[1] == 10
+    with pytest.raises(ValueError, match="read-only"):
+        np.asarray(labels)[0] = 1
+    other = pickle.loads(pickle.dumps(LabelArray.expand([1, 2], codes % 2)))
+    assert other._array is None  # pickled as groups and codes
+    assert other == [1, 1, 1, 2] and not other.array.flags.writeable
+    # same codes: compared by the labels of the groups, without forming either array
+    a, b = LabelArray.expand([5, 6, 7], codes), LabelArray.expand([5, 6, 7], codes)
+    assert a == b and a._array is None and b._array is None
+    assert a != LabelArray.expand([5, 6, 8], codes)
+    assert copy.deepcopy(a) is a
+    writable = np.array([0, 1])
+    c = LabelArray.expand(["x", "y"], writable)
+    writable[0] = 1  # writable codes are copied
+    assert c == ["x", "y"]
+
+
+def test_a_label_array_of_rows_stands_for_its_list_of_rows():
+    from invariantdp._validation import LabelArray, thaw
+
+    rows = np.empty((2, 2), dtype=object)
+    rows[:, 0] = ["a", None]
+    rows[:, 1] = [1, 2.5]
+    labels = LabelArray(rows, copy=False)
+    assert labels == [["a", 1], [None, 2.5]] and labels != [["a", 1], [None, 2]]
+    assert labels != [["a", 1], [None]]  # ragged: not these rows
+    assert thaw(labels) == [["a", 1], [None, 2.5]] and labels[1] == [None, 2.5]
+    numbers = LabelArray(np.array([[3], [4]]), copy=False)
+    assert numbers == [[3], [4]] and list(numbers) == [[3], [4]]
+    assert LabelArray(np.empty((3, 0), dtype=np.int64)) == [[], [], []]

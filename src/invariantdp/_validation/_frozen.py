@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import copy
+import math
 
 import numpy as np
 
@@ -52,26 +53,64 @@ class FrozenList(list):
 
 
 class LabelArray:
-    """A read-only array of labels that stands for the list of them in a document.
+    """A read-only array that stands for the (nested) list of its entries in a document.
 
-    A census structure holds millions of labels per level; listing them as
-    Python objects costs more than the release itself.  The cached document
-    keeps the array, compares equal to the list it stands for, and
-    :func:`thaw` (``to_dict``, JSON) makes the list only when a document is
-    written.
+    A census structure holds millions of labels per level, and a swap release
+    a label per category and a code per cell; listing them as Python objects
+    costs more than the release itself.  A frozen document keeps the array,
+    which compares equal to the list it stands for, and :func:`thaw`
+    (``to_dict``, JSON) makes the list only when a document is written.
+    ``array.tolist()`` is that list: a 2-D array stands for a list of rows.
+
+    :meth:`expand` stands for ``values[codes]`` (the label of every cell
+    from the label of its group) and forms that array only when it is first
+    read, so that a structure built from group codes holds no per-cell copy
+    of its labels until a document is written.
     """
 
-    __slots__ = ("array",)
+    __slots__ = ("_array", "_values", "_codes")
 
     def __init__(self, array, *, copy: bool = True):
         # copy=False only for an array the package already holds privately and
         # read-only (a structure's own labels): the caller must not keep a writable view
         a = np.array(array, copy=True) if copy else np.asarray(array)
         a.setflags(write=False)
-        self.array = a
+        self._array = a
+        self._values = self._codes = None
+
+    @classmethod
+    def expand(cls, values, codes) -> LabelArray:
+        """The labels ``values[codes]``, formed when first read.
+
+        ``values`` (one label per group) is copied; ``codes`` (the group of
+        every entry, any shape) is kept if it is read-only already (the
+        package's own codes, shared with the structure), copied otherwise.
+        """
+        v = np.array(values, copy=True)
+        c = np.asarray(codes)
+        if c.flags.writeable:
+            c = c.copy()
+        return _expanded(v, c)
+
+    @property
+    def array(self) -> np.ndarray:
+        """The entries as a read-only array (formed now if it was given by :meth:`expand`)."""
+        if self._array is None:
+            a = self._values[self._codes]
+            a.setflags(write=False)
+            self._array = a  # the same array whichever thread forms it first
+        return self._array
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (self._codes if self._array is None else self._array).shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return (self._values if self._array is None else self._array).dtype
 
     def __len__(self) -> int:
-        return len(self.array)
+        return self.shape[0]
 
     def __getitem__(self, i):
         out = self.array[i]
@@ -81,26 +120,41 @@ class LabelArray:
         return iter(self.array.tolist())
 
     def __array__(self, dtype=None, copy=None):
-        if copy is False and dtype not in (None, self.array.dtype):
+        a = self.array
+        if copy is False and dtype not in (None, a.dtype):
             raise ValueError("a LabelArray cannot change dtype without a copy")
-        if copy or (dtype is not None and dtype != self.array.dtype):
-            return np.array(self.array, dtype=dtype, copy=True)
-        return self.array  # read-only: sharing it cannot change the labels
+        if copy or (dtype is not None and dtype != a.dtype):
+            return np.array(a, dtype=dtype, copy=True)
+        return a  # read-only: sharing it cannot change the labels
 
     def __eq__(self, other) -> bool:
         if isinstance(other, LabelArray):
-            other = other.array
-        elif not isinstance(other, list | tuple | np.ndarray):
+            if self._codes is not None and self._codes is other._codes:
+                other = other._values  # the same groups: compare the labels of the groups
+                mine = self._values
+            else:
+                other, mine = other.array, self.array
+        elif isinstance(other, list | tuple | np.ndarray):
+            mine = self.array
+            if mine.dtype == object and not isinstance(other, np.ndarray):
+                try:  # mixed JSON values (rows of a swap release's levels)
+                    other = np.array(other, dtype=object)
+                except ValueError:  # ragged: not the list this stands for
+                    return False
+        else:
             return NotImplemented
         b = np.asarray(other)
-        if b.shape != self.array.shape or (b.dtype.kind == "U") != (self.array.dtype.kind == "U"):
+        if b.shape != mine.shape or (b.dtype.kind == "U") != (mine.dtype.kind == "U"):
             return False
-        return bool(np.array_equal(self.array, b))
+        return bool(np.array_equal(mine, b))
 
     __hash__ = None
 
     def __reduce__(self):
-        return (LabelArray, (self.array,))  # unpickled arrays are fresh: the copy is harmless
+        # unpickled arrays are fresh and unshared: read-only, they need no copy
+        if self._array is None:
+            return (_expanded, (self._values, self._codes))
+        return (LabelArray, (self._array,))
 
     def __copy__(self):
         return self
@@ -109,7 +163,18 @@ class LabelArray:
         return self
 
     def __repr__(self) -> str:
-        return f"LabelArray({self.array.size} labels, dtype={self.array.dtype})"
+        return f"LabelArray({math.prod(self.shape)} labels, dtype={self.dtype})"
+
+
+def _expanded(values: np.ndarray, codes: np.ndarray) -> LabelArray:
+    """:meth:`LabelArray.expand` of arrays nobody else holds (made read-only, not copied)."""
+    values.setflags(write=False)
+    codes.setflags(write=False)
+    out = object.__new__(LabelArray)
+    out._array = None
+    out._values = values
+    out._codes = codes
+    return out
 
 
 class _FrozenScalars(FrozenList):

@@ -1,7 +1,8 @@
-"""Consistency of invariant values: do some data satisfy ``C x = c``?
+"""Consistency of invariant values: do some data satisfy ``C x = c``, do these?
 
-Internal to the ``invariants`` package (used when invariants are read from a
-document, where the values are not computed from data).
+Internal to the ``invariants`` package: :func:`check_consistent` is used when
+invariants are read from a document (where the values are not computed
+from data), :func:`check_satisfied` by ``Invariants.check``.
 """
 
 from __future__ import annotations
@@ -46,12 +47,12 @@ def check_consistent(inv, name: str = "values", rtol: float = 1e-9) -> None:
             )
         return
     if kind == "nested_totals":
-        codes = [np.asarray(cd, dtype=np.intp).reshape(-1) for cd in inv.structure["codes"]]
-        sizes = [int(cd.max()) + 1 for cd in codes]
+        maps = inv._level_maps()  # the group of every level of each finest group
+        sizes = [int(m.max()) + 1 for m in maps]
         starts = np.concatenate([[0], np.cumsum(sizes)])
-        for j in range(1, len(codes)):
+        for j in range(1, len(maps)):
             parent = np.zeros(sizes[j], dtype=np.intp)
-            parent[codes[j]] = codes[j - 1]
+            parent[maps[j]] = maps[j - 1]
             child = c[starts[j] : starts[j + 1]]
             own = c[starts[j - 1] : starts[j]]
             got = np.bincount(parent, weights=child, minlength=sizes[j - 1])
@@ -81,4 +82,26 @@ def check_consistent(inv, name: str = "values", rtol: float = 1e-9) -> None:
         raise InvariantDPError(
             f"`{name}` are not consistent: no data satisfy C x = values (the values are "
             f"off the range of C by {np.linalg.norm(resid) * top:.3g} in norm)."
+        )
+
+
+def check_satisfied(inv, flat: np.ndarray, name: str, rtol: float) -> None:
+    """Raise unless the flat data ``flat`` satisfy ``C x = c`` to relative accuracy ``rtol``.
+
+    Row ``i`` may be off by ``rtol * (|C| |x| + |c|)_i`` (``Invariants.check``;
+    ``inv`` has values).
+    """
+    got = inv._apply_flat(flat)
+    if inv.kind != "general":  # structured C has 0/1 entries: |C| |x| = C |x|
+        magnitude = inv._apply_flat(np.abs(flat))
+    else:
+        magnitude = np.asarray(abs(inv.matrix) @ np.abs(flat), dtype=float)
+    tol = rtol * (magnitude + np.abs(inv.values))
+    bad = np.flatnonzero(~(np.abs(got - inv.values) <= tol))
+    if bad.size:
+        i = bad[0]
+        label = inv.names[i] if inv.names else f"row {i}"
+        raise InvariantDPError(
+            f"`{name}` does not satisfy the invariants: {label} is {got[i]:.17g}, "
+            f"the invariant value is {inv.values[i]:.17g} (relative tolerance {rtol:g})."
         )

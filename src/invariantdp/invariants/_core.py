@@ -23,7 +23,7 @@ from .._validation import (
     thaw,
 )
 from . import _geometry as geo
-from ._consistency import check_consistent
+from ._consistency import check_consistent, check_satisfied
 from ._document import invariants_repr, read_invariants, structure_document
 from ._structure import (
     GroupMatrix,
@@ -33,11 +33,12 @@ from ._structure import (
     checked_names,
     checked_values,
     freeze_matrix,
+    group_sums,
     is_structure_matrix,
-    level_maps,
     make_structure,
     read_only,
     same_matrix,
+    structure_groups,
     structure_matrix,
     verified_structure,
 )
@@ -260,12 +261,12 @@ class Invariants:
             raise InvariantDPError(
                 f"`group_codes` needs totals or nested totals; these invariants are {self.kind}."
             )
-        if "groups" not in self._cache:
-            st = self.structure
-            raw = st["codes"] if self.kind == "totals" else st["codes"][-1]
-            codes = read_only(np.asarray(raw, dtype=np.intp).reshape(-1).copy())
-            self._cache["groups"] = (codes, int(codes.max()) + 1 if codes.size else 0)
-        return self._cache["groups"]
+        groups = self._groups()
+        return groups.codes, groups.sizes[-1]
+
+    def _groups(self) -> GroupMatrix:
+        """The groups of grouped invariants (their codes and maps, shared by every copy)."""
+        return self._cached("group_matrix", lambda: structure_groups(self.structure))
 
     def projector_diagonal(self) -> np.ndarray:
         r"""The diagonal of :math:`\Pi_N` as a flat ``(n,)`` array, without forming ``Pi_N``.
@@ -319,7 +320,12 @@ class Invariants:
     # --- evaluation ------------------------------------------------------------
 
     def _flat(self, x, name: str = "x") -> np.ndarray:
-        x = check_finite_array(name, x)
+        """``x`` flat, checked; read only, so a float array is not copied."""
+        if isinstance(x, np.ndarray) and x.dtype == np.float64:
+            if not np.isfinite(x).all():
+                check_finite_array(name, x)  # raises with the standard message
+        else:
+            x = check_finite_array(name, x)
         if x.shape != self.shape and x.shape != (self.n_cells,):
             raise InvariantDPError(f"`{name}` must have shape {self.shape}, got {x.shape}.")
         return x.reshape(-1)
@@ -331,7 +337,7 @@ class Invariants:
     def _apply_flat(self, flat: np.ndarray) -> np.ndarray:
         if self.kind in _GROUPED:
             codes, g = self.group_codes()
-            sums = np.bincount(codes, weights=flat, minlength=g)
+            sums = group_sums(codes, g, flat)
             if self.kind == "totals":
                 return sums
             return np.concatenate([np.bincount(m, weights=sums) for m in self._level_maps()])
@@ -366,27 +372,11 @@ class Invariants:
         """
         if self.values is None:
             raise InvariantDPError("these invariants carry no values to check against.")
-        flat = self._flat(x, name)
-        got = self._apply_flat(flat)
-        tol = rtol * (self._magnitude(np.abs(flat)) + np.abs(self.values))
-        bad = np.flatnonzero(~(np.abs(got - self.values) <= tol))
-        if bad.size:
-            i = bad[0]
-            label = self.names[i] if self.names else f"row {i}"
-            raise InvariantDPError(
-                f"`{name}` does not satisfy the invariants: {label} is {got[i]:.17g}, "
-                f"the invariant value is {self.values[i]:.17g} (relative tolerance {rtol:g})."
-            )
-
-    def _magnitude(self, flat_abs: np.ndarray) -> np.ndarray:
-        """``|C| @ |x|``, the scale of every invariant sum (for relative tolerances)."""
-        if self.kind != "general":
-            return self._apply_flat(flat_abs)  # structured C has 0/1 entries
-        return np.asarray(abs(self.matrix) @ flat_abs, dtype=float)
+        check_satisfied(self, self._flat(x, name), name, rtol)
 
     # --- null-space geometry ---------------------------------------------------
 
-    def project(self, v) -> np.ndarray:
+    def project(self, v, *, out=None) -> np.ndarray:
         r"""Orthogonal projection :math:`\Pi_N v` onto the null space of ``C``.
 
         ``v`` has shape ``self.shape`` or ``(n,)`` (result has the same shape),
@@ -394,7 +384,9 @@ class Invariants:
         structure: group centring for :func:`totals` and :func:`nested_totals`,
         centring along every axis for :func:`one_way_margins` (double centring
         for a two-way table), all ``O(n)``; a thin SVD of ``C`` (``v - Q_R Q_R^T
-        v``) for a general matrix.
+        v``) for a general matrix.  ``out``, a float array of the shape of
+        ``v`` (``v`` itself allowed), receives the result, as in numpy: a
+        projection of 10^7 cells then needs no new array.
 
         References
         ----------
@@ -409,16 +401,21 @@ class Invariants:
         """
         v = np.asarray(v, dtype=float)
         V = self.as_rows(v)
+        target = None if out is None else geo.out_rows(out, v.shape, V.shape)
         kind = self.kind
         if kind in _GROUPED:
             codes, g = self.group_codes()
-            out = geo.group_project(codes, g, self._group_counts(), V)
+            res = geo.group_project(codes, g, self._group_counts(), V, out=target)
         elif kind == "one_way_margins":
-            out = geo.margins_project(self.shape, V)
+            res = geo.margins_project(self.shape, V)
         else:
             QR = self._row_basis()
-            out = V - (V @ QR.T) @ QR if QR.shape[0] else V.copy()
-        return out.reshape(v.shape)
+            res = V - (V @ QR.T) @ QR if QR.shape[0] else V.copy()
+        if out is None:
+            return res.reshape(v.shape)
+        if kind not in _GROUPED:  # the grouped centring wrote into `out` itself
+            target[...] = res
+        return out
 
     def projector(self) -> np.ndarray:
         """The dense ``n x n`` projector onto ker C (for small ``n`` only)."""
@@ -490,15 +487,11 @@ class Invariants:
         return self._cache[key]
 
     def _group_counts(self) -> np.ndarray:
-        codes, g = self.group_codes()
-        return self._cached(
-            "counts", lambda: read_only(np.bincount(codes, minlength=g).astype(float))
-        )
+        return self._groups().counts
 
     def _level_maps(self) -> tuple:
         """For nested totals: the level-``j`` code of every finest group."""
-        codes, g = self.group_codes()
-        return self._cached("level_maps", lambda: level_maps(codes, g, self.structure["codes"]))
+        return self._groups().maps
 
     def _helmert_layout(self) -> tuple:
         return self._cached("helmert", lambda: geo.helmert_layout(*self.group_codes()))

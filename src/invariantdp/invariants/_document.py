@@ -38,11 +38,12 @@ from ._structure import (
 
 
 def _labels_doc(labels):
-    """A flat label array as a :class:`LabelArray` (listed only when a document is written)."""
-    a = np.asarray(labels)
-    if a.ndim == 1 and a.dtype.kind in "iuU":
-        return LabelArray(a, copy=False)  # the structure's own frozen labels
-    return a.tolist()
+    """A structure's flat labels as themselves (listed only when a document is written)."""
+    if not isinstance(labels, LabelArray):  # pickled when structures kept label arrays
+        labels = LabelArray(labels, copy=False)  # its own read-only array
+    if len(labels.shape) == 1 and labels.dtype.kind in "iuU":
+        return labels  # the structure's own frozen labels, formed only if written
+    return labels.array.tolist()
 
 
 def structure_to_doc(structure) -> dict:

@@ -24,11 +24,12 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from .._frames import dense_codes, small_int_range
+from .._frames import CHUNK, dense_codes, remap, small_int_range
 from .._validation import (
     EXACT_INT,
     FrozenDict,
     InvariantDPError,
+    LabelArray,
     check_finite_array,
     format_value,
     freeze,
@@ -45,6 +46,22 @@ def read_only(a: np.ndarray) -> np.ndarray:
     """``a`` itself, made read-only (cached arrays are shared by every copy)."""
     a.setflags(write=False)
     return a
+
+
+def group_sums(codes: np.ndarray, g: int, weights=None) -> np.ndarray:
+    """``np.bincount(codes, weights, minlength=g)``, reading read-only ``codes`` in place.
+
+    ``np.bincount`` copies an index array it may not write to (the frozen
+    codes of a structure: 80 MB at 10^7 cells, as long as the sums); ``np.add.at``
+    reads it as it is and adds in the same order, so the sums are the same numbers.
+    """
+    if weights is None:
+        out = np.zeros(g, dtype=np.intp)
+        np.add.at(out, codes, 1)
+        return out
+    out = np.zeros(g)
+    np.add.at(out, codes, np.asarray(weights, dtype=float))
+    return out
 
 
 def freeze_matrix(C):
@@ -76,20 +93,6 @@ class Structure(FrozenDict):
     def __deepcopy__(self, memo):
         matrix = copy.deepcopy(self.matrix_ref, memo)
         return make_structure(copy.deepcopy(dict(self), memo), matrix, self.shape_ref)
-
-
-def level_maps(codes: np.ndarray, g: int, levels) -> tuple:
-    """Nested totals: for each level, the code at that level of each of the ``g`` finest groups.
-
-    ``codes`` is the finest-group code of every cell and ``levels`` the
-    per-cell codes of every level (``structure["codes"]``); read-only arrays.
-    """
-    maps = []
-    for lev in levels:
-        m = np.zeros(g, dtype=np.intp)
-        m[codes] = np.asarray(lev, dtype=np.intp).reshape(-1)
-        maps.append(read_only(m))
-    return tuple(maps)
 
 
 def make_structure(d: dict, matrix, shape) -> Structure:
@@ -165,65 +168,112 @@ def same_matrix(a, b) -> bool:
 
 
 class GroupMatrix:
-    """The indicator matrix of nested groups, built from the codes on first use only.
+    """The groups of grouped invariants, and their indicator matrix, built on first use only.
 
     The ``O(n)`` paths of grouped invariants work from the codes, so a
     release never needs ``C`` (``n`` nonzeros per level, about a third of
-    the first release of 10^7 cells to build).  This holds what
-    :func:`group_matrix` needs and builds, freezes and remembers the matrix
-    when :attr:`matrix` is first read; copies of an invariants object share
-    one builder and so one matrix.
+    the first release of 10^7 cells to build).  This holds what they need --
+    the finest group of every cell, the group of every level each finest
+    group lies in, the number of cells of each finest group -- and builds,
+    freezes and remembers the matrix when :attr:`matrix` is first read;
+    copies of an invariants object share one instance and so one matrix.
 
     Parameters
     ----------
-    codes : list of ndarray
-        Flat, read-only group codes of every level, coarsest first (one
-        level for plain totals).
-    sizes : list of int
+    codes : ndarray
+        Flat, read-only code of the finest group of every cell.
+    maps : sequence of ndarray
+        For every level, coarsest first, the code at that level of each
+        finest group (read-only; the last one is the identity).
+    sizes : sequence of int
         The number of groups of every level.
+    counts : ndarray, optional
+        The number of cells of each finest group, when known already.
     """
 
-    __slots__ = ("codes", "sizes", "shape", "built")
+    __slots__ = ("codes", "maps", "sizes", "shape", "built", "_counts")
 
-    def __init__(self, codes, sizes):
-        self.codes = tuple(codes)
+    def __init__(self, codes, maps, sizes, counts=None):
+        self.codes = codes
+        self.maps = tuple(maps)
         self.sizes = tuple(int(s) for s in sizes)
-        self.shape = (sum(self.sizes), int(self.codes[0].size))
+        self.shape = (sum(self.sizes), int(codes.size))
         self.built = None
+        self._counts = None if counts is None else read_only(counts.astype(float))
+
+    @classmethod
+    def from_level_codes(cls, level_codes, sizes) -> GroupMatrix:
+        """The groups of the per-cell codes of every level (coarsest first; nested)."""
+        codes = read_only(np.asarray(level_codes[-1], dtype=np.intp).reshape(-1))
+        g = int(sizes[-1])
+        maps = []
+        for lev in level_codes[:-1]:
+            m = np.zeros(g, dtype=np.intp)
+            m[codes] = np.asarray(lev, dtype=np.intp).reshape(-1)  # one group of each per cell
+            maps.append(read_only(m))
+        return cls(codes, [*maps, read_only(np.arange(g))], sizes)
+
+    @property
+    def counts(self) -> np.ndarray:
+        """The number of cells of each finest group, as read-only floats (counted once)."""
+        if self._counts is None:
+            self._counts = read_only(group_sums(self.codes, self.sizes[-1]).astype(float))
+        return self._counts
+
+    def level_codes(self) -> list:
+        """The group of every cell at every level (new arrays but the finest)."""
+        return [m[self.codes] for m in self.maps[:-1]] + [self.codes]
 
     @property
     def matrix(self) -> sparse.csr_array:
         """``C``, canonical CSR with read-only storage (built once)."""
         if self.built is None:
-            self.built = freeze_matrix(group_matrix(list(self.codes), list(self.sizes)))
+            self.built = freeze_matrix(group_matrix(self.level_codes(), list(self.sizes)))
         return self.built
 
     def same_groups(self, other: GroupMatrix) -> bool:
         """True if both describe the same matrix, compared by their codes (``O(n)``).
 
-        The codes of a level are the row of every cell in that level's block,
-        and every cell has one entry per level, so equal codes level by level
-        are equivalent to equal matrices.
+        The row of a cell in a level's block is the level's map of its
+        finest group, and every cell has one entry per level, so equal finest
+        codes and equal maps are equivalent to equal matrices.
         """
         if self is other:
             return True
         return (
             self.shape == other.shape
             and self.sizes == other.sizes
-            and all(np.array_equal(a, b) for a, b in zip(self.codes, other.codes, strict=True))
+            and np.array_equal(self.codes, other.codes)
+            and all(np.array_equal(a, b) for a, b in zip(self.maps, other.maps, strict=True))
         )
 
     def __getstate__(self):
         return {name: getattr(self, name) for name in self.__slots__}
 
     def __setstate__(self, state):
+        if "maps" not in state:  # pickled when the codes of every level were kept
+            fresh = GroupMatrix.from_level_codes(state["codes"], state["sizes"])
+            state = {**fresh.__getstate__(), "built": state["built"]}
         # unpickled arrays are writable: freeze them again, they are shared by every copy
         for name, value in state.items():
             object.__setattr__(self, name, value)
-        for a in self.codes:
+        for a in (self.codes, *self.maps):
             a.setflags(write=False)
+        if self._counts is not None:
+            self._counts.setflags(write=False)
         if self.built is not None:
             freeze_matrix(self.built)
+
+
+def structure_groups(st: Structure) -> GroupMatrix:
+    """The :class:`GroupMatrix` of a grouped structure (made from its codes if it has none)."""
+    ref = st.matrix_ref
+    if isinstance(ref, GroupMatrix):
+        return ref
+    # a structure pickled before the groups were kept beside it: its per-level codes
+    level_codes = [st["codes"]] if st["kind"] == "totals" else list(st["codes"])
+    level_codes = [np.asarray(c, dtype=np.intp).reshape(-1) for c in level_codes]
+    return GroupMatrix.from_level_codes(level_codes, [int(c.max()) + 1 for c in level_codes])
 
 
 def structure_matrix(st: Structure):
@@ -272,20 +322,26 @@ def group_matrix(codes, g) -> sparse.csr_array:
     return C
 
 
-def sorted_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def sorted_codes(values: np.ndarray, *, counts: bool = False) -> tuple:
     """``(uniques, codes)`` like ``np.unique(values, return_inverse=True)``, in O(n).
 
     The uniques are sorted as numpy sorts them.  Integer labels of a small
     range (census geography codes) are coded by counting, others by hashing;
     ``np.unique`` sorts all n values (about 20x slower for 10^7 labels).
+    With ``counts=True`` a third entry is the number of each unique, or None
+    when hashing found the codes (count them if they are needed).
     """
     small = small_int_range(values, values.size)
     if small is not None:
         keys, low, size = small
-        codes, present, _ = dense_codes(keys, size)
-        return (present + low).astype(values.dtype), codes
-    codes, uniq = pd.factorize(values, sort=True)
-    return np.asarray(uniq, dtype=values.dtype), codes.astype(np.int64, copy=False)
+        out = None if np.may_share_memory(keys, values) else keys  # shifted keys are ours
+        codes, present, _, *tally = dense_codes(keys, size, counts=counts, out=out)
+        out = (present + low).astype(values.dtype), codes
+    else:
+        codes, uniq = pd.factorize(values, sort=True)
+        out = np.asarray(uniq, dtype=values.dtype), codes.astype(np.int64, copy=False)
+        tally = [None] if counts else []
+    return (*out, *tally)
 
 
 def _refining_codes(parent: np.ndarray, own: np.ndarray, n_own: int):
@@ -306,10 +362,15 @@ def _refining_codes(parent: np.ndarray, own: np.ndarray, n_own: int):
     return first[order], order, rank[own]
 
 
-def labels_array(name: str, labels) -> np.ndarray:
-    """A private copy of the labels: integers, strings or whole-number floats up to 2**53."""
+def label_values(name: str, labels) -> np.ndarray:
+    """The labels as an array to read: integers, strings or whole-number floats up to 2**53.
+
+    Not a copy when ``labels`` is an integer or string array already: the
+    structures keep only codes and the labels of their groups, never this
+    array (the caller may change it afterwards).
+    """
     try:
-        arr = np.array(labels, copy=True)
+        arr = np.asarray(labels)
     except (TypeError, ValueError, OverflowError):
         raise TypeError(
             f"`{name}` must be an array of labels, got {type(labels).__name__} "
@@ -332,7 +393,7 @@ def labels_array(name: str, labels) -> np.ndarray:
         raise InvariantDPError(
             f"`{name}` must hold integer or string labels, got dtype {arr.dtype}."
         )
-    return read_only(arr)  # a private copy
+    return arr
 
 
 def margins_structure(shape) -> tuple:
@@ -355,31 +416,29 @@ def margins_structure(shape) -> tuple:
 
 def totals_structure(labels) -> tuple:
     """``(C, shape, names, structure)`` of the totals of the groups labelled by ``labels``."""
-    arr = labels_array("labels", labels)
-    uniq, codes = sorted_codes(arr.reshape(-1))
+    arr = label_values("labels", labels)
+    uniq, codes, counts = sorted_codes(arr.reshape(-1), counts=True)
     codes = read_only(codes)  # ours: the structure and the matrix builder share it
-    C = GroupMatrix([codes], [uniq.size])
+    C = GroupMatrix(codes, [read_only(np.arange(uniq.size))], [uniq.size], counts)
     names = tuple(f"total[{u}]" for u in uniq.tolist())
-    return C, arr.shape, names, {"kind": "totals", "labels": arr, "codes": codes}
+    st = {
+        "kind": "totals",
+        "labels": LabelArray.expand(uniq, codes.reshape(arr.shape)),
+        "codes": LabelArray(codes, copy=False),
+    }
+    return C, arr.shape, names, st
 
 
-def nested_structure(levels) -> tuple:
-    """``(C, shape, names, structure)`` of the totals at every level of a hierarchy."""
-    if isinstance(levels, np.ndarray) and levels.ndim == 1:
-        levels = [levels]
-    levels = [labels_array(f"levels[{j}]", lev) for j, lev in enumerate(levels)]
-    if not levels:
-        raise InvariantDPError("`levels` must hold at least one label array.")
-    shape = levels[0].shape
-    for j, lev in enumerate(levels):
-        if lev.shape != shape:
-            raise InvariantDPError(
-                f"`levels[{j}]` must have shape {shape} like `levels[0]`, got {lev.shape}."
-            )
+def _path_codes(levels: list) -> tuple[list, list, list]:
+    """``(codes, names, sizes)`` of the groups of every level of flat label arrays.
+
+    A group at level ``j`` is a path ``(levels[0], ..., levels[j])``; its
+    code orders the groups by parent group, then by own label (so by path).
+    """
     codes_per_level, names, sizes = [], [], []
-    prev = np.zeros(int(np.prod(shape)), dtype=np.int64)
+    prev = np.zeros(levels[0].size, dtype=np.int64)
     for j, lev in enumerate(levels):
-        uniq, lc = sorted_codes(lev.reshape(-1))
+        uniq, lc = sorted_codes(lev)
         refined = None if j == 0 else _refining_codes(prev, lc, uniq.size)
         if j == 0:
             parent, own, codes = np.zeros(uniq.size, dtype=np.int64), uniq, lc
@@ -392,16 +451,93 @@ def nested_structure(levels) -> tuple:
             parent = ukey // uniq.size
             own = uniq[ukey % uniq.size]
         if j == 0:
-            names.extend(f"level[0][{u}]" for u in own.tolist())
+            names += [f"level[0][{u}]" for u in own.tolist()]
         else:
-            names.extend(
-                f"level[{j}][{p}/{u}]" for p, u in zip(parent.tolist(), own.tolist(), strict=True)
-            )
-        codes_per_level.append(read_only(codes))  # ours: freezing needs no copy
+            pairs = zip(parent.tolist(), own.tolist(), strict=True)
+            names += [f"level[{j}][{p}/{u}]" for p, u in pairs]
+        codes_per_level.append(codes)
         sizes.append(own.size)
         prev = codes
-    C = GroupMatrix(codes_per_level, sizes)
-    return C, shape, names, {"kind": "nested_totals", "levels": levels, "codes": codes_per_level}
+    return codes_per_level, names, sizes
+
+
+def _finest_label_groups(levels: list):
+    """``(codes, labels, counts)`` when the finest label names its whole path, else None.
+
+    Census labels usually do (a tract code belongs to one county of one
+    state): then the finest groups are the distinct finest labels, coded in
+    one counting pass, and every coarser level only has to be checked to
+    agree, cell by cell, with the label of the cell's group.  ``codes`` is
+    the finest-label code of every cell, ``labels[j]`` the level-``j``
+    label of every finest label (in code order), ``counts`` the number of
+    cells of each (None if they were not counted on the way).
+    """
+    uniq, codes, counts = sorted_codes(levels[-1], counts=True)
+    labels = []
+    for lev in levels[:-1]:
+        mine = np.empty(uniq.size, dtype=lev.dtype)
+        mine[codes] = lev  # any one cell's label: equal in every cell, or refused below
+        for start in range(0, codes.size, CHUNK):
+            part = slice(start, start + CHUNK)
+            if not np.array_equal(lev[part], mine.take(codes[part])):
+                return None
+        labels.append(mine)
+    return codes, labels + [uniq], counts
+
+
+def nested_structure(levels) -> tuple:
+    """``(C, shape, names, structure)`` of the totals at every level of a hierarchy.
+
+    The groups are found on one representative per finest group (when the
+    finest label names its path, :func:`_finest_label_groups`) or on every
+    cell; the structure keeps the finest group of every cell, the group of
+    every level of each finest group and the labels of the finest groups,
+    so it holds no per-cell copy of any label array.
+    """
+    if isinstance(levels, np.ndarray) and levels.ndim == 1:
+        levels = [levels]
+    levels = [label_values(f"levels[{j}]", lev) for j, lev in enumerate(levels)]
+    if not levels:
+        raise InvariantDPError("`levels` must hold at least one label array.")
+    shape = levels[0].shape
+    for j, lev in enumerate(levels):
+        if lev.shape != shape:
+            raise InvariantDPError(
+                f"`levels[{j}]` must have shape {shape} like `levels[0]`, got {lev.shape}."
+            )
+    flat = [lev.reshape(-1) for lev in levels]
+    found = _finest_label_groups(flat)
+    if found is not None:
+        label_codes, group_labels, counts = found
+        path, names, sizes = _path_codes(group_labels)  # one representative per group
+        rank = path[-1]  # the finest group of each finest label
+        g = rank.size
+        if np.array_equal(rank, np.arange(g)):
+            codes = label_codes
+        else:  # finest labels in another order than their paths: renumber in place
+            codes = remap(rank, label_codes, label_codes)
+            order = np.empty(g, dtype=np.int64)
+            order[rank] = np.arange(g)
+            path = [p[order] for p in path]
+            group_labels = [lab[order] for lab in group_labels]
+            counts = None if counts is None else counts[order]
+        C = GroupMatrix(read_only(codes), [read_only(p) for p in path], sizes, counts)
+    else:
+        path, names, sizes = _path_codes(flat)
+        C = GroupMatrix.from_level_codes(path, sizes)
+        group_labels = []
+        for lev in flat:
+            mine = np.empty(sizes[-1], dtype=lev.dtype)
+            mine[C.codes] = lev  # every cell of a finest group has its labels
+            group_labels.append(mine)
+    codes, maps = C.codes, C.maps
+    cells = codes.reshape(shape)
+    structure = {
+        "kind": "nested_totals",
+        "levels": [LabelArray.expand(lab, cells) for lab in group_labels],
+        "codes": [LabelArray.expand(m, codes) for m in maps[:-1]] + [LabelArray(codes, copy=False)],
+    }
+    return C, shape, names, structure
 
 
 def verified_structure(structure, C, shape) -> Structure:

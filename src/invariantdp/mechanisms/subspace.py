@@ -121,9 +121,15 @@ def _laplace(inv, epsilon, sensitivity, transform=None):
 
 
 def _release(name, xv, inv, noise, scale, privacy, metadata, labels=None) -> Release:
-    """The release ``x + noise`` of the subspace mechanism ``name`` (a simulation)."""
+    """The release ``x + noise`` of the subspace mechanism ``name`` (a simulation).
+
+    ``noise`` is a new array of the mechanism's own: the value is summed into
+    it (the same numbers as ``x + noise``, without another array of n cells).
+    """
+    value = noise.reshape(xv.shape)
+    value += xv
     return make_release(
-        xv + noise.reshape(xv.shape),
+        value,
         name,
         _noise_law(name, scale, inv),
         _subspace_dp(*privacy, inv),
@@ -191,9 +197,8 @@ def projected_gaussian(
     sigma, privacy, metadata = _gaussian(inv, mu, epsilon, delta, sensitivity)
     e = as_generator(rng).standard_normal(inv.n_cells)
     e *= sigma
-    return _release(
-        "projected_gaussian", xv, inv, invariants.project(e), sigma, privacy, metadata, x
-    )
+    noise = invariants.project(e, out=e)  # e is ours: projected where it lies
+    return _release("projected_gaussian", xv, inv, noise, sigma, privacy, metadata, x)
 
 
 def projected_laplace(

@@ -48,9 +48,9 @@ derangements by exact integer sampling from :mod:`secrets` and marks the
 release ``"secure"``.
 
 The random permutation is in :mod:`._permutation`, the released table and
-its invariants in :mod:`._swap_table`.  :func:`swapping_mape` measures the
-error that swapping induces (Figure 5.1); plot it with
-:func:`invariantdp.plotting.plot_swapping_mape`.
+its invariants in :mod:`._swap_table`, the Dask path in :mod:`._swap_dask`.
+:func:`swapping_mape` measures the error that swapping induces (Figure
+5.1); plot it with :func:`invariantdp.plotting.plot_swapping_mape`.
 """
 
 from __future__ import annotations
@@ -69,7 +69,15 @@ from ..release import NoiseLaw, Release
 from ..secure import random_source
 from ._base import guarantee, make_release, release_part
 from ._permutation import root_entropy, sources_by_stratum, sources_global, sources_secure
-from ._swap_table import SwapTable, counts_on_cells, encode, jsonable, swap_table
+from ._swap_dask import ROW, swap_dask
+from ._swap_table import (
+    SwapTable,
+    counts_on_cells,
+    encode,
+    jsonable,
+    moved_records,
+    swap_table,
+)
 
 __all__ = [
     "SwapResult",
@@ -79,8 +87,6 @@ __all__ = [
     "swapping_mape",
     "table_on_release_cells",
 ]
-
-_ROW = "__invariantdp_row__"
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -335,7 +341,9 @@ def permutation_swap(
         table :math:`n^Z_{jkl}` on the cells ``(j, k, l)`` with
         :math:`n_{jk} > 0` and :math:`n_{jl} > 0` (listed in
         ``release.metadata["cells"]``, category labels in
-        ``metadata["levels"]``); ``release.invariants`` maps that table to
+        ``metadata["levels"]``: read-only arrays, one row of labels per
+        level, that compare equal to the lists the JSON document holds);
+        ``release.invariants`` maps that table to
         :math:`c_{Swap}` (rows: the :math:`n_{jl}`, then the :math:`n_{jk}`);
         ``release.guarantee`` is ``epsilon-DP`` with ``epsilon``, ``b``
         and ``swap_rate``; ``release.metadata["randomness"]`` is
@@ -403,25 +411,56 @@ def permutation_swap(
         raise InvariantDPError(
             f"`seed_policy` ({seed_policy!r}) must be 'stratum' for a Dask DataFrame."
         )
-    if kind == "dask" and _ROW in data.columns:
-        raise InvariantDPError(f"`data` must not have a column named {_ROW!r}.")
+    if kind == "dask" and ROW in data.columns:
+        raise InvariantDPError(f"`data` must not have a column named {ROW!r}.")
     gen = None if secure else as_generator(rng)
     roles = (swap, match, rest)
     if kind == "dask":
-        return _swap_dask(data, roles, swap_rate, root_entropy(gen))
+        swapped, table, levels = swap_dask(data, roles, swap_rate, root_entropy(gen))
+        return _swap_result(swapped, table, levels, roles, swap_rate, "stratum", None)
 
-    x, tv = encode(data, roles), None
+    x = encode(data, roles, read_all=secure)
     if secure:
         src, tv = sources_secure(x.j, x.n_match, swap_rate, sgen)
-    elif seed_policy == "global":
+        # a release to publish: the work must not depend on how many records swap
+        # (invariantdp.secure) nor on their order, so every record is read, placed, taken
+        out = data.copy(deep=False)
+        for c in swap:
+            out[c] = data[c].array.take(src)
+        table = swap_table(x, z=x._replace(k=x.k[src]))
+        return _swap_result(out, table, x.levels, roles, swap_rate, seed_policy, tv)
+    if seed_policy == "global":
         src = sources_global(x.j, x.n_match, swap_rate, gen)
     else:
         src = sources_by_stratum(data, match, swap_rate, root_entropy(gen))
+    # A simulation: only the moved records are placed again and gathered.  Arrays
+    # of n are made in an order that lets each reuse the memory of the last: the
+    # sources go once the moved records are known (but for columns of other than
+    # numpy dtypes, taken whole), the codes once the table is made.
+    moved = moved_records(src)
+    taken = {c: data[c].array.take(src) for c in swap if not isinstance(data[c].dtype, np.dtype)}
+    origin = src[moved]
+    del src
+    table = swap_table(x, moved=moved, new_k=x.k[origin])
+    levels = x.levels
+    del x
     out = data.copy(deep=False)
     for c in swap:
-        out[c] = data[c].array.take(src)
-    table = swap_table(x, x._replace(k=x.k[src]))
-    return _swap_result(out, table, x.levels, roles, swap_rate, seed_policy, tv)
+        values = taken.pop(c) if c in taken else _swapped(data[c], moved, origin)
+        # a Series on the same index is set without another copy of the new values
+        out[c] = pd.Series(values, index=out.index, copy=False)
+    return _swap_result(out, table, levels, roles, swap_rate, seed_policy, None)
+
+
+def _swapped(column: pd.Series, moved: np.ndarray, origin: np.ndarray) -> np.ndarray:
+    """A numpy ``column`` whose ``moved`` records take the values of records ``origin``.
+
+    The column is copied and only its moved records (the swap rate of them)
+    are gathered.
+    """
+    values = column.to_numpy(copy=True)
+    values[moved] = values[origin]
+    return values
 
 
 def _swap_result(out, table: SwapTable, levels, roles, swap_rate, policy, tv) -> SwapResult:
@@ -532,68 +571,15 @@ def swapping_mape(data: pd.DataFrame, *, swap, match=(), swap_rates, n_runs=20, 
     gen = as_generator(rng)
     x = encode(data, (swap, match, rest), labels=False)
     size = x.n_swap * x.n_rest
-    truth = np.bincount(x.k * x.n_rest + x.l, minlength=size)
+    n_rest = np.int64(x.n_rest)  # the codes may be narrow: keys in int64
+    truth = np.bincount(x.k * n_rest + x.l, minlength=size)
     keep = truth > 0
     children = gen.spawn(len(rates) * n_runs)
     rows = []
     for i, p in enumerate(rates):
         for r in range(n_runs):
             src = sources_global(x.j, x.n_match, p, children[i * n_runs + r])
-            swapped = np.bincount(x.k[src] * x.n_rest + x.l, minlength=size)
+            swapped = np.bincount(x.k[src] * n_rest + x.l, minlength=size)
             err = np.abs(swapped[keep] - truth[keep]) / truth[keep]
             rows.append((p, r, float(err.mean())))
     return pd.DataFrame(rows, columns=["swap_rate", "run", "mape"])
-
-
-# ---------------------------------------------------------------------------
-# Dask: stratum by stratum
-# ---------------------------------------------------------------------------
-
-
-def _swap_partition(df: pd.DataFrame, swap, match, p, root) -> pd.DataFrame:
-    df = df.sort_values(_ROW, kind="stable")
-    src = sources_by_stratum(df, match, p, root)
-    out = df.drop(columns=[_ROW])
-    for c in swap:
-        out[c] = df[c].array.take(src)
-    return out
-
-
-def _add_row_numbers(df: pd.DataFrame, offsets, partition_info=None) -> pd.DataFrame:
-    start = int(offsets[partition_info["number"]]) if partition_info else 0
-    return df.assign(**{_ROW: np.arange(start, start + len(df), dtype=np.int64)})
-
-
-def _swap_dask(ddf, roles, p, root) -> SwapResult:
-    import dask
-
-    swap, match, rest = roles
-    cols = list(ddf.columns)
-    lengths = ddf.map_partitions(len).compute()
-    lengths = np.asarray(lengths, dtype=np.int64)
-    if lengths.sum() == 0:
-        raise InvariantDPError("`data` must hold at least one record, got an empty DataFrame.")
-    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    meta = ddf._meta.assign(**{_ROW: np.array([], dtype=np.int64)})
-    numbered = ddf.map_partitions(_add_row_numbers, offsets, meta=meta)
-    if match:
-        grouped = numbered.shuffle(on=match)
-    else:
-        grouped = numbered.repartition(npartitions=1)
-    swapped = grouped.map_partitions(_swap_partition, swap, match, p, root, meta=ddf._meta)
-
-    opts = {"dropna": False, "observed": True}
-    counts_x, counts_z = dask.compute(
-        ddf.groupby(cols, **opts).size(), swapped.groupby(cols, **opts).size()
-    )
-    frame_x = counts_x.index.to_frame(index=False)
-    frame_z = counts_z.index.to_frame(index=False)
-    frame_x.columns = cols
-    frame_z.columns = cols
-    # X and Z coded together, so that their codes and labels agree
-    both = encode(pd.concat([frame_x, frame_z], ignore_index=True), roles)
-    nx = len(frame_x)
-    x = both._replace(j=both.j[:nx], k=both.k[:nx], l=both.l[:nx])
-    z = both._replace(j=both.j[nx:], k=both.k[nx:], l=both.l[nx:])
-    table = swap_table(x, z, wx=counts_x.to_numpy(), wz=counts_z.to_numpy())
-    return _swap_result(swapped, table, x.levels, roles, p, "stratum", None)
