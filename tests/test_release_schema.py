@@ -861,3 +861,26 @@ def test_mutation_strategy_reaches_the_validators():
     d["noise"]["params"]["invariants"]["shape"] = [2**31, 2**31]
     with pytest.raises(ValueError, match=r"`noise\.params\.invariants\.shape`"):
         Release.from_dict(d)
+
+
+def test_general_invariants_with_more_entries_than_cells_round_trip():
+    # a swap's invariants hold two entries per cell: a document of 40,000 cells with
+    # 80,000 matrix entries is backed by its own text and must read back (it was
+    # refused above 65,536 entries, so no census-sized swap release round-tripped)
+    n = 40_000
+    rows = np.concatenate([np.zeros(n, dtype=np.int64), 1 + np.arange(n) // 2])
+    cols = np.concatenate([np.arange(n), np.arange(n)])
+    C = sparse.csr_array((np.ones(2 * n), (rows, cols)), shape=(1 + n // 2, n))
+    x = np.arange(n, dtype=float) % 7
+    inv = Invariants(C, None, (n,)).with_values(C @ x)
+    rel = Release(
+        value=x,
+        mechanism="user",
+        noise=NoiseLaw("discrete_laplace", {"scale": 1.0}),
+        guarantee=PrivacyGuarantee("epsilon-DP", {"epsilon": 1.0}),
+        invariants=inv,
+        data_shape=(n,),
+    )
+    back = Release.from_json(rel.to_json())
+    assert back.invariants == inv
+    assert np.array_equal(back.value, rel.value)

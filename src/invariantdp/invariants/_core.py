@@ -24,7 +24,12 @@ from .._validation import (
 )
 from . import _geometry as geo
 from ._consistency import check_consistent, check_satisfied
-from ._document import invariants_repr, read_invariants, structure_document
+from ._document import (
+    MAX_DOCUMENT_CELLS,
+    invariants_repr,
+    read_invariants,
+    structure_document,
+)
 from ._structure import (
     GroupMatrix,
     Structure,
@@ -45,9 +50,6 @@ from ._structure import (
 
 #: general sparse matrices with more entries are never densified (SVD, :meth:`dense_matrix`)
 DENSE_LIMIT = 20_000_000
-
-#: :meth:`Invariants.from_dict` refuses documents declaring more cells or entries than this
-MAX_DOCUMENT_CELLS = 2**24
 
 _GROUPED = ("totals", "nested_totals")
 

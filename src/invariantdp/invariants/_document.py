@@ -36,6 +36,9 @@ from ._structure import (
     totals_structure,
 )
 
+#: :meth:`Invariants.from_dict` refuses documents declaring more cells or entries than this
+MAX_DOCUMENT_CELLS = 2**24
+
 
 def _labels_doc(labels):
     """A structure's flat labels as themselves (listed only when a document is written)."""
@@ -132,7 +135,12 @@ def read_structure(path: str, st, shape) -> tuple:
 
 
 def read_general(path: str, m, shape, max_cells: int):
-    """The general matrix of a validated ``matrix`` document acting on ``shape`` (C-order)."""
+    """The general matrix of a validated ``matrix`` document acting on ``shape`` (C-order).
+
+    ``max_cells`` bounds the rows it may declare; its entries are bounded by
+    ``MAX_DOCUMENT_CELLS`` only, since each is written out in the document
+    (a swap's invariants hold two entries per cell, more than its cells).
+    """
     doc_object(path, m, required=("sparse", "data"), optional=("shape", "row", "col"))
     flag = m["sparse"]
     if not isinstance(flag, bool):
@@ -145,8 +153,10 @@ def read_general(path: str, m, shape, max_cells: int):
         doc_int(doc_path(path, "shape[1]"), mshape[1], minimum=n, maximum=n)
         data = doc_numbers(doc_path(path, "data"), m["data"])
         nnz = len(data)
-        if nnz > max_cells:
-            raise doc_error(doc_path(path, "data"), data, f"must have at most {max_cells} entries.")
+        if nnz > MAX_DOCUMENT_CELLS:
+            raise doc_error(
+                doc_path(path, "data"), data, f"must have at most {MAX_DOCUMENT_CELLS} entries."
+            )
         row = doc_numbers(doc_path(path, "row"), m["row"], integer=True, length=nnz)
         col = doc_numbers(doc_path(path, "col"), m["col"], integer=True, length=nnz)
         if nnz and (min(row) < 0 or max(row) >= k):
@@ -158,9 +168,9 @@ def read_general(path: str, m, shape, max_cells: int):
     doc_object(path, m, required=("sparse", "data"))
     dpath = doc_path(path, "data")
     rows = doc_list(dpath, m["data"])
-    if len(rows) * n > max_cells:
+    if len(rows) * n > MAX_DOCUMENT_CELLS:
         raise doc_error(
-            dpath, rows, f"has {len(rows)} x {n} entries; at most {max_cells} are allowed."
+            dpath, rows, f"has {len(rows)} x {n} entries; at most {MAX_DOCUMENT_CELLS} are allowed."
         )
     for i, row in enumerate(rows):
         doc_numbers(doc_path(dpath, i), row, length=n)
