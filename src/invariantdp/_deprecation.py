@@ -1,26 +1,126 @@
-"""Renamed keyword arguments and attributes that keep their old names for one release.
+"""Deprecations: old names, arguments and module paths that keep working until a stated release.
 
-A public rename keeps the old spelling working, with a ``DeprecationWarning``
-that names the new one, until the next release removes it.  The CHANGELOG
-lists every rename under "Deprecated".
+Every public rename or move keeps the old spelling working for one release,
+with a ``DeprecationWarning`` that names the replacement and the release that
+removes it.  All of them go through :func:`deprecated`, which records each one
+in a registry: ``tests/test_deprecation.py`` fails once the package's version
+reaches a deprecation's ``removed_in``, so that nothing outlives its notice.
+The CHANGELOG lists every deprecation under "Deprecated".
+
+The shapes a deprecation takes, each built on :func:`deprecated`:
+
+* :func:`renamed_keywords` -- keyword arguments under their old names;
+* :func:`deprecated_property` / :func:`renamed_attribute` -- attributes;
+* :func:`moved_function` -- a function kept under its old name;
+* :func:`moved_names` -- a module's ``__getattr__`` for old names (and for its
+  old submodules, see :func:`moved_modules`);
+* :func:`moved_modules` -- whole modules under their old import paths.
+
+The registry and the import hook installed by :func:`moved_modules` are,
+with the noise-family registry of :mod:`invariantdp.families`, the package's
+only global state.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
+import importlib.abc
+import importlib.util
+import sys
 import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
-__all__ = ["moved_function", "renamed_attribute", "renamed_keywords"]
+__all__ = [
+    "NEXT_RELEASE",
+    "Deprecation",
+    "deprecated",
+    "deprecated_property",
+    "deprecations",
+    "moved_function",
+    "moved_modules",
+    "moved_names",
+    "release_tuple",
+    "renamed_attribute",
+    "renamed_keywords",
+]
+
+#: the release that removes what the current one deprecates
+NEXT_RELEASE = "0.3.0"
 
 
-def _message(kind: str, old: str, new: str, where: str) -> str:
-    return (
-        f"the {kind} `{old}` of {where} is deprecated and will be removed in the next "
-        f"release; use `{new}`."
-    )
+def release_tuple(version: str) -> tuple[int, int, int]:
+    """``"0.2.0.dev0"`` -> ``(0, 2, 0)``: the release a version string belongs to."""
+    if not version[:1].isdigit():
+        raise ValueError(f"`version` ({version!r}) must start with a release number, e.g. 0.3.0.")
+    parts = []
+    for piece in version.split(".")[:3]:
+        digits = ""
+        for ch in piece:
+            if not ch.isdigit():
+                break
+            digits += ch
+        parts.append(int(digits or 0))
+    while len(parts) < 3:
+        parts.append(0)
+    return tuple(parts)
 
 
-def renamed_keywords(**renames: str):
+@dataclass(frozen=True)
+class Deprecation:
+    """One deprecated spelling: what it was, what to use, and when it goes.
+
+    Attributes
+    ----------
+    old : str
+        The old spelling, with where it lives (``"invariantdp.privacy.gaussian"``,
+        ``"the argument `n_draws` of conditional_release()"``).
+    new : str
+        What to use instead.
+    removed_in : str
+        The release that removes the old spelling.
+    """
+
+    old: str
+    new: str
+    removed_in: str
+
+    def message(self) -> str:
+        return (
+            f"{self.old} is deprecated and will be removed in invariantdp {self.removed_in}; "
+            f"use {self.new}."
+        )
+
+    def warn(self, stacklevel: int = 2) -> None:
+        """Issue the ``DeprecationWarning``, ``stacklevel`` counted from the caller."""
+        warnings.warn(self.message(), DeprecationWarning, stacklevel=stacklevel + 1)
+
+
+_REGISTRY: dict[str, Deprecation] = {}
+
+
+def deprecated(old: str, new: str, *, removed_in: str = NEXT_RELEASE) -> Deprecation:
+    """Record that ``old`` is deprecated in favour of ``new`` until ``removed_in``.
+
+    Examples
+    --------
+    >>> d = deprecated("geometry.old_area", "geometry.area", removed_in="9.0.0")
+    >>> d.message()
+    'geometry.old_area is deprecated and will be removed in invariantdp 9.0.0; use geometry.area.'
+    """
+    release_tuple(removed_in)  # a malformed version fails at import, not at removal
+    dep = Deprecation(old, new, removed_in)
+    _REGISTRY[old] = dep
+    return dep
+
+
+def deprecations() -> tuple[Deprecation, ...]:
+    """Every deprecation recorded by the modules imported so far."""
+    return tuple(_REGISTRY.values())
+
+
+def renamed_keywords(*, removed_in: str = NEXT_RELEASE, **renames: str):
     """Decorator: accept the keyword arguments ``old=new`` under their old names.
 
     A call with an old name warns (``DeprecationWarning``, pointing at the
@@ -41,6 +141,10 @@ def renamed_keywords(**renames: str):
 
     def decorate(func):
         where = f"{func.__name__}()"
+        deps = {
+            old: deprecated(f"the argument `{old}` of {where}", f"`{new}`", removed_in=removed_in)
+            for old, new in renames.items()
+        }
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
@@ -51,9 +155,7 @@ def renamed_keywords(**renames: str):
                     raise TypeError(
                         f"{where} got both `{old}` (deprecated) and `{new}`; pass `{new}` only."
                     )
-                warnings.warn(
-                    _message("argument", old, new, where), DeprecationWarning, stacklevel=2
-                )
+                deps[old].warn()
                 kwargs[new] = kwargs.pop(old)
             return func(*args, **kwargs)
 
@@ -62,7 +164,24 @@ def renamed_keywords(**renames: str):
     return decorate
 
 
-def renamed_attribute(old: str, new: str, owner: str) -> property:
+def deprecated_property(
+    getter: Callable, old: str, new: str, *, removed_in: str = NEXT_RELEASE
+) -> property:
+    """A read-only property that warns and returns ``getter(self)``.
+
+    ``old`` names the attribute with its owner (``"`SwapResult.release`"``),
+    ``new`` says what to use.
+    """
+    dep = deprecated(old, new, removed_in=removed_in)
+
+    def fget(self):
+        dep.warn()
+        return getter(self)
+
+    return property(fget, doc=f"Deprecated: use {new}.")
+
+
+def renamed_attribute(old: str, new: str, owner: str, *, removed_in: str = NEXT_RELEASE):
     """A read-only property ``old`` that warns and returns the attribute ``new``.
 
     Examples
@@ -76,15 +195,19 @@ def renamed_attribute(old: str, new: str, owner: str) -> property:
     ...     Result().n_draws
     10
     """
+    return deprecated_property(
+        lambda self: getattr(self, new),
+        f"the attribute `{old}` of {owner}",
+        f"`{new}`",
+        removed_in=removed_in,
+    )
 
-    def fget(self):
-        warnings.warn(_message("attribute", old, new, owner), DeprecationWarning, stacklevel=2)
-        return getattr(self, new)
 
-    return property(fget, doc=f"Deprecated alias of ``{new}``.")
+def _path(obj) -> str:
+    return f"{obj.__module__}.{obj.__qualname__}"
 
 
-def moved_function(func, old: str):
+def moved_function(func, old: str, *, removed_in: str = NEXT_RELEASE):
     """The function ``func`` under its old public path ``old``, warning on every call.
 
     Examples
@@ -92,22 +215,98 @@ def moved_function(func, old: str):
     >>> import warnings
     >>> def area(r):
     ...     return 3 * r * r
-    >>> old_area = moved_function(area, "geometry.old_area")
+    >>> old_area = moved_function(area, "geometry.old_area", removed_in="9.0.0")
     >>> with warnings.catch_warnings(record=True) as w:
     ...     warnings.simplefilter("always")
     ...     old_area(2), str(w[0].message).split(";")[0]
-    (12, 'geometry.old_area is deprecated and will be removed in the next release')
+    (12, 'geometry.old_area is deprecated and will be removed in invariantdp 9.0.0')
     """
-    new = f"{func.__module__}.{func.__qualname__}"
+    dep = deprecated(old, _path(func), removed_in=removed_in)
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        warnings.warn(
-            f"{old} is deprecated and will be removed in the next release; use {new}.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        dep.warn()
         return func(*args, **kwargs)
 
-    wrapper.__doc__ = f"Deprecated alias of :func:`{new}` (moved there).\n\n" + (func.__doc__ or "")
+    wrapper.__doc__ = f"Deprecated alias of :func:`{dep.new}`.\n\n" + (func.__doc__ or "")
     return wrapper
+
+
+def moved_names(module: str, names: Mapping[str, object], *, removed_in: str = NEXT_RELEASE):
+    """A module ``__getattr__`` that keeps old names (and old submodules) for one release.
+
+    ``names`` maps each old name to its object, or to the dotted path of an
+    object (``"invariantdp.census.topdown_privacy_accounting"``) that lives
+    above the module and is imported only when asked for.  Reading an old name
+    warns and gives the object; an old *submodule* of a package (registered
+    with :func:`moved_modules`) is imported, which warns.  Any other name
+    raises ``AttributeError``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> getattr_ = moved_names("geometry", {"old_abs": "builtins.abs"}, removed_in="9.0.0")
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     getattr_("old_abs") is abs, w[0].category.__name__
+    (True, 'DeprecationWarning')
+    """
+    deps = {
+        old: deprecated(
+            f"{module}.{old}", obj if isinstance(obj, str) else _path(obj), removed_in=removed_in
+        )
+        for old, obj in names.items()
+    }
+
+    def __getattr__(name):
+        if name in deps:
+            obj = names[name]
+            if isinstance(obj, str):
+                where, _, attr = obj.rpartition(".")
+                obj = getattr(importlib.import_module(where), attr)
+            deps[name].warn()
+            return obj
+        if f"{module}.{name}" in _FINDER.moved:
+            return importlib.import_module(f"{module}.{name}")
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    return __getattr__
+
+
+class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports a module's old path as the module itself, warning once per process."""
+
+    def __init__(self):
+        self.moved: dict[str, tuple[str, Deprecation]] = {}
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname in self.moved:
+            return importlib.util.spec_from_loader(fullname, self)
+        return None
+
+    def create_module(self, spec):
+        new, dep = self.moved[spec.name]
+        # stacklevel 2: the importing line (warnings skips the import machinery's frames)
+        warnings.warn(dep.message(), DeprecationWarning, stacklevel=2)
+        # the old name is the module itself: same objects, same pickles
+        return importlib.import_module(new)
+
+    def exec_module(self, module):
+        """Nothing to run: the module was imported under its new name."""
+
+
+_FINDER = _MovedModuleFinder()
+
+
+def moved_modules(mapping: Mapping[str, str], *, removed_in: str = NEXT_RELEASE) -> None:
+    """Keep each module's old import path (``old -> new``, dotted names) for one release.
+
+    ``import old`` (or ``from old import x``) warns and gives the module at
+    ``new``; pickles that name ``old`` load.  The package holding ``old``
+    should use :func:`moved_names` as its ``__getattr__`` so that attribute
+    access (``package.old``) works too.
+    """
+    for old, new in mapping.items():
+        _FINDER.moved[old] = (new, deprecated(f"the module {old}", new, removed_in=removed_in))
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.insert(0, _FINDER)

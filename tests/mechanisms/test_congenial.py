@@ -492,7 +492,7 @@ def test_old_mcmc_names_warn_at_the_caller_and_give_the_same_draws():
         old = conditional_release(**GIBBS3, n_draws=20, n_chains=3, n_tune=5, rng=1)
     assert sorted(str(w.message) for w in rec) == [
         f"the argument `{old}` of conditional_release() is deprecated and will be removed in "
-        f"the next release; use `{new}`."
+        f"invariantdp 0.3.0; use `{new}`."
         for old, new in (("n_chains", "chains"), ("n_draws", "draws"), ("n_tune", "tune"))
     ]
     assert {w.filename for w in rec} == {__file__}

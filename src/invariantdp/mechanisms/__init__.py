@@ -21,8 +21,8 @@ and :mod:`.odds_ratio` (Cho & Awan), :mod:`.congenial` (Gong & Meng),
 constructor of their releases, is in :mod:`._base`.
 """
 
+from .._deprecation import moved_names
 from ..exceptions import ConvergenceWarning
-from ._base import deprecated_attribute
 from .additive import gaussian_mechanism, laplace_mechanism
 from .congenial import (
     ConditionalRelease,
@@ -88,15 +88,14 @@ __all__ = [
     "table_on_release_cells",
 ]
 
-_RENAMED = {
-    "laplace": laplace_mechanism,
-    "gaussian": gaussian_mechanism,
-    "discrete_laplace": discrete_laplace_mechanism,
-    "discrete_gaussian": discrete_gaussian_mechanism,
-    "tulap": tulap_mechanism,
-}
-
-
-def __getattr__(name):
-    # the mechanisms' old names, which the noise laws now own (invariantdp.distributions)
-    return deprecated_attribute(__name__, _RENAMED, name)
+# the mechanisms' old names, which the noise laws now own (invariantdp.distributions)
+__getattr__ = moved_names(
+    __name__,
+    {
+        "laplace": laplace_mechanism,
+        "gaussian": gaussian_mechanism,
+        "discrete_laplace": discrete_laplace_mechanism,
+        "discrete_gaussian": discrete_gaussian_mechanism,
+        "tulap": tulap_mechanism,
+    },
+)

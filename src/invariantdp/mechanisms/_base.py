@@ -20,11 +20,11 @@ argument checks they share (:func:`check_data`, :func:`resolve_sensitivity`,
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import fields
 
 import numpy as np
 
+from .._deprecation import deprecated_property
 from .._validation import check_delta, check_epsilon, check_finite_array, check_positive
 from ..exceptions import InvariantDPError
 from ..labels import labels_of
@@ -38,7 +38,6 @@ __all__ = [
     "SIMULATION",
     "check_data",
     "check_float_scale",
-    "deprecated_attribute",
     "gaussian_calibration",
     "guarantee",
     "make_release",
@@ -248,33 +247,6 @@ def release_part(owner: str) -> property:
     ``.release``; they are Releases now, and the property gives
     :func:`plain_release` of them with a ``DeprecationWarning``.
     """
-
-    def fget(self):
-        warnings.warn(
-            f"`{owner}.release` is deprecated and will be removed in the next release: a "
-            f"{owner} is a Release itself (use it directly).",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return plain_release(self)
-
-    return property(fget, doc=f"Deprecated: the plain Release part of the {owner}.")
-
-
-def deprecated_attribute(module: str, renamed: dict, name: str):
-    """The body of a module ``__getattr__`` that keeps renamed public names for one release.
-
-    ``renamed`` maps each old name to the object under its new name; reading
-    an old name warns (``DeprecationWarning``, pointing at the reader) and
-    gives the new object.  Any other name raises ``AttributeError``.
-    """
-    if name not in renamed:
-        raise AttributeError(f"module {module!r} has no attribute {name!r}")
-    new = renamed[name]
-    warnings.warn(
-        f"{module}.{name} is deprecated and will be removed in the next release; use "
-        f"{new.__module__}.{new.__name__}.",
-        DeprecationWarning,
-        stacklevel=3,
+    return deprecated_property(
+        plain_release, f"`{owner}.release`", f"the {owner} itself (a {owner} is a Release)"
     )
-    return new

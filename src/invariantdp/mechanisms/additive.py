@@ -38,6 +38,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from .._deprecation import moved_names
 from .._validation import check_epsilon
 from ..distributions._constant import TIMING_DELTA
 from ..exceptions import InvariantDPError
@@ -46,7 +47,6 @@ from ..secure import random_source
 from ._base import (
     check_data,
     check_float_scale,
-    deprecated_attribute,
     gaussian_calibration,
     guarantee,
     make_release,
@@ -361,21 +361,15 @@ def _secure_gaussian(x, shape, from_mu, gparams, sensitivity, delta2, grid, gen)
     return value, law, "zCDP", params, extra, tv
 
 
-def _renamed() -> dict:
-    # imported on use, so that the moved names are not attributes of this module
-    from .discrete import discrete_gaussian_mechanism, discrete_laplace_mechanism, tulap_mechanism
-    from .knorm import lp_mechanism
-
-    return {
-        "laplace": laplace_mechanism,
-        "gaussian": gaussian_mechanism,
-        "discrete_laplace": discrete_laplace_mechanism,
-        "discrete_gaussian": discrete_gaussian_mechanism,
-        "tulap": tulap_mechanism,
-        "lp_mechanism": lp_mechanism,
-    }
-
-
-def __getattr__(name):
-    # the old names of this module (renamed, or moved to .discrete and .knorm)
-    return deprecated_attribute(__name__, _renamed(), name)
+# the old names of this module (renamed, or moved to .discrete and .knorm)
+__getattr__ = moved_names(
+    __name__,
+    {
+        "laplace": "invariantdp.mechanisms.laplace_mechanism",
+        "gaussian": "invariantdp.mechanisms.gaussian_mechanism",
+        "discrete_laplace": "invariantdp.mechanisms.discrete_laplace_mechanism",
+        "discrete_gaussian": "invariantdp.mechanisms.discrete_gaussian_mechanism",
+        "tulap": "invariantdp.mechanisms.tulap_mechanism",
+        "lp_mechanism": "invariantdp.mechanisms.lp_mechanism",
+    },
+)

@@ -16,8 +16,7 @@ The likelihood classes were called ``Tulap``, ``Laplace``, ``Gaussian``,
 issue 11; those names still work here with a ``DeprecationWarning``.
 """
 
-import warnings
-
+from ..._deprecation import moved_names
 from . import _requirements  # noqa: F401 - first: names the extra when PyMC is missing
 from ._projected import ProjectedGaussianLikelihood
 from ._scalar import (
@@ -51,27 +50,17 @@ __all__ = [
     "release_noise",
 ]
 
-#: names before issue 11: the classes are the law of the release given the
-#: confidential value, not the noise law (``distributions.tulap``) or the
-#: mechanism (``mechanisms.tulap_mechanism``)
-_RENAMED = {
-    "Tulap": "TulapLikelihood",
-    "Laplace": "LaplaceLikelihood",
-    "Gaussian": "GaussianLikelihood",
-    "DiscreteLaplace": "DiscreteLaplaceLikelihood",
-    "DiscreteGaussian": "DiscreteGaussianLikelihood",
-    "ProjectedGaussian": "ProjectedGaussianLikelihood",
-}
-
-
-def __getattr__(name):
-    if name in _RENAMED:
-        new = _RENAMED[name]
-        warnings.warn(
-            f"invariantdp.inference.bayes.{name} is deprecated and will be removed in the next "
-            f"release; use invariantdp.inference.bayes.{new}.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return globals()[new]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# names before issue 11: the classes are the law of the release given the
+# confidential value, not the noise law (``distributions.tulap``) or the
+# mechanism (``mechanisms.tulap_mechanism``)
+__getattr__ = moved_names(
+    __name__,
+    {
+        "Tulap": TulapLikelihood,
+        "Laplace": LaplaceLikelihood,
+        "Gaussian": GaussianLikelihood,
+        "DiscreteLaplace": DiscreteLaplaceLikelihood,
+        "DiscreteGaussian": DiscreteGaussianLikelihood,
+        "ProjectedGaussian": ProjectedGaussianLikelihood,
+    },
+)
