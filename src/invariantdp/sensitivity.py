@@ -31,7 +31,6 @@ mechanisms share it, it is not in ``__all__``.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 
@@ -39,6 +38,7 @@ import numpy as np
 from scipy import optimize
 from scipy.spatial import ConvexHull
 
+from ._bounded_cache import bounded_cache
 from ._fixed_linalg import fixed_det, fixed_matmul, tree_sum
 from ._span import (
     MAX_BYTES,
@@ -438,7 +438,7 @@ class HullNorm(SpanNorm):
         )
 
 
-@functools.lru_cache(maxsize=32)
+@bounded_cache(maxsize=32)
 def _cached_hull(shape, data: bytes) -> HullNorm:
     return HullNorm(np.frombuffer(data, dtype=float).reshape(shape))
 

@@ -39,6 +39,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from .._bounded_cache import bounded_cache
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_positive, check_positive_int, format_value
 from ._arith import (  # noqa: F401  (_bernoulli_exp: CKS Algorithm 1, tested from here)
@@ -315,17 +316,14 @@ class _ExactTruncation:
         return not lazy_less(theta, gen)
 
 
-_TRUNCATIONS: dict[tuple[float, float], _ExactTruncation] = {}
+@bounded_cache(maxsize=64)
+def _truncation(epsilon: float, delta: float) -> _ExactTruncation:
+    return _ExactTruncation(epsilon, delta)
 
 
 def _exact_truncation(epsilon: float, delta: float) -> _ExactTruncation:
     """The (cached) exact truncation of ``(epsilon, delta)``: releases repeat their parameters."""
-    key = (float(epsilon), float(delta))
-    if key not in _TRUNCATIONS:
-        if len(_TRUNCATIONS) >= 64:
-            _TRUNCATIONS.clear()
-        _TRUNCATIONS[key] = _ExactTruncation(*key)
-    return _TRUNCATIONS[key]
+    return _truncation(float(epsilon), float(delta))
 
 
 #: the uniform part's cell is refined by one more word in every trial's fast boundary test

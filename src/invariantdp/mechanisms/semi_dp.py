@@ -20,10 +20,9 @@ integer noise in every cell; the margins are not kept).
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
+from .._bounded_cache import bounded_cache
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_counts, check_epsilon, check_positive
 from ..distributions.knorm import check_method
@@ -49,12 +48,12 @@ _SECURE_ALTERNATIVES = (
 )
 
 
-@functools.lru_cache(maxsize=64)
+@bounded_cache(maxsize=64)
 def _margins(shape):
     return one_way_margins(shape)
 
 
-@functools.lru_cache(maxsize=64)
+@bounded_cache(maxsize=64)
 def _space(r, c):
     S = contingency_sensitivity_space(r, c)
     S.setflags(write=False)
