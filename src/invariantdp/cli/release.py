@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from ..exceptions import InvariantDPError
+from ..families._calibration import mu_of_rho
 from ._common import (
     add_randomness_args,
     check_output,
@@ -223,7 +224,7 @@ def _rho_to_mu(args, given: dict, allowed: tuple) -> float | None:
         )
     if "rho" in allowed:  # the mechanism takes zCDP itself
         return None
-    given["mu"], given["rho"] = math.sqrt(2.0 * rho), None
+    given["mu"], given["rho"] = mu_of_rho(rho), None
     return rho
 
 

@@ -37,6 +37,12 @@ from ..distributions.tulap import (
     tulap_privacy_shapes,
 )
 from ..exceptions import InvariantDPError
+from ..families._calibration import (
+    exact_gaussian_variance,
+    gaussian_sigma,
+    laplace_scale,
+    rho_of_mu,
+)
 from ..release import NoiseLaw, Release
 from ..secure import random_source
 from ._base import check_data, guarantee, make_release, resolve_sensitivity
@@ -168,7 +174,7 @@ def discrete_laplace_mechanism(x, *, epsilon, sensitivity=1, rng=None, secure=Fa
     epsilon = check_epsilon(epsilon)
     shape, xv = _integer_data(x, secure)
     delta1 = _integer_sensitivity(sensitivity, 1, math.prod(shape))
-    t = delta1 / epsilon
+    t = laplace_scale(delta1, epsilon)
     _check_integer_scale(t, "sensitivity / epsilon")
     tv = None
     if secure:
@@ -256,18 +262,17 @@ def discrete_gaussian_mechanism(
     if (mu is None) == (rho is None):
         raise InvariantDPError(f"give exactly one of `mu` or `rho`; got mu={mu}, rho={rho}.")
     if mu is not None:
-        rho = check_positive("mu", mu) ** 2 / 2.0
+        rho = rho_of_mu(check_positive("mu", mu))
     else:
         rho = check_positive("rho", rho)
     shape, xv = _integer_data(x, secure)
     delta2 = resolve_sensitivity(sensitivity, 2, dim=math.prod(shape))
-    with np.errstate(over="ignore", divide="ignore"):
-        sigma = float(delta2 / np.sqrt(2.0 * rho))
+    sigma = gaussian_sigma(delta2, rho=rho)
     _check_integer_scale(sigma, "sigma")
     tv = None
     if secure:
         d2 = exact_norm(sensitivity, 2)
-        s2 = d2 / (Fraction(mu) ** 2 if mu is not None else 2 * Fraction(rho))
+        s2 = exact_gaussian_variance(d2, **({"mu": mu} if mu is not None else {"rho": rho}))
         xv = secure_integers(x)
         noise, tv = exact_gaussian_noise(s2, shape, gen, zcdp_reference_epsilon(rho))
     else:

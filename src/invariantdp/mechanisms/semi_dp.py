@@ -27,6 +27,7 @@ from .._rng import as_generator
 from .._validation import InvariantDPError, check_counts, check_epsilon, check_positive
 from ..distributions.knorm import check_method
 from ..distributions.polar import MAX_POLAR_DIM
+from ..families._calibration import gaussian_sigma, laplace_scale
 from ..invariants import one_way_margins
 from ..release import NoiseLaw, Release
 from ..sensitivity import MAX_HULL_DIM, contingency_sensitivity_space
@@ -128,7 +129,7 @@ def semi_dp_gaussian(table, *, mu, rng=None, secure=False) -> Release:
     mu = check_positive("mu", mu)
     gen = as_generator(rng)
     inv = _margins(x.shape)
-    sigma = 2.0 / mu
+    sigma = gaussian_sigma(2.0, mu=mu)  # Delta_2(S_Semi) = 2 (Prop. 32)
     e = gen.standard_normal(x.size)
     e *= sigma
     noise = inv.project(e).reshape(x.shape)
@@ -245,12 +246,14 @@ def semi_dp_knorm(table, *, epsilon, rng=None, method: str = "auto", secure=Fals
     epsilon = check_epsilon(epsilon)
     gen = as_generator(rng)
     S = _space(r, c)
-    law = KNormNoise("polytope", x.size, 1.0 / epsilon, S)
+    # the K-norm sensitivity of S_Semi in its own norm is 1 (Prop. 30)
+    scale = laplace_scale(1.0, epsilon)
+    law = KNormNoise("polytope", x.size, scale, S)
     v = law.rvs(random_state=gen, method=method).reshape(x.shape)
     return make_release(
         x + v,
         "semi_dp_knorm",
-        knorm_law("polytope", x.size, 1.0 / epsilon, space={"kind": "contingency", "r": r, "c": c}),
+        knorm_law("polytope", x.size, scale, space={"kind": "contingency", "r": r, "c": c}),
         _semi_dp("epsilon-DP", {"epsilon": epsilon}, x.shape),
         invariants=_margins(x.shape).of(x),
         data_shape=x.shape,

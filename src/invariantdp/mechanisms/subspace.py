@@ -30,6 +30,7 @@ import numpy as np
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_epsilon
 from ..distributions.subspace import SubspaceNoise
+from ..families._calibration import gaussian_sigma, laplace_scale
 from ..invariants import Invariants
 from ..release import NoiseLaw, Release
 from ._base import (
@@ -106,7 +107,8 @@ def _gaussian(inv, mu, epsilon, delta, sensitivity, transform=None):
     """``(sigma, (definition, params), metadata)`` of Gaussian noise on ``inv.n_cells`` cells."""
     mu, gparams, how = gaussian_calibration(mu, epsilon, delta)
     delta2 = resolve_sensitivity(sensitivity, 2, dim=inv.n_cells, transform=transform)
-    return delta2 / mu, ("GDP", gparams), {"sensitivity": delta2, "norm": "l2", "calibration": how}
+    sigma = gaussian_sigma(delta2, mu=mu)
+    return sigma, ("GDP", gparams), {"sensitivity": delta2, "norm": "l2", "calibration": how}
 
 
 def _laplace(inv, epsilon, sensitivity, transform=None):
@@ -114,7 +116,7 @@ def _laplace(inv, epsilon, sensitivity, transform=None):
     epsilon = check_epsilon(epsilon)
     delta1 = resolve_sensitivity(sensitivity, 1, dim=inv.n_cells, transform=transform)
     return (
-        delta1 / epsilon,
+        laplace_scale(delta1, epsilon),
         ("epsilon-DP", {"epsilon": epsilon}),
         {"sensitivity": delta1, "norm": "l1"},
     )

@@ -5,7 +5,8 @@ Import explicitly: ``from invariantdp.inference import bayes``.
 Modules: :mod:`.distributions` (mechanism likelihoods as PyMC
 distributions, the law of a release given the confidential value:
 ``TulapLikelihood``, ``LaplaceLikelihood``, ``GaussianLikelihood``,
-``DiscreteLaplaceLikelihood``, ``DiscreteGaussianLikelihood`` defined in
+``DiscreteLaplaceLikelihood``, ``DiscreteGaussianLikelihood`` and
+``FormLikelihood``, the base of a user family's likelihood, defined in
 :mod:`._scalar`, ``ProjectedGaussianLikelihood`` in :mod:`._projected`),
 :mod:`.models` (model builders; their shared parts in :mod:`._latent`, and
 :func:`fit` in :mod:`._fit`) and :mod:`.sampler` (the lattice sampler of the
@@ -22,6 +23,7 @@ from ._projected import ProjectedGaussianLikelihood
 from ._scalar import (
     DiscreteGaussianLikelihood,
     DiscreteLaplaceLikelihood,
+    FormLikelihood,
     GaussianLikelihood,
     LaplaceLikelihood,
     TulapLikelihood,
@@ -33,6 +35,7 @@ from .sampler import LatticeMetropolis, LatticeMoves, affine_counts, fibre_point
 __all__ = [
     "DiscreteGaussianLikelihood",
     "DiscreteLaplaceLikelihood",
+    "FormLikelihood",
     "GaussianLikelihood",
     "LaplaceLikelihood",
     "LatticeMetropolis",

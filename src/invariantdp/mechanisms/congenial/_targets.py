@@ -27,6 +27,7 @@ from ..._validation import (
     check_positive,
     check_positive_int,
 )
+from ...families._calibration import gaussian_sigma, laplace_rate
 from ...invariants import Invariants
 
 __all__ = ["LinearInequalities"]
@@ -54,9 +55,9 @@ MECHANISMS = {
 
 #: privacy parameter -> (what it is, (rate, sigma) of the noise from it and the sensitivity)
 _CALIBRATION = {
-    "epsilon": ("DP", lambda v, s: (v / s, np.nan)),
-    "mu": ("Gaussian DP", lambda v, s: (np.nan, s / v)),
-    "rho": ("zCDP", lambda v, s: (np.nan, s / np.sqrt(2.0 * v))),
+    "epsilon": ("DP", lambda v, s: (laplace_rate(s, v), np.nan)),
+    "mu": ("Gaussian DP", lambda v, s: (np.nan, gaussian_sigma(s, mu=v))),
+    "rho": ("zCDP", lambda v, s: (np.nan, gaussian_sigma(s, rho=v))),
 }
 
 
