@@ -36,7 +36,7 @@ def main(quick: bool = False) -> float:
         warnings.simplefilter("ignore", ConvergenceWarning)
         mis = conditional_release(
             x,
-            "double_geometric",
+            "discrete_laplace",
             inv,
             "nonnegative",
             sampler="mis",
@@ -49,7 +49,7 @@ def main(quick: bool = False) -> float:
         )
         gib = conditional_release(
             x,
-            "double_geometric",
+            "discrete_laplace",
             inv,
             "nonnegative",
             sampler="gibbs",
@@ -60,7 +60,7 @@ def main(quick: bool = False) -> float:
         )
         exact = conditional_release(
             x,
-            "double_geometric",
+            "discrete_laplace",
             inv,
             "nonnegative",
             sampler="exact",

@@ -51,15 +51,18 @@ GROUPS = {
                 "invariantdp.mechanisms.extended_gaussian",
                 "invariantdp.mechanisms.extended_laplace",
                 "invariantdp.mechanisms.distributed_privatize",
-                "invariantdp.mechanisms.SubspaceNoise",
             ],
             "Semi-DP and K-norm mechanisms": [
                 "invariantdp.mechanisms.semi_dp_gaussian",
                 "invariantdp.mechanisms.semi_dp_knorm",
                 "invariantdp.mechanisms.knorm",
                 "invariantdp.mechanisms.lp_mechanism",
-                "invariantdp.mechanisms.KNormNoise",
                 "invariantdp.mechanisms.knorm.knorm_law",
+            ],
+            "The mechanisms by name": [
+                "invariantdp.mechanisms.MECHANISMS",
+                "invariantdp.mechanisms.Mechanism",
+                "invariantdp.mechanisms.find_mechanism",
             ],
             "Congenial releases (conditioned on the invariants)": [
                 "invariantdp.mechanisms.congenial.conditional_release",
@@ -434,6 +437,8 @@ GROUPS = {
                 "invariantdp.distributions.CanonicalNoise",
             ],
             "K-norm and subspace noise": [
+                "invariantdp.distributions.KNormNoise",
+                "invariantdp.distributions.SubspaceNoise",
                 "invariantdp.distributions.knorm.knorm_from_params",
                 "invariantdp.distributions.polar.LPHullNorm",
                 "invariantdp.distributions.polar.MAX_POLAR_DIM",

@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 
 from invariantdp import InvariantDPError, Release, sensitivity
+from invariantdp.distributions import KNormNoise
 from invariantdp.distributions.knorm import knorm_from_params
 from invariantdp.distributions.polar import LPHullNorm
-from invariantdp.mechanisms import KNormNoise, knorm, semi_dp_knorm
+from invariantdp.mechanisms import knorm, semi_dp_knorm
 from invariantdp.sensitivity import HullNorm, contingency_sensitivity_space, hull_norm
 
 ALL_TABLES = [(r, c) for r in range(2, 11) for c in range(2, 11) if (r - 1) * (c - 1) <= 9]

@@ -19,10 +19,14 @@ from .discrete import (
     sample_discrete_gaussian_exact,
     sample_discrete_laplace_exact,
 )
+from .knorm import KNormNoise
+from .subspace import SubspaceNoise
 from .tulap import tulap, tulap_from_privacy, tulap_gen, tulap_params
 
 __all__ = [
     "CanonicalNoise",
+    "KNormNoise",
+    "SubspaceNoise",
     "canonical_noise",
     "discrete_gaussian",
     "discrete_gaussian_gen",

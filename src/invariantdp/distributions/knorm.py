@@ -98,7 +98,7 @@ class KNormNoise:
 
     Examples
     --------
-    >>> from invariantdp.mechanisms import KNormNoise
+    >>> from invariantdp.distributions import KNormNoise
     >>> from invariantdp.sensitivity import contingency_sensitivity_space
     >>> V = KNormNoise("polytope", 4, 2.0, contingency_sensitivity_space(2, 2))
     >>> V.rvs(size=3, random_state=0).shape

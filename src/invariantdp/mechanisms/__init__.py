@@ -7,6 +7,12 @@ the swapped microdata); both are Releases, and save and load as plain ones.
 The one exception is :func:`distributed_privatize`, which returns one agent's
 share of a release (Algorithm 4 of Gao, Gong & Yu): the shares together are
 the release of the central mechanism.
+Every mechanism is listed, with its noise family and calibration, in
+:data:`MECHANISMS` (:mod:`._registry`; :func:`find_mechanism` looks one up
+by name or alias), the one vocabulary of mechanism names.  The noise laws
+:class:`~invariantdp.distributions.KNormNoise` and
+:class:`~invariantdp.distributions.SubspaceNoise` live with the other laws
+in :mod:`invariantdp.distributions` (their names here are deprecated).
 A mechanism named after its noise law has the suffix ``_mechanism``
 (:func:`laplace_mechanism`, :func:`tulap_mechanism`, ...): the short name
 (``invariantdp.distributions.tulap``) is the law.  The old names ``laplace``,
@@ -23,6 +29,8 @@ constructor of their releases, is in :mod:`._base`.
 
 from .._deprecation import moved_names
 from ..exceptions import ConvergenceWarning
+from ._distributed import distributed_privatize
+from ._registry import MECHANISMS, Mechanism, find_mechanism
 from .additive import gaussian_mechanism, laplace_mechanism
 from .congenial import (
     ConditionalRelease,
@@ -34,12 +42,10 @@ from .congenial import (
     l2_postprocess,
 )
 from .discrete import discrete_gaussian_mechanism, discrete_laplace_mechanism, tulap_mechanism
-from .knorm import KNormNoise, knorm, lp_mechanism
+from .knorm import knorm, lp_mechanism
 from .odds_ratio import odds_ratio_release
 from .semi_dp import semi_dp_gaussian, semi_dp_knorm
 from .subspace import (
-    SubspaceNoise,
-    distributed_privatize,
     extended_gaussian,
     extended_laplace,
     projected_gaussian,
@@ -63,8 +69,9 @@ __all__ = [
     "l1_postprocess",
     "l1_privacy_level",
     "l2_postprocess",
-    "KNormNoise",
-    "SubspaceNoise",
+    "MECHANISMS",
+    "Mechanism",
+    "find_mechanism",
     "discrete_gaussian_mechanism",
     "discrete_laplace_mechanism",
     "distributed_privatize",
@@ -88,7 +95,8 @@ __all__ = [
     "table_on_release_cells",
 ]
 
-# the mechanisms' old names, which the noise laws now own (invariantdp.distributions)
+# the mechanisms' old names, which the noise laws now own (invariantdp.distributions), and
+# the noise laws that lived here
 __getattr__ = moved_names(
     __name__,
     {
@@ -97,5 +105,7 @@ __getattr__ = moved_names(
         "discrete_laplace": discrete_laplace_mechanism,
         "discrete_gaussian": discrete_gaussian_mechanism,
         "tulap": tulap_mechanism,
+        "KNormNoise": "invariantdp.distributions.KNormNoise",
+        "SubspaceNoise": "invariantdp.distributions.SubspaceNoise",
     },
 )

@@ -44,7 +44,7 @@ from ._base import (
 )
 from ._secure import query_adjacency
 
-__all__ = ["KNormNoise", "knorm", "knorm_law", "lp_mechanism"]
+__all__ = ["knorm", "knorm_law", "lp_mechanism"]
 
 
 def knorm_law(norm: str, dim: int, scale: float, vertices=None, space=None) -> NoiseLaw:

@@ -25,6 +25,7 @@ import numpy as np
 from .._bounded_cache import bounded_cache
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_counts, check_epsilon, check_positive
+from ..distributions import KNormNoise
 from ..distributions.knorm import check_method
 from ..distributions.polar import MAX_POLAR_DIM
 from ..families._calibration import gaussian_sigma, laplace_scale
@@ -32,7 +33,7 @@ from ..invariants import one_way_margins
 from ..release import NoiseLaw, Release
 from ..sensitivity import MAX_HULL_DIM, contingency_sensitivity_space
 from ._base import guarantee, make_release, refuse_secure
-from .knorm import KNormNoise, knorm_law
+from .knorm import knorm_law
 
 __all__ = ["semi_dp_gaussian", "semi_dp_knorm"]
 
