@@ -3,11 +3,12 @@
 The laws the mechanisms add and the tests assume: Tulap (:mod:`.tulap`, its
 closed forms in :mod:`.tulap_forms`), canonical noise of any symmetric
 tradeoff function (:mod:`.cnd`), the discrete Laplace and discrete Gaussian
-(:mod:`.discrete`), the K-norm law (:mod:`.knorm`, with the polar sampler
-of large polytopes in :mod:`.polar`) and the projected and
-extended noise of subspace DP (:mod:`.subspace`).  The exact samplers for
-releases are in :mod:`._exact`, re-exported by :mod:`.discrete` and
-:mod:`.tulap`.
+(:mod:`.discrete`), the K-norm law (:class:`KNormNoise`, with the polar
+sampler of large polytopes in :mod:`.polar`) and the projected and extended
+noise of subspace DP (:class:`SubspaceNoise`).  The exact samplers for
+releases are in :mod:`._exact` (the discrete ones exported here).  What the
+package knows of each law beyond it (calibration, JSON schema, claim check,
+test view, likelihood) is its noise family, :mod:`invariantdp.families`.
 """
 
 from .cnd import CanonicalNoise, canonical_noise

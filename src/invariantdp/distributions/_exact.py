@@ -21,8 +21,9 @@ of a release says nothing about its noise):
   comparisons, CKS Algorithm 1 for the slow path of a tail draw) is in
   :mod:`._arith`.
 
-The public names are re-exported by :mod:`.discrete` and :mod:`.tulap`, the
-modules of the laws they sample.
+The discrete samplers are re-exported by :mod:`.discrete` (and
+:mod:`invariantdp.distributions`); the Tulap plan and draw are used from
+here by the Tulap mechanism.
 
 References
 ----------

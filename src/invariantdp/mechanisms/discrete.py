@@ -27,16 +27,13 @@ import numpy as np
 
 from .._validation import check_delta, check_epsilon, check_positive, check_positive_int
 from ..distributions._constant import float_up
+from ..distributions._exact import tulap_plan
 from ..distributions.discrete import MAX_NOISE_SCALE, check_noise_scale, draw_discrete_laplace
 from ..distributions.discrete import discrete_gaussian as discrete_gaussian_law
-from ..distributions.tulap import (
-    draw_tulap,
-    tulap_bounds,
-    tulap_params,
-    tulap_plan,
-    tulap_privacy_shapes,
-)
+from ..distributions.tulap import draw_tulap
+from ..distributions.tulap_forms import tulap_bounds, tulap_privacy_shapes
 from ..exceptions import InvariantDPError
+from ..families import TULAP
 from ..families._calibration import (
     exact_gaussian_variance,
     gaussian_sigma,
@@ -357,7 +354,7 @@ def tulap_mechanism(
     ``b = exp(-epsilon)``, the uniform part refined), so the noise law is
     exactly ``Tulap(0, exp(-epsilon), q)`` for the real ``b`` and ``q`` of
     the doubles ``epsilon`` and ``delta``
-    (:func:`~invariantdp.distributions.tulap.draw_tulap_exact`), and every
+    (:func:`~invariantdp.distributions._exact.draw_tulap_exact`), and every
     draw does the same work, so that the run time says nothing about the
     noise (:mod:`invariantdp.secure`).
 
@@ -435,7 +432,8 @@ def tulap_mechanism(
     shape = shape if secure else xv.shape
     size = math.prod(shape)
     changed = _coordinates_changed(coordinates_changed, size)
-    b, q = tulap_params(epsilon, delta)
+    # the family's calibration: (b, q) = tulap_params(epsilon, delta), scale = sensitivity
+    noise, _ = TULAP.calibrate(epsilon=epsilon, delta=delta, sensitivity=scale)
     shapes = tulap_privacy_shapes(epsilon, delta)
     shapes = tuple(float(v) for v in shapes)
     _check_tulap_scale(epsilon, shapes)
@@ -457,7 +455,7 @@ def tulap_mechanism(
     return make_release(
         value,
         "tulap",
-        NoiseLaw("tulap", {"b": b, "q": q, "scale": scale}),
+        NoiseLaw("tulap", noise),
         guarantee(
             "(epsilon, delta)-DP",
             params,
