@@ -136,6 +136,7 @@ GROUPS = {
                 "invariantdp.families.DISCRETE_LAPLACE",
                 "invariantdp.families.DISCRETE_GAUSSIAN",
                 "invariantdp.families.TULAP",
+                "invariantdp.families.CORRELATED_GAUSSIAN",
                 "invariantdp.families.NoiseTails",
                 "invariantdp.families.noise_tails",
                 "invariantdp.families.overstated",

@@ -72,6 +72,10 @@ allowed except inside ``metadata`` and guarantee ``params``.
     ``grid_gaussian``             to ``2**960``, ``scale > 0`` (Laplace) or
                                   ``sigma > 0`` (Gaussian): the noise of the
                                   secure Laplace and Gaussian mechanisms
+    ``correlated_gaussian``       ``cov``: ``n`` lists of ``n`` numbers
+                                  (``n = value.size``), symmetric positive
+                                  semi-definite; noise in the null space of the
+                                  invariants keeps them
     ============================  =================================================
 
     Families registered with :func:`~invariantdp.families.register_noise_family`

@@ -124,3 +124,71 @@ def test_exact_samplers_of_the_integer_families():
     got = DISCRETE_GAUSSIAN.exact_sampler({"sigma": 1.5}, 50, 7)
     assert np.array_equal(got, sample_discrete_gaussian_exact(Fraction(1.5) ** 2, size=50, rng=7))
     assert noise_family("gaussian").exact_sampler is None
+
+
+def test_correlated_gaussian_reads_checks_and_keeps_invariants():
+    from scipy import stats
+
+    from invariantdp.families import CORRELATED_GAUSSIAN
+
+    rng = np.random.default_rng(11)
+    A = rng.normal(size=(4, 4))
+    cov = A @ A.T + 0.5 * np.eye(4)
+    r = Release.from_published(
+        [1.0, 2.0, 3.0, 4.0], noise="correlated_gaussian", cov=cov, sensitivity=2.0
+    )
+    back = Release.from_json(r.to_json())
+    assert back == r and back.noise.spec is CORRELATED_GAUSSIAN and back.check_guarantee()
+    v = rng.normal(size=4)
+    want = stats.multivariate_normal(np.zeros(4), cov).logpdf(v)
+    assert back.noise.distribution().logpdf(v) == pytest.approx(want, rel=1e-12)
+    # rho = max over |Delta| <= 2 of Delta' Sigma^-1 Delta / 2, independently by the inverse
+    inv_cov = np.linalg.inv(cov)
+    worst = 2.0**2 * np.linalg.eigvalsh(inv_cov)[-1] / 2.0
+    assert r.guarantee.params["rho"] == pytest.approx(worst, rel=1e-10)
+    dirs = rng.normal(size=(2000, 4))
+    dirs *= 2.0 / np.linalg.norm(dirs, axis=1, keepdims=True)
+    assert np.max(np.einsum("ij,jk,ik->i", dirs, inv_cov, dirs)) / 2 <= worst * (1 + 1e-12)
+    over = PrivacyGuarantee("zCDP", {"rho": 0.9 * worst}, "", None, "")
+    lied = Release(r.value, r.mechanism, r.noise, over, metadata={"sensitivity": 2.0})
+    with pytest.raises(InvariantDPError, match="claims more privacy.*rho ="):
+        Release.from_json(lied.to_json())
+    # noise in ker C (a GLS estimate's covariance) keeps the invariants; its claim is unchecked
+    inv = totals([0, 0, 1, 1]).of([1.0, 2.0, 3.0, 4.0])
+    kept = Release.from_published(
+        [1.2, 1.8, 3.5, 3.5], noise="correlated_gaussian", cov=inv.projector(), invariants=inv
+    )
+    assert Release.from_json(kept.to_json()) == kept and kept.guarantee.definition == "unstated"
+    stated = PrivacyGuarantee("zCDP", {"rho": 1e-3}, "", None, "")
+    claimed = Release(
+        kept.value,
+        kept.mechanism,
+        kept.noise,
+        stated,
+        kept.invariants,
+        data_shape=kept.data_shape,
+        metadata={"sensitivity": 1.0},
+    )
+    assert Release.from_json(claimed.to_json()).check_guarantee() is False  # range not stated
+    with pytest.raises(InvariantDPError, match="keeps the invariants exactly"):
+        Release.from_published(
+            [1.2, 1.9, 3.5, 3.5], noise="correlated_gaussian", cov=inv.projector(), invariants=inv
+        )
+
+
+@pytest.mark.parametrize(
+    "cov, match",
+    [
+        ([[1.0, 0.2], [0.3, 1.0]], "must be symmetric"),
+        ([[1.0, 2.0], [2.0, 1.0]], "positive semi-definite"),
+        ([[1.0, 0.0, 0.0]], "must have 1 entries"),
+        ([[1.0]], "describes noise on 1 coordinates but `value` has 2"),
+    ],
+)
+def test_correlated_gaussian_schema_names_the_field(cov, match):
+    from invariantdp.mechanisms import laplace_mechanism
+
+    doc = laplace_mechanism([1.0, 2.0], epsilon=1.0, rng=0).to_dict()
+    doc["noise"] = {"family": "correlated_gaussian", "params": {"cov": cov}}
+    with pytest.raises(InvariantDPError, match=match):
+        Release.from_dict(doc)

@@ -38,7 +38,8 @@ The registry is, with the deprecation registry, the package's only global
 state.
 
 Modules: the class and the registry in :mod:`._core`; the Tulap family in
-:mod:`._tulap_family`, the others in :mod:`._builtin`; their schemas in
+:mod:`._tulap_family`, the Gaussian with a full covariance in
+:mod:`._correlated_gaussian`, the others in :mod:`._builtin`; their schemas in
 :mod:`._schemas`, calibrations in :mod:`._calibration`, claim checks in
 :mod:`._claims`, likelihood forms in :mod:`._likelihood` and the test view
 in :mod:`._tails`.
@@ -66,6 +67,7 @@ from ._core import (
     noise_family,
     register_noise_family,
 )
+from ._correlated_gaussian import CORRELATED_GAUSSIAN
 from ._likelihood import (
     DISCRETE_GAUSSIAN_LIKELIHOOD,
     DISCRETE_LAPLACE_LIKELIHOOD,
@@ -80,6 +82,7 @@ from ._tails import NoiseTails
 from ._tulap_family import TULAP, noise_tails
 
 __all__ = [
+    "CORRELATED_GAUSSIAN",
     "DISCRETE_GAUSSIAN",
     "DISCRETE_GAUSSIAN_LIKELIHOOD",
     "DISCRETE_LAPLACE",

@@ -56,6 +56,7 @@ __all__ = [
     "check_gaussian",
     "check_laplace",
     "check_permutation",
+    "check_recorded_eps_delta",
     "check_timing",
     "check_zcdp",
     "eps_delta",
@@ -163,7 +164,8 @@ def check_laplace(family: str):
     return check
 
 
-def _check_recorded_eps_delta(params: dict, log_delta_at, what: str) -> bool:
+def check_recorded_eps_delta(params: dict, log_delta_at, what: str) -> bool:
+    """Refuse a recorded ``(epsilon, delta)`` below ``log_delta_at(epsilon)``; True if present."""
     eps, delta = params.get("epsilon"), params.get("delta")
     if eps is None or delta is None or eps <= 0:
         return False
@@ -191,7 +193,7 @@ def check_gaussian(noise: dict, definition: str, params: dict, metadata: dict) -
             f"Gaussian noise of scale {noise['scale']!r} with sensitivity {sens:.10g} gives "
             f"mu = {mu:.10g}.",
         )
-    recorded = _check_recorded_eps_delta(params, lambda e: gdp_log_delta(mu, e), f"mu = {mu:.10g}")
+    recorded = check_recorded_eps_delta(params, lambda e: gdp_log_delta(mu, e), f"mu = {mu:.10g}")
     return checked or recorded
 
 
@@ -218,7 +220,7 @@ def check_zcdp(family: str):
                 params["rho"],
                 f"discrete Gaussian noise of sigma {sigma!r} with {what} gives rho = {rho:.10g}.",
             )
-        _check_recorded_eps_delta(params, lambda e: zcdp_log_delta(rho, e), f"rho = {rho:.10g}")
+        check_recorded_eps_delta(params, lambda e: zcdp_log_delta(rho, e), f"rho = {rho:.10g}")
         return True
 
     return check

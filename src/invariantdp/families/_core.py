@@ -256,7 +256,7 @@ class NoiseFamily:
 
 _FAMILIES: dict[str, NoiseFamily] = {}
 #: params that only a family's own parameterisation uses (no conversion when given)
-_OWN_ONLY = frozenset({"b", "q", "grid", "norm", "dim", "invariants", "cov"})
+_OWN_ONLY = frozenset({"b", "q", "grid", "norm", "dim", "invariants"})
 
 
 def register_noise_family(
