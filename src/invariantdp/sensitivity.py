@@ -40,6 +40,7 @@ from scipy.spatial import ConvexHull
 
 from ._bounded_cache import bounded_cache
 from ._fixed_linalg import fixed_det, fixed_matmul, tree_sum
+from ._rng import as_generator
 from ._span import (
     MAX_BYTES,
     SpanNorm,
@@ -403,8 +404,6 @@ class HullNorm(SpanNorm):
         ``MAX_REJECTION_WORK`` (2e9, a few seconds), and so is any ``size``
         whose arrays would exceed ``MAX_BYTES``.
         """
-        from ._rng import as_generator
-
         m, rate = self.check_sample(size, method)
         s = self.dim
         gen = as_generator(rng)

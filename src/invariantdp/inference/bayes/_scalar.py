@@ -53,7 +53,7 @@ def _check_b_q(b, q):
 
 def _generator(rng):
     """numpy Generator from what PyMC passes to ``random`` (a Generator or None)."""
-    return as_generator(rng) if not isinstance(rng, np.random.Generator) else rng
+    return as_generator(rng)
 
 
 def _shifted(mu, size, noise, dtype=None):
