@@ -26,7 +26,7 @@ from .._bounded_cache import bounded_cache
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_counts, check_epsilon, check_positive
 from ..distributions import KNormNoise
-from ..distributions.knorm import check_method
+from ..distributions.knorm import choose_method
 from ..distributions.polar import MAX_POLAR_DIM
 from ..families._calibration import gaussian_sigma, laplace_scale
 from ..invariants import one_way_margins
@@ -235,15 +235,14 @@ def semi_dp_knorm(table, *, epsilon, rng=None, method: str = "auto", secure=Fals
             "about 3-fold per dimension: 5 x 5 takes 0.2 s per release, 5 x 6 about 7 s); "
             "use semi_dp_gaussian, which keeps the margins at any size."
         )
-    check_method(method)
-    if method == "auto":
-        method = "triangulation" if s <= MAX_HULL_DIM else "polar"
-    if method != "polar" and s > MAX_HULL_DIM:
-        raise InvariantDPError(
-            f"`method` ({method!r}) needs the facets of K = Hull(S_Semi), enumerated for "
-            f"(r-1)(c-1) <= {MAX_HULL_DIM} only, and `table` ({r} x {c}) has (r-1)(c-1) = "
-            f"{s}; use method='polar' (or 'auto')."
-        )
+    # the rule of KNormNoise, decided from the shape before S_Semi is enumerated: its facets
+    # are enumerated exactly when (r-1)(c-1) <= MAX_HULL_DIM
+    method = choose_method(
+        method,
+        s <= MAX_HULL_DIM,
+        f"K = Hull(S_Semi), enumerated for (r-1)(c-1) <= {MAX_HULL_DIM} only, and `table` "
+        f"({r} x {c}) has (r-1)(c-1) = {s}",
+    )
     epsilon = check_epsilon(epsilon)
     gen = as_generator(rng)
     S = _space(r, c)
