@@ -38,6 +38,7 @@ GROUPS = {
             ],
             "Invariants (statistics published exactly)": [
                 "invariantdp.invariants.Invariants",
+                "invariantdp.invariants.Structure",
                 "invariantdp.invariants.totals",
                 "invariantdp.invariants.nested_totals",
                 "invariantdp.invariants.one_way_margins",

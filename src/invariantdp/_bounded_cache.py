@@ -74,6 +74,11 @@ class BoundedCache:
                 self._data.popitem(last=False)
         return value
 
+    def items(self) -> list:
+        """The ``(key, result)`` pairs held now (a snapshot)."""
+        with self._lock:
+            return list(self._data.items())
+
     def clear(self) -> None:
         with self._lock:
             self._data.clear()

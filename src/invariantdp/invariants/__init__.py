@@ -29,6 +29,7 @@ reading in :mod:`._document` and value consistency in :mod:`._consistency`.
 
 from ._constructors import nested_totals, null_space_projector, one_way_margins, totals
 from ._core import DENSE_LIMIT, MAX_DOCUMENT_CELLS, Invariants
+from ._structure import Structure
 
 # pickles written before the package split name the structure factory at this path
 from ._structure import make_structure as _make_structure  # noqa: F401
@@ -37,6 +38,7 @@ __all__ = [
     "DENSE_LIMIT",
     "MAX_DOCUMENT_CELLS",
     "Invariants",
+    "Structure",
     "nested_totals",
     "null_space_projector",
     "one_way_margins",

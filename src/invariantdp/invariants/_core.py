@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import sparse
 
+from .._bounded_cache import BoundedCache
 from .._validation import (
     MAX_JSON_CHARS,
     InvariantDPError,
@@ -54,7 +54,6 @@ DENSE_LIMIT = 20_000_000
 _GROUPED = ("totals", "nested_totals")
 
 
-@dataclass(frozen=True, eq=False)
 class Invariants:
     """Linear equality invariants ``C @ x.ravel() = values``.
 
@@ -69,11 +68,13 @@ class Invariants:
         Shape of the data the invariants act on (default ``(n,)``).
     names : list of str, optional
         One label per invariant row, used in summaries.
-    structure : dict, optional
+    structure : dict or Structure, optional
         Set by :func:`totals`, :func:`nested_totals` and
         :func:`one_way_margins`: the structure that selects an ``O(n)``
-        null-space projection.  It survives :meth:`to_dict`/:meth:`from_dict`.
-        Leave it ``None`` for a general ``C`` (dense SVD projection).
+        null-space projection (a dict ``{"kind": ..., ...}`` is checked
+        against ``matrix`` and kept as a read-only :class:`Structure`).  It
+        survives :meth:`to_dict`/:meth:`from_dict`.  Leave it ``None`` for a
+        general ``C`` (dense SVD projection).
 
     Notes
     -----
@@ -81,10 +82,13 @@ class Invariants:
     computation uses ``rank`` = dim of the row space, so the null space has
     dimension ``n - rank`` (``n - n_c`` in Gao, Gong & Yu, Def. 2).
 
-    Everything an instance holds or caches is read-only; the caches (rank,
-    group codes, bases) depend on ``C`` only and its copies share them.
-    Grouped kinds work from their group codes and build ``matrix`` (a
-    canonical CSR matrix) only when it is first read.
+    An instance is immutable: its attributes are read-only properties and
+    every array it holds or derives is read-only.  What it derives from
+    ``C`` (rank, group codes, bases, its document) is computed on first use
+    and shared by its copies (:meth:`of`, :meth:`with_values`,
+    :meth:`without_values`: same ``C``).  Grouped kinds work from their group
+    codes and build :attr:`matrix` (a canonical CSR matrix) only when it is
+    first read.
 
     References
     ----------
@@ -105,76 +109,113 @@ class Invariants:
     >>> inv.check([0, 4, 5, 0])  # C x = 5: no error
     """
 
-    matrix: np.ndarray | sparse.sparray
-    values: np.ndarray | None = None
-    shape: tuple[int, ...] | None = None
-    names: tuple[str, ...] | None = field(default=None)
-    structure: dict | None = field(default=None, repr=False)
+    __hash__ = None
 
-    def __post_init__(self):
-        st = self.structure
-        C = self.matrix
+    def __init__(self, matrix, values=None, shape=None, names=None, structure=None):
+        st = structure
+        C = matrix
         # the very matrix a structure was made with is verified and frozen already
         trusted = is_structure_matrix(st, C)
         if not trusted:
             C = checked_matrix(C)
         k, n = C.shape
-        shape = (n,) if self.shape is None else check_shape("shape", self.shape)
+        shape = (n,) if shape is None else check_shape("shape", shape)
         if math.prod(shape) != n:
             raise InvariantDPError(
                 f"`shape` {shape} has {math.prod(shape)} cells but `matrix` has {n} columns."
             )
-        values, names = checked_values(self.values, k), checked_names(self.names, k)
+        values, names = checked_values(values, k), checked_names(names, k)
         if st is not None and not (trusted and st.shape_ref == shape):
             st = verified_structure(st, C, shape)
             C = structure_matrix(st)  # equal to C; sharing it lets later copies skip the check
         elif st is None:
             C = freeze_matrix(C)
-        object.__setattr__(self, "matrix", C)
-        object.__setattr__(self, "shape", shape)
-        object.__setattr__(self, "values", None if values is None else read_only(values))
-        object.__setattr__(self, "names", names)
-        object.__setattr__(self, "structure", st)
-        object.__setattr__(self, "_cache", {})
+        values = None if values is None else read_only(values)
+        self._set(C, values, shape, names, st, _derived_cache())
+
+    def _set(self, C, values, shape, names, structure, derived) -> None:
+        """The one place an instance's state is written (by its constructors only).
+
+        ``C`` may be the :class:`GroupMatrix` of a grouped structure: then
+        :attr:`matrix` is built from it when first read.
+        """
+        self._matrix = None if isinstance(C, GroupMatrix) else C
+        self._values = values
+        self._shape = tuple(shape)
+        self._names = names
+        self._structure = structure
+        self._derived = derived
 
     @classmethod
-    def _trusted(cls, C, shape, names, structure: dict) -> Invariants:
-        """Build from a structure this package derived itself (no verification needed).
+    def _from_structure(cls, C, shape, names, structure: dict) -> Invariants:
+        """Invariants of a structure this package derived itself (no verification needed).
 
-        ``C`` is a matrix or, for grouped kinds, a :class:`GroupMatrix`: then
-        ``matrix`` stays out of the instance until :meth:`__getattr__` builds it.
+        ``C`` is a matrix or, for grouped kinds, a :class:`GroupMatrix`, which
+        :attr:`matrix` turns into a matrix only if it is read.
         """
-        out = object.__new__(cls)
         if not isinstance(C, GroupMatrix):
             C = freeze_matrix(C)
-            object.__setattr__(out, "matrix", C)
-        object.__setattr__(out, "values", None)
-        object.__setattr__(out, "shape", tuple(shape))
-        object.__setattr__(out, "names", None if names is None else tuple(names))
-        object.__setattr__(out, "structure", make_structure(structure, C, shape))
-        object.__setattr__(out, "_cache", {})
+        out = cls.__new__(cls)
+        names = None if names is None else tuple(names)
+        out._set(C, None, shape, names, make_structure(structure, C, shape), _derived_cache())
         return out
 
     def _copy(self, values: np.ndarray | None, names) -> Invariants:
-        """Same ``C`` (built or not), shape and structure, and the caches (they depend on ``C``)."""
-        out = object.__new__(type(self))
-        kept = {k: v for k, v in vars(self).items() if k in ("matrix", "shape", "structure")}
-        out.__dict__.update(kept, names=names, values=values, _cache=self._cache)
+        """Same ``C`` (built or not), shape and structure, and what is derived from ``C``."""
+        out = type(self).__new__(type(self))
+        C = self._matrix if self._matrix is not None else self._structure.matrix_ref
+        out._set(C, values, self._shape, names, self._structure, self._derived)
         return out
 
-    def __getattr__(self, name):
-        # only reached for attributes missing from the instance: `matrix` of grouped
-        # invariants is built from the codes when first asked for (never by a release)
-        st = self.__dict__.get("structure")
-        if name != "matrix" or not isinstance(st, Structure):
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        C = structure_matrix(st)
-        object.__setattr__(self, "matrix", C)
-        return C
+    def __getstate__(self) -> dict:
+        # what is derived from C is recomputed after unpickling (its cache holds a lock)
+        return {k: v for k, v in self.__dict__.items() if k != "_derived"}
+
+    def __setstate__(self, state: dict) -> None:
+        if "_shape" not in state:  # a pickle of the former frozen dataclass: public names
+            st = state.get("structure")
+            C = state.get("matrix", None if st is None else st.matrix_ref)
+            state = {"_values": state["values"], "_shape": state["shape"]} | {
+                "_matrix": None if isinstance(C, GroupMatrix) else C,
+                "_names": state["names"],
+                "_structure": st,
+            }
+        self.__dict__.update(state)
+        self._derived = _derived_cache()
+
+    # --- the attributes (read-only) -------------------------------------------
+
+    @property
+    def matrix(self) -> np.ndarray | sparse.sparray:
+        """The matrix ``C`` (read-only), built from the group codes when first read."""
+        if self._matrix is None:
+            # grouped invariants: never built by a release, only when asked for
+            self._matrix = structure_matrix(self._structure)
+        return self._matrix
+
+    @property
+    def values(self) -> np.ndarray | None:
+        """The invariant values ``c`` (read-only), or None."""
+        return self._values
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape of the data the invariants act on."""
+        return self._shape
+
+    @property
+    def names(self) -> tuple[str, ...] | None:
+        """One label per invariant row, or None."""
+        return self._names
+
+    @property
+    def structure(self) -> Structure | None:
+        """The read-only :class:`Structure` of structured invariants (None: a general ``C``)."""
+        return self._structure
 
     def _matrix_shape(self) -> tuple[int, int]:
-        C = self.__dict__.get("matrix")
-        return C.shape if C is not None else self.structure.matrix_ref.shape
+        C = self._matrix
+        return C.shape if C is not None else self._structure.matrix_ref.shape
 
     def _same_matrix(self, other: Invariants) -> bool:
         a, b = (getattr(i.structure, "matrix_ref", None) for i in (self, other))
@@ -202,16 +243,15 @@ class Invariants:
     @property
     def rank(self) -> int:
         """Dimension of the row space of ``C`` (``n_c``); ``n - rank`` is dim ker C."""
-        if "rank" not in self._cache:
-            kind = self.kind
-            if kind in _GROUPED:
-                r = self.group_codes()[1]
-            elif kind == "one_way_margins":
-                r = 1 + sum(s - 1 for s in self.shape)
-            else:
-                r = int(self._row_basis().shape[0])
-            self._cache["rank"] = r
-        return self._cache["rank"]
+        return self._cached("rank", self._compute_rank)
+
+    def _compute_rank(self) -> int:
+        kind = self.kind
+        if kind in _GROUPED:
+            return self.group_codes()[1]
+        if kind == "one_way_margins":
+            return 1 + sum(s - 1 for s in self.shape)
+        return int(self._row_basis().shape[0])
 
     # --- structure accessors ---------------------------------------------------
 
@@ -484,9 +524,8 @@ class Invariants:
     # --- cached structure ------------------------------------------------------
 
     def _cached(self, key: str, compute):
-        if key not in self._cache:
-            self._cache[key] = compute()
-        return self._cache[key]
+        """What is derived from ``C`` under ``key``, computed once for this ``C``."""
+        return self._derived.get(key, compute)
 
     def _group_counts(self) -> np.ndarray:
         return self._groups().counts
@@ -590,5 +629,17 @@ class Invariants:
             and self.kind == other.kind
         )
 
-    __hash__ = None
     __repr__ = invariants_repr  # one line at any size
+
+
+def _derived_cache() -> BoundedCache:
+    """What one ``C`` derives (rank, group codes, bases, its document), shared by its copies.
+
+    Bounded by the number of things derived; emptied with every other cache
+    by :func:`~invariantdp._bounded_cache.clear_caches` (they are recomputed).
+    """
+    return BoundedCache("derived from one invariants matrix", maxsize=_DERIVED)
+
+
+#: the number of things an Invariants derives from its C (the keys of _cached)
+_DERIVED = 7
