@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from invariantdp import InvariantDPError, one_way_margins
+from invariantdp import InvariantDPError
 from invariantdp._fibres import (
     MAX_DENOMINATOR,
     all_circuits,
@@ -20,6 +20,7 @@ from invariantdp._fibres import (
     kernel_moves,
     primitive_integer,
 )
+from invariantdp.invariants import one_way_margins
 
 
 def _exact_product(M, v):

@@ -39,9 +39,7 @@ from __future__ import annotations
 import math
 
 from ._validation import InvariantDPError, format_value
-from .privacy.gdp import gdp_log_delta
-from .privacy.swapping import swapping_epsilon
-from .privacy.zcdp import zcdp_log_delta
+from .privacy import gdp_log_delta, swapping_epsilon, zcdp_log_delta
 
 __all__ = ["check_claim"]
 

@@ -212,7 +212,7 @@ class SimulationResult:
         see there for ``y``, ``hue``, ``where``, ``alpha``, ``null`` and
         ``n_se`` (needs matplotlib, the ``plot`` extra).
         """
-        from .plotting.simulation import plot_simulation
+        from .plotting._simulation_plots import plot_simulation
 
         return plot_simulation(self, x, **kwargs)
 

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from invariantdp import InvariantDPError, Release, sensitivity
-from invariantdp.distributions.knorm import knorm_from_params
-from invariantdp.distributions.polar import LPHullNorm
+from invariantdp.distributions._knorm_law import knorm_from_params
+from invariantdp.distributions._polar_sampler import LPHullNorm
 from invariantdp.mechanisms import KNormNoise, knorm, semi_dp_knorm
 from invariantdp.sensitivity import HullNorm, contingency_sensitivity_space, hull_norm
 

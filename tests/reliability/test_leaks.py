@@ -31,12 +31,12 @@ from invariantdp.mechanisms import (
     odds_ratio_release,
     tulap_mechanism,
 )
-from invariantdp.mechanisms.discrete import _tulap_value
+from invariantdp.mechanisms._integer_noise import _tulap_value
 from invariantdp.secure import SecureGenerator
 
 # the modules (the package attribute ``tulap`` is the distribution object)
-tulap_module = importlib.import_module("invariantdp.distributions.tulap")
-exact_module = importlib.import_module("invariantdp.distributions._exact")
+tulap_module = importlib.import_module("invariantdp.distributions._tulap")
+exact_module = importlib.import_module("invariantdp.distributions._exact_samplers")
 
 # ---------------------------------------------------------------------------
 # secure Tulap: the output bits must not depend on x

@@ -13,6 +13,9 @@ discrete Gaussian noise, and the constraints (invariants, structural zeros).
 * Analyst: :func:`gls` -- best linear unbiased estimates of every count with
   exact standard errors (:class:`GLSEstimate`), invariants imposed exactly,
   in time linear in the number of units.
+* Accounting: :func:`topdown_privacy_accounting` (the 2020 Census TopDown
+  budgets, Bailie, Gong & Meng Table 6.2) and :func:`census_semi_dp_analysis`
+  (Cho & Awan Sec. 6.1).
 
 References
 ----------
@@ -28,8 +31,20 @@ from ._estimate import GLSEstimate, gls
 from ._geography import Geography
 from ._measurements import NoisyMeasurements
 from ._nmf_read import read_nmf
+from ._topdown_accounting import (
+    TOPDOWN_RHO,
+    CensusSemiDPAnalysis,
+    TopDownAccounting,
+    census_semi_dp_analysis,
+    topdown_privacy_accounting,
+)
 
 __all__ = [
+    "TOPDOWN_RHO",
+    "CensusSemiDPAnalysis",
+    "TopDownAccounting",
+    "census_semi_dp_analysis",
+    "topdown_privacy_accounting",
     "PL94",
     "CensusPrivacy",
     "GLSEstimate",

@@ -10,8 +10,9 @@ releases are in :mod:`._exact`, re-exported by :mod:`.discrete` and
 :mod:`.tulap`.
 """
 
-from .cnd import CanonicalNoise, canonical_noise
-from .discrete import (
+from .._deprecation import moved_names
+from ._cnd import CanonicalNoise, canonical_noise
+from ._discrete_laws import (
     discrete_gaussian,
     discrete_gaussian_gen,
     discrete_laplace,
@@ -19,10 +20,20 @@ from .discrete import (
     sample_discrete_gaussian_exact,
     sample_discrete_laplace_exact,
 )
-from .tulap import tulap, tulap_from_privacy, tulap_gen, tulap_params
+from ._polar_sampler import MAX_POLAR_DIM, LPHullNorm
+from ._tulap import (
+    tulap,
+    tulap_from_privacy,
+    tulap_gen,
+    tulap_params,
+    tulap_privacy,
+    tulap_privacy_gen,
+)
 
 __all__ = [
+    "MAX_POLAR_DIM",
     "CanonicalNoise",
+    "LPHullNorm",
     "canonical_noise",
     "discrete_gaussian",
     "discrete_gaussian_gen",
@@ -34,4 +45,9 @@ __all__ = [
     "tulap_from_privacy",
     "tulap_gen",
     "tulap_params",
+    "tulap_privacy",
+    "tulap_privacy_gen",
 ]
+
+# old submodules of this package import with a DeprecationWarning (invariantdp._old_module_paths)
+__getattr__ = moved_names(__name__, {})

@@ -34,8 +34,9 @@ True
 ['integer']
 """
 
-from ._builtin import DISCRETE_GAUSSIAN, DISCRETE_LAPLACE, GAUSSIAN, LAPLACE, TULAP
-from ._core import (
+from .._deprecation import moved_names
+from ._builtin_families import DISCRETE_GAUSSIAN, DISCRETE_LAPLACE, GAUSSIAN, LAPLACE, TULAP
+from ._family import (
     NoiseFamily,
     NoiseLikelihood,
     SchemaContext,
@@ -57,3 +58,6 @@ __all__ = [
     "noise_family",
     "register_noise_family",
 ]
+
+# old submodules of this package import with a DeprecationWarning (invariantdp._old_module_paths)
+__getattr__ = moved_names(__name__, {})

@@ -11,8 +11,8 @@ from scipy import optimize
 
 from .._validation import InvariantDPError, check_delta, check_epsilon, check_real
 from ..distributions import canonical_noise, tulap, tulap_params
-from ..distributions.tulap import tulap_gen, tulap_privacy, tulap_privacy_gen
-from ..distributions.tulap_forms import (
+from ..distributions._tulap import tulap_gen, tulap_privacy, tulap_privacy_gen
+from ..distributions._tulap_forms import (
     log_b_power,
     truncate_logcdf,
     tulap_cell_logcdf,
@@ -20,8 +20,8 @@ from ..distributions.tulap_forms import (
     tulap_ppf,
     tulap_privacy_shapes,
 )
-from ..privacy.tradeoff import TradeoffFunction
-from ._lattice import log_expectation
+from ..privacy import TradeoffFunction
+from ._logconcave_sums import log_expectation
 
 __all__ = [
     "TestNoise",
@@ -94,7 +94,7 @@ class TestNoise:
 
     Tulap noise (the CND of f_{eps,delta}) is held as ``log_b``, ``q`` and
     ``qc = 1 - q``, the parametrisation of the closed forms in
-    :mod:`invariantdp.distributions.tulap_forms`: ``log_b = -epsilon`` is exact for
+    :mod:`invariantdp.distributions._tulap_forms`: ``log_b = -epsilon`` is exact for
     every epsilon, where ``b`` underflows to 0 (epsilon > ~745) or rounds to 1
     (epsilon < ~1e-16), and ``qc`` keeps its precision when ``q`` rounds to
     1.  ``b`` and ``q`` are kept for display.  Other laws go through their

@@ -22,9 +22,8 @@ constructor of their releases, is in :mod:`._base`.
 """
 
 from .._deprecation import moved_names
-from ..exceptions import ConvergenceWarning
-from .additive import gaussian_mechanism, laplace_mechanism
-from .congenial import (
+from ._additive import gaussian_mechanism, laplace_mechanism
+from ._congenial import (
     ConditionalRelease,
     LinearInequalities,
     SamplerDiagnostics,
@@ -33,19 +32,10 @@ from .congenial import (
     l1_privacy_level,
     l2_postprocess,
 )
-from .discrete import discrete_gaussian_mechanism, discrete_laplace_mechanism, tulap_mechanism
-from .knorm import KNormNoise, knorm, lp_mechanism
-from .odds_ratio import odds_ratio_release
-from .semi_dp import semi_dp_gaussian, semi_dp_knorm
-from .subspace import (
-    SubspaceNoise,
-    distributed_privatize,
-    extended_gaussian,
-    extended_laplace,
-    projected_gaussian,
-    projected_laplace,
-)
-from .swapping import (
+from ._integer_noise import discrete_gaussian_mechanism, discrete_laplace_mechanism, tulap_mechanism
+from ._knorm_mechanisms import KNormNoise, knorm, lp_mechanism
+from ._odds_ratio_release import odds_ratio_release
+from ._permutation_swap import (
     SwappingInvariants,
     SwapResult,
     permutation_swap,
@@ -53,10 +43,18 @@ from .swapping import (
     swapping_mape,
     table_on_release_cells,
 )
+from ._semi_dp import semi_dp_gaussian, semi_dp_knorm
+from ._subspace_mechanisms import (
+    SubspaceNoise,
+    distributed_privatize,
+    extended_gaussian,
+    extended_laplace,
+    projected_gaussian,
+    projected_laplace,
+)
 
 __all__ = [
     "ConditionalRelease",
-    "ConvergenceWarning",
     "LinearInequalities",
     "SamplerDiagnostics",
     "conditional_release",
@@ -97,5 +95,6 @@ __getattr__ = moved_names(
         "discrete_laplace": discrete_laplace_mechanism,
         "discrete_gaussian": discrete_gaussian_mechanism,
         "tulap": tulap_mechanism,
+        "ConvergenceWarning": "invariantdp.exceptions.ConvergenceWarning",
     },
 )

@@ -28,8 +28,9 @@ from .._deprecation import deprecated_property
 from .._validation import check_delta, check_epsilon, check_finite_array, check_positive
 from ..exceptions import InvariantDPError
 from ..labels import labels_of
+from ..privacy import eps_delta_to_gdp
 from ..release import PrivacyGuarantee, Release
-from ._secure import timed_guarantee_params
+from ._side_channels import timed_guarantee_params
 
 __all__ = [
     "MAX_FLOAT_SCALE",
@@ -147,8 +148,6 @@ def gaussian_calibration(mu, epsilon, delta):
     delta = check_delta(delta)
     if delta == 0:
         raise InvariantDPError(f"`delta` ({delta}) must be in (0, 1) for Gaussian noise.")
-    from ..privacy.accounting import eps_delta_to_gdp  # lazy: written concurrently
-
     mu = float(eps_delta_to_gdp(epsilon, delta))
     return (
         mu,

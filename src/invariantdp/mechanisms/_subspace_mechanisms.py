@@ -1,0 +1,457 @@
+"""Induced subspace DP mechanisms under linear equality invariants.
+
+Gao, Gong & Yu (2022): for invariants ``C s = c`` with null space ``N``,
+
+* **projected** mechanisms add ``Pi_N e`` with ``e`` the noise of an ordinary
+  DP mechanism (Cor. 11; Gaussian Cor. 14, Laplace Cor. 17);
+* **extended** mechanisms add ``Q_N e_N`` with ``e_N`` DP noise for the
+  query ``Q_N^T A`` in the ``n - n_c`` null-space coordinates (Cor. 15, 18).
+
+Both satisfy the invariants exactly in every draw (``C Pi_N = 0``), are
+unbiased, and are ``N``-subspace DP (Def. 5-6).  The projection is chosen by
+the structure of the :class:`~invariantdp.Invariants` (``O(n)`` for totals,
+nested totals and table margins).  Since the noise never depends on the
+data, agents holding parts of ``x`` and a common seed reproduce the central
+release exactly (:func:`distributed_privatize`, Algorithm 4).
+
+All four mechanisms add floating-point noise drawn from a numpy
+``Generator``: their releases are **simulations, not for publication** (the
+low-order bits of float noise leak, Mironov 2012; a seed makes the noise
+reproducible -- which is exactly what Algorithm 4 relies on), and
+``secure=True`` is refused.  For a release to publish, use
+``discrete_laplace_mechanism`` / ``discrete_gaussian_mechanism(x, ...,
+secure=True)`` on integer counts (exact integer noise; the invariants are not kept).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._rng import as_generator
+from .._validation import InvariantDPError, check_epsilon
+from ..distributions._subspace_laws import SubspaceNoise
+from ..invariants import Invariants
+from ..release import NoiseLaw, Release
+from ._base import (
+    check_data,
+    gaussian_calibration,
+    guarantee,
+    make_release,
+    refuse_secure,
+    resolve_sensitivity,
+)
+
+__all__ = [
+    "SubspaceNoise",
+    "distributed_privatize",
+    "extended_gaussian",
+    "extended_laplace",
+    "projected_gaussian",
+    "projected_laplace",
+]
+
+
+_SECURE_ALTERNATIVES = (
+    "discrete_laplace_mechanism(x, ..., secure=True) or discrete_gaussian_mechanism(x, ..., "
+    "secure=True) on integer counts (exact integer noise; the invariants are not kept)"
+)
+
+
+def _prepare(x, invariants):
+    """Validated data, and the invariants with their values (from ``x`` if absent)."""
+    if not isinstance(invariants, Invariants):
+        raise TypeError(f"`invariants` must be an Invariants, got {type(invariants).__name__}.")
+    xv = check_data(x)
+    if xv.shape != invariants.shape and xv.shape != (invariants.n_cells,):
+        raise InvariantDPError(
+            f"`x` must have shape {invariants.shape} to match `invariants`, got {xv.shape}."
+        )
+    if invariants.values is None:
+        with_values = invariants.of(xv)
+    else:
+        try:
+            invariants.check(xv, name="x")
+        except InvariantDPError as exc:
+            raise InvariantDPError(f"`invariants` are inconsistent with the data: {exc}") from None
+        with_values = invariants
+    if invariants.rank >= invariants.n_cells:
+        raise InvariantDPError(
+            f"`invariants` have rank {invariants.rank} = n: nothing is left to privatize."
+        )
+    return xv, with_values
+
+
+_ADJ = (
+    "neighbouring data sets (bounded DP); the guarantee is N-subspace DP on the null "
+    "space N of the invariants (induced subspace DP, Gao, Gong & Yu Def. 6)"
+)
+
+
+def _subspace_dp(definition, params, invariants):
+    """The induced subspace DP guarantee (Gao, Gong & Yu, Def. 6) of a release."""
+    return guarantee(
+        definition,
+        params,
+        adjacency=_ADJ,
+        dataspace=f"data of shape {invariants.shape} with {invariants.n_invariants} linear "
+        f"invariants (rank {invariants.rank}) published exactly",
+    )
+
+
+def _noise_law(family, scale, invariants):
+    return NoiseLaw(family, {"scale": float(scale), "invariants": invariants.structure_dict()})
+
+
+def _gaussian(inv, mu, epsilon, delta, sensitivity, transform=None):
+    """``(sigma, (definition, params), metadata)`` of Gaussian noise on ``inv.n_cells`` cells."""
+    mu, gparams, how = gaussian_calibration(mu, epsilon, delta)
+    delta2 = resolve_sensitivity(sensitivity, 2, dim=inv.n_cells, transform=transform)
+    return delta2 / mu, ("GDP", gparams), {"sensitivity": delta2, "norm": "l2", "calibration": how}
+
+
+def _laplace(inv, epsilon, sensitivity, transform=None):
+    """``(scale, (definition, params), metadata)`` of Laplace noise on ``inv.n_cells`` cells."""
+    epsilon = check_epsilon(epsilon)
+    delta1 = resolve_sensitivity(sensitivity, 1, dim=inv.n_cells, transform=transform)
+    return (
+        delta1 / epsilon,
+        ("epsilon-DP", {"epsilon": epsilon}),
+        {"sensitivity": delta1, "norm": "l1"},
+    )
+
+
+def _release(name, xv, inv, noise, scale, privacy, metadata, labels=None) -> Release:
+    """The release ``x + noise`` of the subspace mechanism ``name`` (a simulation).
+
+    ``noise`` is a new array of the mechanism's own: the value is summed into
+    it (the same numbers as ``x + noise``, without another array of n cells).
+    """
+    value = noise.reshape(xv.shape)
+    value += xv
+    return make_release(
+        value,
+        name,
+        _noise_law(name, scale, inv),
+        _subspace_dp(*privacy, inv),
+        data_shape=xv.shape,
+        metadata=metadata,
+        invariants=inv,
+        labels=labels,
+    )
+
+
+def projected_gaussian(
+    x, invariants, *, mu=None, epsilon=None, delta=None, sensitivity=1.0, rng=None, secure=False
+) -> Release:
+    r"""Projected Gaussian mechanism: ``x + Pi_N e``, ``e ~ N(0, sigma^2 I_n)``.
+
+    ``sigma = sensitivity / mu`` (mu-GDP), or ``mu`` from ``(epsilon, delta)``
+    through the exact Balle & Wang relation (instead of the classical
+    :math:`c_{\epsilon,\delta}` of Lemma 13, which over-noises).  The noise
+    has covariance :math:`\sigma^2 \Pi_N`, mean squared error
+    :math:`(n - n_c)\sigma^2` (Cor. 14), and equals in law the unconstrained
+    Gaussian mechanism conditioned on the invariants (Theorem 22).
+
+    Parameters
+    ----------
+    x : array_like
+        The confidential query (shape ``invariants.shape``).
+    invariants : Invariants
+        ``C`` with the values ``c``; values absent are computed from ``x``,
+        values present must agree with ``x``.
+    mu, epsilon, delta : float
+        ``mu``, or both ``epsilon`` and ``delta``.
+    sensitivity : float or array_like, optional
+        :math:`\Delta_2(A)` (default 1), or the sensitivity space of the query.
+    rng : None, int, SeedSequence or numpy.random.Generator
+    secure : bool, optional
+        Must be False: the noise is floating point, so the release is a
+        simulation, not for publication (module notes); ``secure=True``
+        raises and names the secure mechanisms.
+
+    Returns
+    -------
+    Release
+        Noise family ``"projected_gaussian"`` with ``scale`` and the
+        invariant structure (``Release.noise.distribution()`` is a
+        :class:`SubspaceNoise`); ``metadata["randomness"]`` is
+        ``"simulation"``.
+
+    References
+    ----------
+    Gao, Gong & Yu (2022), Theorem 10, Cor. 11 and 14, Theorem 22.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from invariantdp.invariants import totals
+    >>> from invariantdp.mechanisms import projected_gaussian
+    >>> x = np.array([120.0, 80.0, 50.0, 30.0, 20.0])
+    >>> r = projected_gaussian(x, totals([0, 0, 1, 1, 1]), mu=1.0, rng=0)
+    >>> r.invariants.check(r.value)  # state totals held exactly
+    >>> r.invariants.values
+    array([200., 100.])
+    """
+    refuse_secure("projected_gaussian", secure, alternatives=_SECURE_ALTERNATIVES)
+    xv, inv = _prepare(x, invariants)
+    sigma, privacy, metadata = _gaussian(inv, mu, epsilon, delta, sensitivity)
+    e = as_generator(rng).standard_normal(inv.n_cells)
+    e *= sigma
+    noise = invariants.project(e, out=e)  # e is ours: projected where it lies
+    return _release("projected_gaussian", xv, inv, noise, sigma, privacy, metadata, x)
+
+
+def projected_laplace(
+    x, invariants, *, epsilon, sensitivity=1.0, rng=None, secure=False
+) -> Release:
+    r"""Projected Laplace mechanism: ``x + Pi_N e``, ``e ~ Lap(sensitivity/epsilon)^n``.
+
+    (epsilon, 0)-induced subspace DP (Cor. 17); unbiased; the invariants hold
+    exactly.  ``sensitivity`` is :math:`\Delta_1(A)` or a sensitivity space.
+    Simulation only: ``secure=True`` is refused (module notes), and
+    ``metadata["randomness"]`` is ``"simulation"``.
+
+    Parameters
+    ----------
+    x : array_like
+        The confidential query (shape ``invariants.shape``).
+    invariants : Invariants
+        ``C`` with the values ``c``; values absent are computed from ``x``,
+        values present must agree with ``x``.
+    epsilon : float
+        ``epsilon > 0``.
+    sensitivity : float or array_like, optional
+        :math:`\Delta_1(A)` (default 1) or a sensitivity space.
+    rng : None, int, SeedSequence or numpy.random.Generator
+    secure : bool, optional
+        Must be False (simulation only).
+
+    Returns
+    -------
+    Release
+        ``epsilon``-DP guarantee (induced subspace DP), noise family
+        ``"projected_laplace"`` with ``scale`` and the invariants.
+
+    References
+    ----------
+    Gao, Gong & Yu (2022), Lemma 16, Cor. 17; Sec. 5.1 (county populations
+    with state totals invariant).
+
+    Examples
+    --------
+    >>> from invariantdp.invariants import totals
+    >>> from invariantdp.mechanisms import projected_laplace
+    >>> r = projected_laplace([5.0, 7.0, 9.0], totals([0, 0, 0]), epsilon=1.0, rng=0)
+    >>> round(float(r.value.sum()), 9)
+    21.0
+    """
+    refuse_secure("projected_laplace", secure, alternatives=_SECURE_ALTERNATIVES)
+    xv, inv = _prepare(x, invariants)
+    b, privacy, metadata = _laplace(inv, epsilon, sensitivity)
+    noise = invariants.project(as_generator(rng).laplace(0.0, b, size=inv.n_cells))
+    return _release("projected_laplace", xv, inv, noise, b, privacy, metadata, x)
+
+
+def _null_transform(invariants):
+    return lambda S: invariants.null_space_coordinates(S).reshape(S.shape[0], -1)
+
+
+def extended_gaussian(
+    x, invariants, *, mu=None, epsilon=None, delta=None, sensitivity=1.0, rng=None, secure=False
+) -> Release:
+    r"""Extended Gaussian mechanism: ``x + Q_N e_N``, ``e_N ~ N(0, sigma^2 I_{n-n_c})``.
+
+    ``sigma = Delta_2(Q_N^T A) / mu``: the sensitivity of the query restricted
+    to the null space, never larger than :math:`\Delta_2(A)`, so the mean
+    squared error :math:`(n - n_c)\sigma^2` (Cor. 15) is at most that of
+    :func:`projected_gaussian`.
+
+    Parameters
+    ----------
+    sensitivity : float or array_like, optional
+        :math:`\Delta_2(Q_N^T A)` (default 1), or the sensitivity space of the
+        query ``A`` in the data coordinates, from which
+        :math:`\max_u \|Q_N^T u\|_2` is computed.
+
+    Other parameters (including ``secure``: simulation only) are as in
+    :func:`projected_gaussian`.
+
+    Returns
+    -------
+    Release
+        GDP guarantee with ``mu``, noise family ``"extended_gaussian"`` with
+        ``scale = sigma`` and the invariants.
+
+    References
+    ----------
+    Gao, Gong & Yu (2022), Theorem 12, Algorithm 1, Cor. 15.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from invariantdp.invariants import totals
+    >>> from invariantdp.mechanisms import extended_gaussian
+    >>> S = np.array([[1.0, -1.0, 0.0], [5.0, 5.0, 5.0]])  # the second lies in the row space
+    >>> r = extended_gaussian([1.0, 2.0, 3.0], totals([0, 0, 0]), mu=1.0, sensitivity=S, rng=0)
+    >>> round(r.metadata["sensitivity"], 12)
+    1.414213562373
+    """
+    refuse_secure("extended_gaussian", secure, alternatives=_SECURE_ALTERNATIVES)
+    xv, inv = _prepare(x, invariants)
+    sigma, privacy, metadata = _gaussian(
+        inv, mu, epsilon, delta, sensitivity, transform=_null_transform(invariants)
+    )
+    e = as_generator(rng).standard_normal(inv.n_cells - inv.rank)
+    e *= sigma
+    noise = invariants.null_space_apply(e)
+    return _release("extended_gaussian", xv, inv, noise, sigma, privacy, metadata, x)
+
+
+def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secure=False) -> Release:
+    r"""Extended Laplace mechanism: ``x + Q_N w_N``, ``w_N ~ Lap(Delta_1(Q_N^T A)/epsilon)``.
+
+    (epsilon, 0)-induced subspace DP (Cor. 18).  ``Q_N`` is the basis of
+    :meth:`Invariants.null_space_apply` (Helmert for structured invariants);
+    ``sensitivity`` is :math:`\Delta_1(Q_N^T A)` or the sensitivity space of
+    ``A``, from which it is computed in that basis.  Simulation only:
+    ``secure=True`` is refused (module notes), and ``metadata["randomness"]``
+    is ``"simulation"``.
+
+    Parameters
+    ----------
+    x : array_like
+        The confidential query (shape ``invariants.shape``).
+    invariants : Invariants
+        ``C`` with the values ``c``; values absent are computed from ``x``,
+        values present must agree with ``x``.
+    epsilon : float
+        ``epsilon > 0``.
+    sensitivity : float or array_like, optional
+        :math:`\Delta_1(Q_N^T A)` (default 1) or the sensitivity space of ``A``.
+    rng : None, int, SeedSequence or numpy.random.Generator
+    secure : bool, optional
+        Must be False (simulation only).
+
+    Returns
+    -------
+    Release
+        ``epsilon``-DP guarantee (induced subspace DP), noise family
+        ``"extended_laplace"`` with ``scale`` and the invariants.
+
+    References
+    ----------
+    Gao, Gong & Yu (2022), Theorem 12, Cor. 18.
+
+    Examples
+    --------
+    >>> from invariantdp.invariants import totals
+    >>> from invariantdp.mechanisms import extended_laplace
+    >>> r = extended_laplace([5.0, 7.0, 9.0], totals([0, 0, 0]), epsilon=1.0, rng=0)
+    >>> round(float(r.value.sum()), 9)
+    21.0
+    """
+    refuse_secure("extended_laplace", secure, alternatives=_SECURE_ALTERNATIVES)
+    xv, inv = _prepare(x, invariants)
+    b, privacy, metadata = _laplace(
+        inv, epsilon, sensitivity, transform=_null_transform(invariants)
+    )
+    w = as_generator(rng).laplace(0.0, b, size=inv.n_cells - inv.rank)
+    return _release(
+        "extended_laplace", xv, inv, invariants.null_space_apply(w), b, privacy, metadata, x
+    )
+
+
+_MECHANISMS = {
+    "projected_gaussian": projected_gaussian,
+    "projected_laplace": projected_laplace,
+    "extended_gaussian": extended_gaussian,
+    "extended_laplace": extended_laplace,
+}
+
+
+def distributed_privatize(x_local, cells, invariants, *, mechanism, seed, secure=False, **params):
+    r"""One agent's share of a distributed release (Gao, Gong & Yu, Algorithm 4).
+
+    Agent ``l`` holds the entries ``x_local`` of the cells ``cells`` (flat,
+    C-order indices).  It simulates the mechanism's noise ``e`` from the
+    common ``seed`` -- by running the mechanism on zero data with the
+    invariant *structure* (the noise of an additive mechanism does not depend
+    on the data) -- and outputs ``x_local + e[cells]``.  Concatenating the
+    agents' outputs gives exactly (bit for bit) the central release
+    ``mechanism(x, invariants, rng=seed, **params).value``.
+
+    The common seed is the point of the algorithm, and it makes the noise
+    reproducible by every agent: the shares are a **simulation, not for
+    publication** (as are the central float mechanisms, module notes), and
+    ``secure=True`` is refused.
+
+    Parameters
+    ----------
+    x_local : array_like, shape (k,)
+        The agent's confidential entries.
+    cells : array_like of int, shape (k,)
+        Their flat indices in the full data.
+    invariants : Invariants
+        The invariant structure (values are ignored: agents need not know them).
+    mechanism : {"projected_gaussian", "projected_laplace", "extended_gaussian", "extended_laplace"}
+    seed : int or SeedSequence
+        The common seed (a ``Generator`` is refused: its state is not shared).
+    secure : bool, optional
+        Must be False (a shared seed cannot be secure); ``secure=True`` raises.
+    **params
+        Privacy parameters and ``sensitivity`` of the mechanism.
+
+    Returns
+    -------
+    numpy.ndarray, shape (k,)
+        The agent's share, not a :class:`~invariantdp.Release`: its noise
+        ``e[cells]`` is a marginal of the central noise law, which no noise
+        family describes on its own.  The release is the concatenation of
+        the shares, equal to the central ``mechanism(x, invariants,
+        rng=seed, **params)``, whose Release records the law and guarantee.
+
+    References
+    ----------
+    Gao, Gong & Yu (2022), Algorithm 4.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from invariantdp.invariants import totals
+    >>> from invariantdp.mechanisms import distributed_privatize, projected_gaussian
+    >>> x = np.array([4.0, 6.0, 1.0, 9.0]); inv = totals([0, 0, 1, 1])
+    >>> a = distributed_privatize(x[:2], [0, 1], inv, mechanism="projected_gaussian", seed=5, mu=1)
+    >>> b = distributed_privatize(x[2:], [2, 3], inv, mechanism="projected_gaussian", seed=5, mu=1)
+    >>> bool(np.array_equal(np.concatenate([a, b]), projected_gaussian(x, inv, mu=1, rng=5).value))
+    True
+    """
+    refuse_secure(
+        "distributed_privatize (its noise comes from a seed shared by all agents)",
+        secure,
+        alternatives=_SECURE_ALTERNATIVES,
+    )
+    if mechanism not in _MECHANISMS:
+        raise InvariantDPError(
+            f"`mechanism` ({mechanism!r}) must be one of {', '.join(sorted(_MECHANISMS))}."
+        )
+    if isinstance(seed, np.random.Generator) or seed is None:
+        raise InvariantDPError(
+            "`seed` must be an int or SeedSequence shared by all agents, "
+            f"got {type(seed).__name__}."
+        )
+    if not isinstance(invariants, Invariants):
+        raise TypeError(f"`invariants` must be an Invariants, got {type(invariants).__name__}.")
+    xl = check_data(x_local, "x_local").reshape(-1)
+    idx = np.asarray(cells)
+    if idx.dtype.kind not in "iu" or idx.shape != xl.shape:
+        raise InvariantDPError(
+            f"`cells` must be integer indices, one per entry of `x_local` ({xl.size}), "
+            f"got {idx.dtype} of shape {idx.shape}."
+        )
+    if idx.size and (idx.min() < 0 or idx.max() >= invariants.n_cells):
+        raise InvariantDPError(f"`cells` must lie in [0, {invariants.n_cells}).")
+    # values dropped (agents need not know them); the cached projection structure is shared
+    e = _MECHANISMS[mechanism](
+        np.zeros(invariants.shape), invariants.without_values(), rng=seed, **params
+    ).value.reshape(-1)
+    return xl + e[idx]
