@@ -13,6 +13,9 @@ discrete Gaussian noise, and the constraints (invariants, structural zeros).
 * Analyst: :func:`gls` -- best linear unbiased estimates of every count with
   exact standard errors (:class:`GLSEstimate`), invariants imposed exactly,
   in time linear in the number of units.
+* Publication: :func:`topdown_postprocess` -- the non-negative, integer,
+  consistent histograms a TopDown-like post-processing makes of the
+  measurements (:class:`TopDownHistograms`), for comparison.
 
 References
 ----------
@@ -28,15 +31,19 @@ from ._estimate import GLSEstimate, gls
 from ._geography import Geography
 from ._measurements import NoisyMeasurements
 from ._nmf_read import read_nmf
+from ._topdown import MAX_COUPLED_CELLS, TopDownHistograms, topdown_postprocess
 
 __all__ = [
+    "MAX_COUPLED_CELLS",
     "PL94",
     "CensusPrivacy",
     "GLSEstimate",
     "Geography",
     "NoisyMeasurements",
     "Schema",
+    "TopDownHistograms",
     "gls",
     "measure",
     "read_nmf",
+    "topdown_postprocess",
 ]
