@@ -71,7 +71,8 @@ def nnls_reference(x, A, a, zero):
         B = np.vstack([A, np.eye(n)[fixed]])
         c = np.concatenate([a, np.zeros(int(fixed.sum()))])
         h = x - np.linalg.pinv(B) @ (B @ x - c)
-        if np.abs(B @ h - c).max() > 1e-8 * (1 + np.abs(c).max()) or h.min() < -1e-9:
+        scale = 1 + np.abs(c).max(initial=0.0)
+        if np.abs(B @ h - c).max(initial=0.0) > 1e-8 * scale or h.min() < -1e-9:
             continue
         cost = np.sum((h - x) ** 2)
         if cost < best_cost - 1e-12:
@@ -220,10 +221,18 @@ def test_invariants_below_the_top_are_met_through_the_coupled_fit(seed):
     assert td.coupled[1] == len(nm.units[1])  # the counties, fitted together in their state
 
 
+TOP_INVARIANTS = [
+    {"State": ["total"]},  # the state total alone: every fit separates by cell
+    None,  # nothing exact: the state is its own estimate, made non-negative and rounded
+    {"State": ["total", "sex"]},  # the state fitted alone under both (the coupled fit)
+]
+
+
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("integer", [False, True])
-def test_equal_to_the_direct_solve(seed, integer):
-    nm = measured(seed, invariants={"State": ["total"]})
+@pytest.mark.parametrize("invariants", TOP_INVARIANTS, ids=["total", "none", "total+sex"])
+def test_equal_to_the_direct_solve(seed, integer, invariants):
+    nm = measured(seed, invariants=invariants)
     td = topdown_postprocess(nm, integer=integer)
     ref = reference_topdown(nm, integer, td)
     for li, level in enumerate(nm.levels):
@@ -245,6 +254,65 @@ def test_coupled_fit_equal_to_the_direct_solve(seed, integer):
         got = td.histogram(level).reshape(len(nm.units[li]), -1)
         np.testing.assert_allclose(got, ref[li], atol=1e-7)
     assert td.coupled[1] == len(nm.units[1])
+
+
+@pytest.mark.parametrize("integer", [False, True])
+def test_other_equalities_hold_through_the_coupled_fit(integer):
+    rng = np.random.default_rng(5)
+    counts = small_counts(rng, fan=(2, 2), mean=4.0)
+    wl = {lev: {"detailed": 0.5} for lev in GEO.names}
+    nm = measure(counts, SCHEMA, GEO, wl, invariants={"State": ["total"]}, secure=False, rng=5)
+    tract = nm.geocodes("Tract")[1]
+    assert np.sum(nm.parents[2] == nm.parents[2][1]) == 2  # two tracts: 8 cells to enumerate
+    truth = counts[counts["geocode"] == tract]["count"].to_numpy()
+    row = np.array([[1.0, -1.0, 0.0, 0.0]])  # females aged 0 minus aged 1, known exactly
+    nm = nm.with_constraint("Tract", tract, row, row @ truth)
+    td = topdown_postprocess(nm, integer=integer)
+    h = td.histogram("Tract")[1].reshape(-1)
+    assert row @ h == pytest.approx(row @ truth, abs=1e-9)
+    ref = reference_topdown_linear(nm, integer, td)
+    np.testing.assert_allclose(td.histogram("Tract").reshape(-1, 4), ref, atol=1e-7)
+    siblings = nm.parents[2] == nm.parents[2][1]
+    assert td.coupled[2] == int(siblings.sum())
+
+
+def reference_topdown_linear(nm, integer, ours):
+    """The tracts of the county holding a linear constraint, solved directly."""
+    level, geocode, matrix, values = nm.linear[0]
+    u = int(nm.unit_index(level, [geocode])[0])
+    par = nm.parents[2]
+    kids = np.flatnonzero(par == par[u])
+    own = own_reference(nm)[2][kids].reshape(-1)
+    c, k = kids.size, nm.schema.k
+    H = ours.histogram("County")[par[u]].reshape(-1)
+    block = np.zeros((matrix.shape[0], c * k))
+    at = int(np.flatnonzero(kids == u)[0])
+    block[:, at * k : (at + 1) * k] = matrix
+    A = np.vstack([np.tile(np.eye(k), (1, c)), block])
+    a = np.concatenate([H, values])
+    zero = np.tile(H == 0, c)
+    h = nnls_reference(own, A, a, zero)
+    mine = ours.histogram("Tract")[kids].reshape(-1)
+    out = ours.histogram("Tract").reshape(-1, k).astype(float)
+    out[kids] = (integer_reference(h, A, a, zero, mine) if integer else h).reshape(c, k)
+    return out
+
+
+def test_a_unit_without_units_below_keeps_its_fit():
+    from invariantdp.census import NoisyMeasurements
+
+    dpq = pd.DataFrame({
+        "geocode": ["9", "91", "92", "911", "912"],
+        "query_name": ["detailed_dpq"] * 5,
+        "value": [[10.0, 3.0], [6.0, 1.0], [4.0, 1.5], [2.0, 0.0], [3.5, 1.0]],
+        "variance": [1.0] * 5,
+    })  # fmt: skip
+    nm = NoisyMeasurements.from_frames(dpq, None, Schema({"sex": 2}), GEO)
+    td = topdown_postprocess(nm)
+    # county 92 has no tracts: its fit is final; county 91's tracts split it
+    assert td.histogram("State").tolist() == [[10, 3]]
+    assert td.histogram("County").tolist() == [[6, 1], [4, 2]]
+    assert td.histogram("Tract").sum(axis=0).tolist() == [6, 1]
 
 
 def test_real_valued_fit_is_non_negative_and_consistent():
