@@ -87,6 +87,19 @@ class TopDownHistograms:
     References
     ----------
     Gong & Meng (2020), Section 4; Abowd et al. (2022).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from invariantdp.census import Geography, Schema, measure, topdown_postprocess
+    >>> counts = pd.DataFrame({"geocode": ["11", "12"], "sex": ["F", "M"], "count": [4, 9]})
+    >>> nm = measure(counts, Schema({"sex": ["F", "M"]}), Geography({"A": 1, "B": 2}),
+    ...              {"B": {"detailed": 1.0}}, invariants={"A": ["total"]},
+    ...              secure=False, rng=0)
+    >>> td = topdown_postprocess(nm)
+    >>> df = td.counts("total", "B")
+    >>> list(df.columns), int(df["count"].sum())  # the state total, exactly
+    (['geocode', 'count'], 13)
     """
 
     measurements: NoisyMeasurements
