@@ -367,6 +367,11 @@ GROUPS = {
                 "invariantdp.census.gls",
                 "invariantdp.census.GLSEstimate",
             ],
+            "Published counts (TopDown-like post-processing)": [
+                "invariantdp.census.topdown_postprocess",
+                "invariantdp.census.TopDownHistograms",
+                "invariantdp.census.MAX_COUPLED_CELLS",
+            ],
             "Accounting of the 2020 Census": [
                 "invariantdp.census.topdown_privacy_accounting",
                 "invariantdp.census.TopDownAccounting",
@@ -475,6 +480,9 @@ NOT_IN_REFERENCE = {
         "invariantdp.cli.account.run_topdown",
         "invariantdp.cli.account.run_zcdp",
         "invariantdp.cli.binomial.register",
+        "invariantdp.cli.census.register",
+        "invariantdp.cli.census.run_estimate",
+        "invariantdp.cli.census.run_measure",
         "invariantdp.cli.binomial.run_binomial_test",
         "invariantdp.cli.fit.register",
         "invariantdp.cli.fit.run_loglinear",
