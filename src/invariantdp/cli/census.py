@@ -38,8 +38,6 @@ import math
 import os
 import secrets
 import shutil
-import signal
-import threading
 import warnings
 from pathlib import Path
 
@@ -59,6 +57,7 @@ from ._common import (
     use_secure,
     write_atomic,
 )
+from ._files import removed_on_signal
 
 __all__ = ["register", "run_estimate", "run_measure"]
 
@@ -384,35 +383,13 @@ def _check_output_dir(text: str, inputs: list, force: bool) -> Path:
 
 @contextlib.contextmanager
 def _removed_on_failure(tmp: Path):
-    """Remove the directory ``tmp`` if the body fails or SIGTERM/SIGINT interrupts it.
-
-    As :func:`invariantdp.cli._files.write_atomic` does for a file: the
-    handler removes the directory, restores the previous handlers and raises
-    the signal again, so it has its usual effect.
-    """
-    previous = {}
-
-    def handler(signum, frame):
-        shutil.rmtree(tmp, ignore_errors=True)
-        for s, h in previous.items():
-            signal.signal(s, h)
-        signal.raise_signal(signum)
-        raise InterruptedError(f"interrupted by signal {signum} while writing; removed {tmp}")
-
-    if threading.current_thread() is threading.main_thread():
-        for s in (signal.SIGTERM, signal.SIGINT):
-            old = signal.getsignal(s)
-            if old is not None and old is not signal.SIG_IGN:
-                previous[s] = old
-                signal.signal(s, handler)
-    try:
-        yield
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
+    """Remove the directory ``tmp`` if the body fails or SIGTERM/SIGINT interrupts it."""
+    with removed_on_signal(lambda: shutil.rmtree(tmp, ignore_errors=True), str(tmp)):
+        try:
+            yield
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
 
 
 def _write_nmf_dir(nm, dst: Path) -> None:
