@@ -33,7 +33,7 @@ import numpy as np
 from invariantdp import datasets
 from invariantdp.inference.bayes import contingency_table_model, fit
 from invariantdp.invariants import Invariants
-from invariantdp.mechanisms.congenial import conditional_release
+from invariantdp.mechanisms import conditional_release
 
 HAVE_NUTPIE = importlib.util.find_spec("nutpie") is not None
 

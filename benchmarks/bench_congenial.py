@@ -19,7 +19,8 @@ import warnings
 import numpy as np
 
 from invariantdp import Invariants, datasets
-from invariantdp.mechanisms import ConvergenceWarning, conditional_release
+from invariantdp.exceptions import ConvergenceWarning
+from invariantdp.mechanisms import conditional_release
 
 
 def main(quick: bool = False) -> float:

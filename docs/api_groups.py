@@ -58,7 +58,6 @@ GROUPS = {
                 "invariantdp.mechanisms.semi_dp_knorm",
                 "invariantdp.mechanisms.knorm",
                 "invariantdp.mechanisms.lp_mechanism",
-                "invariantdp.mechanisms.knorm.knorm_law",
             ],
             "The mechanisms by name": [
                 "invariantdp.mechanisms.MECHANISMS",
@@ -66,10 +65,10 @@ GROUPS = {
                 "invariantdp.mechanisms.find_mechanism",
             ],
             "Congenial releases (conditioned on the invariants)": [
-                "invariantdp.mechanisms.congenial.conditional_release",
-                "invariantdp.mechanisms.congenial.ConditionalRelease",
-                "invariantdp.mechanisms.congenial.LinearInequalities",
-                "invariantdp.mechanisms.congenial.SamplerDiagnostics",
+                "invariantdp.mechanisms.conditional_release",
+                "invariantdp.mechanisms.ConditionalRelease",
+                "invariantdp.mechanisms.LinearInequalities",
+                "invariantdp.mechanisms.SamplerDiagnostics",
             ],
             "Data swapping": [
                 "invariantdp.mechanisms.permutation_swap",
@@ -183,9 +182,9 @@ GROUPS = {
         "modules": [],
         "sections": {
             "Estimates under the invariants": [
-                "invariantdp.mechanisms.congenial.l2_postprocess",
-                "invariantdp.mechanisms.congenial.l1_postprocess",
-                "invariantdp.mechanisms.congenial.l1_privacy_level",
+                "invariantdp.mechanisms.l2_postprocess",
+                "invariantdp.mechanisms.l1_postprocess",
+                "invariantdp.mechanisms.l1_privacy_level",
             ],
             "Intervals": [
                 "invariantdp.ConfidenceInterval",
@@ -211,7 +210,6 @@ GROUPS = {
                 "invariantdp.inference.projected_gaussian_marginal_loglik",
                 "invariantdp.inference.conditional_laplace_logpdf",
                 "invariantdp.inference.degenerate_gaussian_logpdf",
-                "invariantdp.inference.likelihood.release_sigma",
             ],
             "Bayesian models": [
                 "invariantdp.inference.bayes.fit",
@@ -234,7 +232,7 @@ GROUPS = {
             "Samplers for latent counts under invariants": [
                 "invariantdp.inference.bayes.LatticeMetropolis",
                 "invariantdp.inference.bayes.LatticeMoves",
-                "invariantdp.inference.bayes.sampler.DirichletGibbs",
+                "invariantdp.inference.bayes.DirichletGibbs",
                 "invariantdp.inference.bayes.affine_counts",
                 "invariantdp.inference.bayes.fibre_point",
             ],
@@ -370,7 +368,7 @@ GROUPS = {
             "and turn them into estimates with exact standard errors; and the privacy "
             "accounting of the 2020 US Census products."
         ),
-        "modules": ["invariantdp.census", "invariantdp.privacy.census"],
+        "modules": ["invariantdp.census"],
         "sections": {
             "Noisy measurements": [
                 "invariantdp.census.Schema",
@@ -385,12 +383,17 @@ GROUPS = {
                 "invariantdp.census.gls",
                 "invariantdp.census.GLSEstimate",
             ],
+            "Published counts (TopDown-like post-processing)": [
+                "invariantdp.census.topdown_postprocess",
+                "invariantdp.census.TopDownHistograms",
+                "invariantdp.census.MAX_COUPLED_CELLS",
+            ],
             "Accounting of the 2020 Census": [
-                "invariantdp.privacy.topdown_privacy_accounting",
-                "invariantdp.privacy.TopDownAccounting",
-                "invariantdp.privacy.census.TOPDOWN_RHO",
-                "invariantdp.privacy.census_semi_dp_analysis",
-                "invariantdp.privacy.CensusSemiDPAnalysis",
+                "invariantdp.census.topdown_privacy_accounting",
+                "invariantdp.census.TopDownAccounting",
+                "invariantdp.census.TOPDOWN_RHO",
+                "invariantdp.census.census_semi_dp_analysis",
+                "invariantdp.census.CensusSemiDPAnalysis",
             ],
         },
     },
@@ -407,23 +410,8 @@ GROUPS = {
                 "invariantdp.distributions.tulap_gen",
                 "invariantdp.distributions.tulap_from_privacy",
                 "invariantdp.distributions.tulap_params",
-                "invariantdp.distributions.tulap.tulap_privacy",
-                "invariantdp.distributions.tulap.tulap_privacy_gen",
-            ],
-            "Closed forms of the Tulap law": [
-                "invariantdp.distributions.tulap_forms.tulap_pdf",
-                "invariantdp.distributions.tulap_forms.tulap_logpdf",
-                "invariantdp.distributions.tulap_forms.tulap_cdf",
-                "invariantdp.distributions.tulap_forms.tulap_logcdf",
-                "invariantdp.distributions.tulap_forms.tulap_cell_logcdf",
-                "invariantdp.distributions.tulap_forms.tulap_ppf",
-                "invariantdp.distributions.tulap_forms.tulap_bounds",
-                "invariantdp.distributions.tulap_forms.tulap_privacy_shapes",
-                "invariantdp.distributions.tulap_forms.tulap_untruncated_var",
-                "invariantdp.distributions.tulap_forms.truncate_logcdf",
-                "invariantdp.distributions.tulap_forms.log_b_power",
-                "invariantdp.distributions.tulap_forms.tulap_even_moment",
-                "invariantdp.distributions.tulap_forms.tulap_entropy",
+                "invariantdp.distributions.tulap_privacy",
+                "invariantdp.distributions.tulap_privacy_gen",
             ],
             "Discrete Laplace and discrete Gaussian": [
                 "invariantdp.distributions.discrete_laplace",
@@ -432,7 +420,6 @@ GROUPS = {
                 "invariantdp.distributions.discrete_gaussian_gen",
                 "invariantdp.distributions.sample_discrete_laplace_exact",
                 "invariantdp.distributions.sample_discrete_gaussian_exact",
-                "invariantdp.distributions.discrete.LatticeLaw",
             ],
             "Canonical noise of any tradeoff function": [
                 "invariantdp.distributions.canonical_noise",
@@ -440,11 +427,9 @@ GROUPS = {
             ],
             "K-norm and subspace noise": [
                 "invariantdp.distributions.KNormNoise",
+                "invariantdp.distributions.LPHullNorm",
+                "invariantdp.distributions.MAX_POLAR_DIM",
                 "invariantdp.distributions.SubspaceNoise",
-                "invariantdp.distributions.knorm.knorm_from_params",
-                "invariantdp.distributions.polar.LPHullNorm",
-                "invariantdp.distributions.polar.MAX_POLAR_DIM",
-                "invariantdp.distributions.subspace.subspace_factory",
             ],
         },
     },
@@ -513,6 +498,9 @@ NOT_IN_REFERENCE = {
         "invariantdp.cli.account.run_topdown",
         "invariantdp.cli.account.run_zcdp",
         "invariantdp.cli.binomial.register",
+        "invariantdp.cli.census.register",
+        "invariantdp.cli.census.run_estimate",
+        "invariantdp.cli.census.run_measure",
         "invariantdp.cli.binomial.run_binomial_test",
         "invariantdp.cli.fit.register",
         "invariantdp.cli.fit.run_loglinear",

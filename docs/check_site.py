@@ -113,6 +113,7 @@ PAGES = (
             ("04-bayes", (r"posterior mean",)),
             ("05-swapping", (FIGURE,)),
             ("06-from-published-numbers", (r"PrivatizedPoisson",)),
+            ("07-census-noisy-measurements", (FIGURE, r"TopDown-like")),
         )
     ),
     Page("api/index.html", (r"Make a release", r"Account")),

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from invariantdp import InvariantDPError, one_way_margins
+from invariantdp import InvariantDPError
 from invariantdp._fibres import cell_classes, enumerate_fibre, kernel_moves
 from invariantdp._kernel_lattice import (
     MAX_DENOMINATOR,
@@ -18,6 +18,7 @@ from invariantdp._kernel_lattice import (
     kernel_circuit,
     primitive_integer,
 )
+from invariantdp.invariants import one_way_margins
 
 
 def _exact_product(M, v):

@@ -230,7 +230,7 @@ _PROBE = r"""
 import hashlib, json, sys, warnings
 import numpy as np
 warnings.simplefilter("ignore")
-from invariantdp.distributions.knorm import KNormNoise
+from invariantdp.distributions._knorm_law import KNormNoise
 from invariantdp.invariants import one_way_margins
 from invariantdp.mechanisms import conditional_release
 from invariantdp.sensitivity import contingency_sensitivity_space as css, span_basis

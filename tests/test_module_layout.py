@@ -178,3 +178,35 @@ def test_the_cycle_checker_sees_a_lazy_cycle(tmp_path):
     finally:
         SRC = saved
     assert _cycles(graph) == [["invariantdp.a", "invariantdp.b"]]
+
+
+# --- names that say what a module holds (issue 21): no two modules share a basename
+
+
+def _basename(path: Path) -> str:
+    return path.stem.lstrip("_")
+
+
+def test_no_two_modules_share_a_basename():
+    # a leading underscore does not make another name (published.py beside _published.py);
+    # the command line's modules are named after their sub-commands and stay aside
+    seen: dict[str, list[str]] = {}
+    for path in ALL_MODULES:
+        rel = path.relative_to(SRC)
+        if path.name in ("__init__.py", "__main__.py") or rel.parts[0] == "cli":
+            continue
+        seen.setdefault(_basename(path), []).append(str(rel))
+    assert {k: v for k, v in seen.items() if len(v) > 1} == {}
+
+
+def test_the_public_modules_are_the_packages_and_the_top_level_modules():
+    # a name's public home is its subpackage: the modules inside a subpackage are private
+    public = [
+        str(p.relative_to(SRC))
+        for p in ALL_MODULES
+        if p.name != "__init__.py"
+        and len(p.relative_to(SRC).parts) > 1
+        and p.relative_to(SRC).parts[0] != "cli"
+        and not p.name.startswith("_")
+    ]
+    assert public == []

@@ -254,7 +254,7 @@ def test_bayes_models_name_units_cells_and_coefficients_by_the_labels(counties):
 
 
 def test_projected_gaussian_release_as_published_feeds_the_likelihood_models():
-    from invariantdp.inference.likelihood import release_sigma
+    from invariantdp.inference._invariant_likelihoods import release_sigma
 
     y = pd.Series([10.5, 19.5, 7.25, 12.75], index=pd.Index(list("abcd"), name="county"))
     inv = totals([0, 0, 1, 1]).of(y.to_numpy())  # the state totals the release keeps

@@ -4,7 +4,8 @@ import re
 import numpy as np
 import pytest
 
-from invariantdp import Invariants, NoiseLaw, PrivacyGuarantee, Release, one_way_margins
+from invariantdp import Invariants, NoiseLaw, PrivacyGuarantee, Release
+from invariantdp.invariants import one_way_margins
 
 
 def _release(value=None):

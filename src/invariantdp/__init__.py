@@ -11,27 +11,29 @@ family of :mod:`invariantdp.families`.
 from importlib.metadata import PackageNotFoundError, version
 
 from . import (
+    _old_module_paths,  # noqa: F401 - first: the old import paths of moved modules
+    census,
     datasets,
     distributions,
     exceptions,
     families,
     inference,
+    invariants,
     labels,
     mechanisms,
     privacy,
     published,
 )
+from ._deprecation import moved_names
 from ._results import ConfidenceInterval, Summary
-from .exceptions import ConvergenceWarning, InvariantDPError
+from .exceptions import InvariantDPError
 from .inference import (
-    BinomialTestResult,
-    OddsRatioTestResult,
     ump_binomial_test,
     umpu_odds_ratio_critical_value,
     umpu_odds_ratio_power,
     umpu_odds_ratio_test,
 )
-from .invariants import Invariants, nested_totals, null_space_projector, one_way_margins, totals
+from .invariants import Invariants
 from .release import NoiseLaw, PrivacyGuarantee, Release
 
 try:
@@ -40,31 +42,40 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0+unknown"
 
 __all__ = [
-    "BinomialTestResult",
     "ConfidenceInterval",
-    "ConvergenceWarning",
     "InvariantDPError",
     "Invariants",
     "NoiseLaw",
-    "OddsRatioTestResult",
     "PrivacyGuarantee",
     "Release",
     "Summary",
+    "census",
     "datasets",
     "distributions",
     "exceptions",
     "families",
     "inference",
+    "invariants",
     "labels",
     "mechanisms",
-    "nested_totals",
-    "null_space_projector",
-    "one_way_margins",
     "privacy",
     "published",
-    "totals",
     "ump_binomial_test",
     "umpu_odds_ratio_critical_value",
     "umpu_odds_ratio_power",
     "umpu_odds_ratio_test",
 ]
+
+# names the top level re-exported before it kept a curated handful (issue 21)
+__getattr__ = moved_names(
+    __name__,
+    {
+        "BinomialTestResult": "invariantdp.inference.BinomialTestResult",
+        "OddsRatioTestResult": "invariantdp.inference.OddsRatioTestResult",
+        "ConvergenceWarning": "invariantdp.exceptions.ConvergenceWarning",
+        "nested_totals": "invariantdp.invariants.nested_totals",
+        "null_space_projector": "invariantdp.invariants.null_space_projector",
+        "one_way_margins": "invariantdp.invariants.one_way_margins",
+        "totals": "invariantdp.invariants.totals",
+    },
+)

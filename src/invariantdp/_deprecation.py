@@ -28,6 +28,7 @@ import importlib
 import importlib.abc
 import importlib.util
 import sys
+import types
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -273,11 +274,40 @@ def moved_names(module: str, names: Mapping[str, object], *, removed_in: str = N
     return __getattr__
 
 
+def _keep_attribute(parent_name: str, child: str) -> None:
+    """Keep a package's attribute when an old submodule of the same name is imported.
+
+    ``invariantdp.distributions.tulap`` is the Tulap law and was the module that
+    defined it: importing the old module path must not replace the law on the
+    package (the import system sets the module as the package's attribute and
+    skips that, with an ``ImportWarning``, when setting it raises).
+    """
+    parent = sys.modules.get(parent_name)
+    value = vars(parent).get(child) if parent is not None else None
+    if value is None or isinstance(value, types.ModuleType):
+        return
+    cls = type(parent)
+    if not issubclass(cls, _KeepsAttributes):
+        cls = type("_KeepsAttributes", (_KeepsAttributes,), {"kept": frozenset()})
+        parent.__class__ = cls
+    cls.kept = cls.kept | {child}
+
+
+class _KeepsAttributes(types.ModuleType):
+    kept: frozenset = frozenset()
+
+    def __setattr__(self, name, value):
+        if name in type(self).kept and isinstance(value, types.ModuleType):
+            raise AttributeError(f"{self.__name__}.{name} is not a module")
+        super().__setattr__(name, value)
+
+
 class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Imports a module's old path as the module itself, warning once per process."""
 
     def __init__(self):
         self.moved: dict[str, tuple[str, Deprecation]] = {}
+        self._specs: dict[str, object] = {}
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname in self.moved:
@@ -286,13 +316,21 @@ class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec):
         new, dep = self.moved[spec.name]
+        _keep_attribute(*spec.name.rpartition(".")[::2])
         # stacklevel 2: the importing line (warnings skips the import machinery's frames)
         warnings.warn(dep.message(), DeprecationWarning, stacklevel=2)
         # the old name is the module itself: same objects, same pickles
-        return importlib.import_module(new)
+        module = importlib.import_module(new)
+        self._specs[spec.name] = module.__spec__
+        return module
 
     def exec_module(self, module):
-        """Nothing to run: the module was imported under its new name."""
+        """Nothing to run: the module was imported under its new name.
+
+        The import system has set the module's ``__spec__`` to the old path's;
+        it gets its own back, so that it still knows where it lives.
+        """
+        module.__spec__ = self._specs.pop(module.__spec__.name)
 
 
 _FINDER = _MovedModuleFinder()

@@ -1,7 +1,7 @@
 r"""Fibres of linear invariants: kernel lattices, circuits, cell classes, enumeration.
 
 Both the conditional (congenial) samplers of
-:mod:`invariantdp.mechanisms.congenial` and the latent-count samplers of
+:func:`~invariantdp.mechanisms.conditional_release` and the latent-count samplers of
 :mod:`invariantdp.inference.bayes` move on a *fibre* of the invariants,
 
 .. math:: F = \{ s : A s = a \} \quad (\text{integer points for counts}),

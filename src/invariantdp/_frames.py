@@ -1,7 +1,7 @@
 """Microdata frames: argument checks for columns and codes of cross-classifications.
 
-Shared by the swapping mechanism (:mod:`invariantdp.mechanisms.swapping`) and
-its privacy accounting (:mod:`invariantdp.privacy.swapping`), which both take
+Shared by the swapping mechanism (:mod:`invariantdp.mechanisms._permutation_swap`) and
+its privacy accounting (:mod:`invariantdp.privacy._swapping_epsilon`), which both take
 a pandas or Dask DataFrame and names of its columns.
 """
 

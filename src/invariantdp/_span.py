@@ -1,7 +1,7 @@
 """The span of a sensitivity space, the projection onto it, and the memory guard.
 
 Re-exported by :mod:`invariantdp.sensitivity`, whose functions and K-norm
-samplers (and :mod:`invariantdp.distributions.polar`) share them.
+samplers (and :mod:`invariantdp.distributions._polar_sampler`) share them.
 """
 
 from __future__ import annotations

@@ -143,7 +143,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._published import published_fields
+from ._deprecation import moved_names
+from ._guarantee import PrivacyGuarantee
+from ._published_fields import published_fields
 from ._results import Summary, format_table, short_text, summarise_params
 from ._schema import (
     FORMAT_VERSION,  # noqa: F401 - the newest document version this module reads
@@ -161,12 +163,16 @@ from ._validation import (
     parse_json_document,
     thaw,
 )
-from .families import NoiseFamily, SchemaContext, noise_family, register_noise_family
-from .guarantee import PrivacyGuarantee
+from .families import NoiseFamily, SchemaContext, noise_family
 from .invariants import Invariants
 from .labels import AxisLabels, check_labels, labels_to_doc, to_pandas
 
-__all__ = ["NoiseLaw", "PrivacyGuarantee", "Release", "register_noise_family"]
+__all__ = ["NoiseLaw", "PrivacyGuarantee", "Release"]
+
+# register_noise_family's one home is invariantdp.families
+__getattr__ = moved_names(
+    __name__, {"register_noise_family": "invariantdp.families.register_noise_family"}
+)
 
 
 # ---------------------------------------------------------------------------

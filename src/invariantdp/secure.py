@@ -68,7 +68,7 @@ What a secure release reveals besides its value
    decided from public parameters (privacy parameters, sensitivity, grid or
    lattice, shape), checked before the data are read; data outside a
    mechanism's declared domain are mapped into it by a rule that does not
-   depend on them (:mod:`invariantdp.mechanisms._secure`): clamped to
+   depend on them (:mod:`invariantdp.mechanisms._side_channels`): clamped to
    ``|x| <= 2**52 - 1`` (integer mechanisms) or ``(2**52 - 1) * grid``,
    rounded to the Tulap lattice by ``floor(x / sensitivity + 1/2)``
    computed exactly (neighbours ``|x - x'| <= sensitivity`` stay one step

@@ -21,7 +21,7 @@ simplices) takes 4.4 s, 2 x 11 (``s = 10``) 47 s and 0.8 GB, 3 x 6 over
 ``MAX_HULL_POINTS[s]`` distinct vertices ``+-u`` (points on the unit sphere,
 the worst case measured, build in a few seconds); larger ones are refused at
 once, naming the linear programme of :func:`hull_norm` and the polar sampler
-:class:`~invariantdp.distributions.polar.LPHullNorm` (no facets; draws for
+:class:`~invariantdp.distributions.LPHullNorm` (no facets; draws for
 the contingency spaces up to ``(r-1)(c-1) = 16``, 5 x 5, in well under a
 second).  No function here allocates more than ``MAX_BYTES`` (2 GiB).
 
@@ -89,7 +89,7 @@ _BLOCK_ELEMENTS = 2**22
 _HULL_ALTERNATIVES = (
     "for the norm, hull_norm(v, space, method='lp') (one linear programme per vector, any "
     "dimension); for draws, the polar sampler (knorm(..., method='polar'), LPHullNorm of "
-    "invariantdp.distributions.polar), or a mechanism that needs no hull: semi_dp_gaussian, "
+    "invariantdp.distributions), or a mechanism that needs no hull: semi_dp_gaussian, "
     "projected_gaussian / extended_gaussian, or lp_mechanism"
 )
 

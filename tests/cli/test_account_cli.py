@@ -2,9 +2,9 @@ import json
 
 import pytest
 
+from invariantdp import privacy as acc
 from invariantdp.cli import main
-from invariantdp.privacy import accounting as acc
-from invariantdp.privacy import swapping
+from invariantdp.privacy import _swapping_epsilon as swapping
 
 
 def run_json(capsys, *argv):

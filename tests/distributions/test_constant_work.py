@@ -24,7 +24,7 @@ from invariantdp.distributions._constant import (
     _bernoulli_bounds,
     precision,
 )
-from invariantdp.distributions._exact import TulapPlan
+from invariantdp.distributions._exact_samplers import TulapPlan
 from invariantdp.mechanisms import discrete_laplace_mechanism
 from invariantdp.mechanisms._permutation import _thinning, sources_secure
 from invariantdp.privacy import zcdp_tradeoff

@@ -11,7 +11,7 @@ from invariantdp.distributions import (
     discrete_laplace,
     sample_discrete_gaussian_exact,
 )
-from invariantdp.distributions.discrete import _upper_tail
+from invariantdp.distributions._discrete_laws import _upper_tail
 
 LAPLACE_T = [0.25, 1.0, 3.5, 40.0]
 GAUSS_SIGMA = [0.3, 1.0, 2.5, 17.0]
@@ -101,7 +101,7 @@ def test_invalid_shapes_give_nan_and_exact_sampler_raises():
 
 @pytest.mark.parametrize("num, den", [(0, 1), (1, 3), (1, 1), (7, 4), (25, 10)])
 def test_bernoulli_exp_has_probability_exp_minus_gamma(num, den):
-    from invariantdp.distributions._exact import _bernoulli_exp
+    from invariantdp.distributions._exact_samplers import _bernoulli_exp
 
     gen = np.random.default_rng(num * 100 + den)
     n = 20_000
@@ -163,7 +163,7 @@ def test_numpy_samplers_refuse_scales_they_cannot_draw():
 
 
 def test_lattice_law():
-    from invariantdp.distributions.discrete import LatticeLaw
+    from invariantdp.distributions._discrete_laws import LatticeLaw
 
     base = discrete_gaussian(2.5)
     law = LatticeLaw(base, 0.125)

@@ -5,8 +5,7 @@ from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from invariantdp._validation import InvariantDPError
-from invariantdp.distributions import tulap, tulap_from_privacy, tulap_params
-from invariantdp.distributions.tulap import tulap_privacy
+from invariantdp.distributions import tulap, tulap_from_privacy, tulap_params, tulap_privacy
 
 PARAMS = [
     (np.exp(-1.0), 0.0),
@@ -256,7 +255,7 @@ def test_the_closed_forms_do_not_import_pytensor():
     import sys
 
     code = (
-        "import sys, invariantdp.distributions.tulap_forms, invariantdp.inference; "
+        "import sys, invariantdp.distributions._tulap_forms, invariantdp.inference; "
         "assert 'pytensor' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

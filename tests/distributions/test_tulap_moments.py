@@ -16,7 +16,7 @@ import pytest
 from scipy import integrate, stats
 
 from invariantdp.distributions import tulap, tulap_from_privacy
-from invariantdp.distributions.tulap_forms import (
+from invariantdp.distributions._tulap_forms import (
     MAX_CLOSED_MOMENT,
     tulap_entropy,
     tulap_even_moment,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from invariantdp.inference._noise import resolve_noise
-from invariantdp.inference.odds_ratio import _log_p_bound, _log_p_one_sided, _pvalue
+from invariantdp.inference._odds_ratio_test import _log_p_bound, _log_p_one_sided, _pvalue
 
 
 def _cases(rng, count):

@@ -37,7 +37,7 @@ def margins_of(t) -> tuple[int, int, int, int]:
 
 def statistics(t, w: float) -> dict[str, float]:
     """Released values: the table's ``x11``, and points near and far from the null bulk."""
-    from invariantdp.inference._lattice import FisherNoncentralHypergeometric
+    from invariantdp.inference._logconcave_sums import FisherNoncentralHypergeometric
 
     t1, t2, c1, _ = margins_of(t)
     law = FisherNoncentralHypergeometric(t1, t2, c1, float(np.log(w)))
@@ -73,7 +73,7 @@ def exact_log_pvalue(u, margins, w, eps, delta, side, z=16.0) -> float:
     from scipy.special import logsumexp
 
     from invariantdp.distributions import tulap_from_privacy
-    from invariantdp.inference._lattice import FisherNoncentralHypergeometric
+    from invariantdp.inference._logconcave_sums import FisherNoncentralHypergeometric
 
     t1, t2, c1, _ = margins
     law = FisherNoncentralHypergeometric(t1, t2, c1, float(np.log(w)))

@@ -15,7 +15,7 @@ from invariantdp.mechanisms import (
     lp_mechanism,
     tulap_mechanism,
 )
-from invariantdp.privacy.accounting import gdp_to_eps_delta
+from invariantdp.privacy import gdp_to_eps_delta
 
 X = np.array([[12.0, 5.0, 7.0], [4.0, 9.0, 3.0]])
 
@@ -359,7 +359,7 @@ def test_old_mechanism_name_warns_and_still_works(old):
 
 @pytest.mark.parametrize("old", [*sorted(OLD_NAMES), "lp_mechanism"])
 def test_old_names_of_the_additive_module_warn(old):
-    from invariantdp.mechanisms import additive
+    from invariantdp.mechanisms import _additive as additive
 
     with pytest.warns(DeprecationWarning, match=rf"additive\.{old} is deprecated"):
         func = getattr(additive, old)

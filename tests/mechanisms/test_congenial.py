@@ -1,15 +1,17 @@
 """Congenial (conditional) mechanisms: samplers target M | S* (Gong & Meng 2020)."""
 
 import itertools
+import sys
 import warnings
 
 import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from invariantdp import InvariantDPError, Invariants, Release, datasets, one_way_margins
+from invariantdp import InvariantDPError, Invariants, Release, datasets
+from invariantdp.exceptions import ConvergenceWarning
+from invariantdp.invariants import one_way_margins
 from invariantdp.mechanisms import (
-    ConvergenceWarning,
     LinearInequalities,
     conditional_release,
     l1_postprocess,
@@ -464,13 +466,14 @@ def test_conditional_releases_are_marked_as_simulations(mechanism, kw):
 
 
 def test_convergence_warning_is_the_package_class():
-    # one class package-wide; the old import path keeps working (backward compatibility)
+    # one class package-wide, at home in invariantdp.exceptions; the old paths warn
     import invariantdp.exceptions
-    import invariantdp.mechanisms.congenial as congenial
+    import invariantdp.mechanisms as M
 
-    assert congenial.ConvergenceWarning is invariantdp.exceptions.ConvergenceWarning
     assert ConvergenceWarning is invariantdp.exceptions.ConvergenceWarning
     assert issubclass(ConvergenceWarning, UserWarning)
+    with pytest.warns(DeprecationWarning, match=r"invariantdp\.exceptions\.ConvergenceWarning"):
+        assert M.ConvergenceWarning is ConvergenceWarning
 
 
 # --- one package, PyMC's names for MCMC settings, exact integer moves (issue 11) ----------
@@ -533,18 +536,22 @@ def test_integer_moves_are_exact_for_large_invariant_coefficients():
 
 
 def test_public_import_paths_keep_working():
+    # the congenial names are at home in invariantdp.mechanisms; the old package path
+    # still imports, with a DeprecationWarning, and gives the same objects
     import invariantdp.mechanisms as M
-    from invariantdp.mechanisms import congenial
 
     names = (
-        "ConditionalRelease", "ConvergenceWarning", "LinearInequalities", "SamplerDiagnostics",
+        "ConditionalRelease", "LinearInequalities", "SamplerDiagnostics",
         "conditional_release", "l1_postprocess", "l1_privacy_level", "l2_postprocess",
     )  # fmt: skip
-    assert sorted(congenial.__all__) == sorted(names)
+    assert set(names) <= set(M.__all__)
+    sys.modules.pop("invariantdp.mechanisms.congenial", None)
+    with pytest.warns(DeprecationWarning, match=r"the module invariantdp\.mechanisms\.congenial"):
+        import invariantdp.mechanisms.congenial as congenial
     for name in names:
         assert getattr(M, name) is getattr(congenial, name)
-    assert (
-        congenial.conditional_release.__module__ == "invariantdp.mechanisms.congenial._conditional"
+    assert congenial.conditional_release.__module__ == (
+        "invariantdp.mechanisms._congenial._conditional"
     )
 
 

@@ -5,8 +5,8 @@ import pytest
 
 from invariantdp import InvariantDPError, Release, sensitivity
 from invariantdp.distributions import KNormNoise
-from invariantdp.distributions.knorm import knorm_from_params
-from invariantdp.distributions.polar import LPHullNorm
+from invariantdp.distributions._knorm_law import knorm_from_params
+from invariantdp.distributions._polar_sampler import LPHullNorm
 from invariantdp.mechanisms import knorm, semi_dp_knorm
 from invariantdp.sensitivity import HullNorm, contingency_sensitivity_space, hull_norm
 
@@ -177,7 +177,7 @@ def test_knorm_release_is_a_simulation(rng):
 
 
 def test_the_hull_of_a_polytope_is_decided_once(monkeypatch):
-    import invariantdp.distributions.knorm as knorm_module
+    import invariantdp.distributions._knorm_law as knorm_module
 
     calls = []
     real = knorm_module.facets_within_limits

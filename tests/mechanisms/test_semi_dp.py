@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from invariantdp import InvariantDPError, Release
 from invariantdp.invariants import one_way_margins
-from invariantdp.mechanisms import semi_dp as semi_dp_module
+from invariantdp.mechanisms import _semi_dp as semi_dp_module
 from invariantdp.mechanisms import semi_dp_gaussian, semi_dp_knorm
 
 TABLE = np.array([[30, 12, 8], [5, 22, 17]])

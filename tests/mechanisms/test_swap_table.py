@@ -184,7 +184,7 @@ def test_placing_the_moved_records_again_gives_the_table_of_all_records(rng):
 
 def test_a_secure_swap_places_every_record_whatever_swaps(monkeypatch, rng):
     # the work after the secure draws must not depend on how many records swap
-    import invariantdp.mechanisms.swapping as swapping
+    import invariantdp.mechanisms._permutation_swap as swapping
 
     def refuse(src):
         raise AssertionError("the secure path must not single out the moved records")

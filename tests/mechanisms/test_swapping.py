@@ -406,7 +406,7 @@ def _mape_of_one_run(df, out, swap, rest):
 
 @pytest.mark.parametrize("match", [[], ["size"]])
 def test_swapping_mape_is_the_error_of_permutation_swap_with_the_same_stream(rng, match):
-    from invariantdp.mechanisms.swapping import swapping_mape
+    from invariantdp.mechanisms._permutation_swap import swapping_mape
 
     df = _households(rng, 800)[["county", "size", "tenure"]]
     res = swapping_mape(df, swap="county", match=match, swap_rates=[0.1, 0.6], n_runs=3, rng=7)
@@ -423,7 +423,7 @@ def test_swapping_mape_is_the_error_of_permutation_swap_with_the_same_stream(rng
 
 
 def test_swapping_mape_is_zero_when_strata_hold_identical_records():
-    from invariantdp.mechanisms.swapping import swapping_mape
+    from invariantdp.mechanisms._permutation_swap import swapping_mape
 
     # county is a function of the stratum: every derangement leaves the table unchanged
     df = pd.DataFrame({"size": [1, 1, 1, 2, 2, 2] * 20, "owned": [0, 1, 0, 1, 1, 0] * 20})
@@ -442,7 +442,7 @@ def test_swapping_mape_is_zero_when_strata_hold_identical_records():
     ],
 )
 def test_swapping_mape_bad_input(rng, kwargs, error, match):
-    from invariantdp.mechanisms.swapping import swapping_mape
+    from invariantdp.mechanisms._permutation_swap import swapping_mape
 
     kw = {"swap": "county", "swap_rates": [0.5], "n_runs": 2, **kwargs}
     with pytest.raises(error, match=match):
@@ -451,13 +451,13 @@ def test_swapping_mape_bad_input(rng, kwargs, error, match):
 
 def test_plotting_swapping_mape_is_a_deprecated_alias(rng):
     import invariantdp.plotting as plotting
-    from invariantdp.mechanisms.swapping import swapping_mape
+    from invariantdp.mechanisms._permutation_swap import swapping_mape
 
     df = _households(rng, 300)
     kw = {"swap": "county", "match": "size", "swap_rates": [0.2, 0.7], "n_runs": 2, "rng": 3}
     with pytest.warns(DeprecationWarning, match=r"invariantdp.plotting.swapping_mape is dep") as w:
         old = plotting.swapping_mape(df, **kw)
-    assert "use invariantdp.mechanisms.swapping.swapping_mape" in str(w[0].message)
+    assert "use invariantdp.mechanisms._permutation_swap.swapping_mape" in str(w[0].message)
     assert w[0].filename == __file__
     pd.testing.assert_frame_equal(old, swapping_mape(df, **kw))
     assert "swapping_mape" not in plotting.__all__

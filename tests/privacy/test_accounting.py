@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import integrate, optimize, special, stats
 
+from invariantdp import privacy as acc
 from invariantdp._validation import InvariantDPError
-from invariantdp.privacy import accounting as acc
 from invariantdp.privacy import gaussian_tradeoff
 
 

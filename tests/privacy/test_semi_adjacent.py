@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from invariantdp._validation import InvariantDPError
-from invariantdp.privacy.semi_adjacent import (
+from invariantdp.privacy._semi_adjacent import (
     one_way_margins_semi_adjacent_parameter,
     semi_adjacent_parameter,
     semi_adjacent_upper_bound,

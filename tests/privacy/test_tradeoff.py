@@ -6,7 +6,7 @@ from scipy.stats import norm
 
 from invariantdp._validation import InvariantDPError
 from invariantdp.privacy import eps_delta, gaussian_tradeoff, group
-from invariantdp.privacy.tradeoff import MAX_GROUP_SIZE, TradeoffFunction
+from invariantdp.privacy._tradeoff import MAX_GROUP_SIZE, TradeoffFunction
 
 ALPHA = np.linspace(0.0, 1.0, 201)
 

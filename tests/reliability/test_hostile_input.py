@@ -27,6 +27,7 @@ from invariantdp import (
     umpu_odds_ratio_test,
 )
 from invariantdp import audit as audit_mod
+from invariantdp import census as CENSUS
 from invariantdp import distributions as D
 from invariantdp import mechanisms as M
 from invariantdp import privacy as P
@@ -253,7 +254,7 @@ CASES = {
         {"epsilon": "pos"},
     ),
     "census_semi_dp_analysis": (
-        P.census_semi_dp_analysis,
+        CENSUS.census_semi_dp_analysis,
         {"rho": 2.56, "a": 2, "delta": 1e-10},
         {"rho": "pos", "delta": "unit"},
     ),
@@ -279,7 +280,7 @@ CASES = {
         {"r": "int", "c": "int"},
     ),
     "sensitivity": (S.sensitivity, {"space": S3, "p": 2}, {"space": "array"}),
-    "zcdp_tradeoff": (audit_mod.zcdp_tradeoff, {"rho": 0.5}, {"rho": "pos"}),
+    "zcdp_tradeoff": (P.zcdp_tradeoff, {"rho": 0.5}, {"rho": "pos"}),
     "neighbour_from_space": (
         audit_mod.neighbour_from_space,
         {"x": [5.0, 5.0, 5.0], "space": S3},

@@ -31,12 +31,12 @@ from invariantdp.mechanisms import (
     odds_ratio_release,
     tulap_mechanism,
 )
-from invariantdp.mechanisms.discrete import _tulap_value
+from invariantdp.mechanisms._integer_noise import _tulap_value
 from invariantdp.secure import SecureGenerator
 
 # the modules (the package attribute ``tulap`` is the distribution object)
-tulap_module = importlib.import_module("invariantdp.distributions.tulap")
-exact_module = importlib.import_module("invariantdp.distributions._exact")
+tulap_module = importlib.import_module("invariantdp.distributions._tulap")
+exact_module = importlib.import_module("invariantdp.distributions._exact_samplers")
 
 # ---------------------------------------------------------------------------
 # secure Tulap: the output bits must not depend on x
@@ -343,7 +343,7 @@ def test_secure_tulap_rejection_is_capped(monkeypatch):
     monkeypatch.setattr(exact_module, "MAX_ROUNDS", 5)
     # regime q > 1/2: the boundary cell is proposed, and the first cell is outside the support
     with pytest.raises(InvariantDPError, match="rejected every trial of 5 rounds in a row"):
-        importlib.import_module("invariantdp.distributions._exact").draw_tulap_exact(
+        importlib.import_module("invariantdp.distributions._exact_samplers").draw_tulap_exact(
             _AllZero(), 1e-9, 0.1, 1
         )
 

@@ -35,7 +35,7 @@ from invariantdp.mechanisms import (
     tulap_mechanism,
 )
 from invariantdp.mechanisms._base import plain_release
-from invariantdp.mechanisms._secure import secure_lattice_index
+from invariantdp.mechanisms._side_channels import secure_lattice_index
 
 SENTINEL = 123456789.25
 #: how a message could show the sentinel: repr, str, %g at 6 and 8 digits, its integer part

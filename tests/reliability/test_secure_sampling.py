@@ -271,7 +271,7 @@ def test_exact_tulap_sampler_with_a_seeded_integer_source():
     """The exact Tulap algorithm, run on a seeded numpy source: reproducible, right law."""
     import importlib
 
-    tm = importlib.import_module("invariantdp.distributions._exact")
+    tm = importlib.import_module("invariantdp.distributions._exact_samplers")
     for eps, delta in [(1.0, 0.0), (0.7, 0.05), (1e-9, 0.1)]:
         g, u = tm.draw_tulap_exact(np.random.default_rng(4), eps, delta, 6000)
         g2, u2 = tm.draw_tulap_exact(np.random.default_rng(4), eps, delta, 6000)
@@ -287,7 +287,7 @@ def test_exact_tulap_sampler_with_a_seeded_integer_source():
 def test_exact_truncation_boundary_matches_the_closed_form(epsilon, delta):
     import importlib
 
-    exact = importlib.import_module("invariantdp.distributions._exact")
+    exact = importlib.import_module("invariantdp.distributions._exact_samplers")
     trunc = exact._ExactTruncation(epsilon, delta)
     lo, hi = trunc.fc_bounds(0)
     assert 0 < lo < hi < 1 and hi - lo < 1e-30

@@ -39,6 +39,7 @@ refused without being shown), :mod:`._frozen`
 :func:`parse_json_document`).
 """
 
+from .._deprecation import moved_names
 from ..exceptions import InvariantDPError
 from ._arrays import check_counts, check_finite_array, check_not_table
 from ._confidential import NOT_SHOWN, read_confidential
@@ -60,8 +61,8 @@ from ._documents import (
     doc_str,
     parse_json_document,
 )
+from ._format import format_value
 from ._frozen import FrozenDict, FrozenList, LabelArray, freeze, thaw
-from ._messages import format_value
 from ._scalars import (
     EXACT_INT,
     check_alternative,
@@ -113,3 +114,6 @@ __all__ = [
     "read_confidential",
     "thaw",
 ]
+
+# old submodules of this package import with a DeprecationWarning (invariantdp._old_module_paths)
+__getattr__ = moved_names(__name__, {})

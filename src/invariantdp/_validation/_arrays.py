@@ -16,7 +16,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..exceptions import InvariantDPError
-from ._messages import format_value
+from ._format import format_value
 from ._scalars import _FLOAT_MAX, EXACT_INT
 
 

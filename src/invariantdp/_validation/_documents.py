@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ..exceptions import InvariantDPError
-from ._messages import format_value
+from ._format import format_value
 from ._scalars import EXACT_INT
 
 #: default limit on the length of a JSON document read by :func:`parse_json_document`

@@ -16,7 +16,7 @@ import operator
 import numpy as np
 
 from ..exceptions import InvariantDPError
-from ._messages import format_value
+from ._format import format_value
 
 #: floats hold every integer of magnitude up to 2**53 exactly, and no range beyond
 EXACT_INT = 2**53

@@ -54,7 +54,7 @@ Helpers for the inputs of an audit:
   by the Neyman-Pearson lemma);
 * :func:`~invariantdp.privacy.zcdp_tradeoff` -- the tradeoff function
   implied by rho-zCDP, to audit zCDP claims (the discrete Gaussian
-  mechanism); its home is :mod:`invariantdp.privacy.zcdp`, and it is
+  mechanism); its home is :mod:`invariantdp.privacy._zcdp`, and it is
   importable from here too;
 * ``batched=True`` in :func:`audit_mechanism` -- a sampler that returns many
   releases per call (e.g. an additive mechanism applied to ``n`` copies of a
@@ -88,8 +88,8 @@ References
    privacy systems", IEEE S&P.
 """
 
-from ..privacy.zcdp import zcdp_tradeoff
-from ._lattice import achievable_set_test, lattice_classes
+from .._deprecation import moved_names
+from ._bit_lattice import achievable_set_test, lattice_classes
 from ._mechanism import audit_mechanism
 from ._sample_size import TIMING_TESTS, AuditSampleSize, audit_sample_size, timing_sample_size
 from ._statistics import likelihood_ratio_statistic, neighbour_from_space, projection_statistic
@@ -113,5 +113,8 @@ __all__ = [
     "neighbour_from_space",
     "projection_statistic",
     "timing_sample_size",
-    "zcdp_tradeoff",
 ]
+
+# old submodules of this package import with a DeprecationWarning (invariantdp._old_module_paths)
+# zcdp_tradeoff is a tradeoff function: its one home is invariantdp.privacy
+__getattr__ = moved_names(__name__, {"zcdp_tradeoff": "invariantdp.privacy.zcdp_tradeoff"})

@@ -16,8 +16,8 @@ import numpy as np
 from .._progress import progress_bar, show_progress
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_in_open_unit, check_positive_int
-from ..privacy.tradeoff import TradeoffFunction, as_tradeoff
-from ._lattice import achievable_set_test
+from ..privacy import TradeoffFunction, as_tradeoff
+from ._bit_lattice import achievable_set_test
 from ._threshold import STATISTICS, AuditResult, _claim_epsilon, audit_samples
 
 

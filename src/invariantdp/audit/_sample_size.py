@@ -16,7 +16,7 @@ from scipy import stats
 
 from .._results import Summary, format_table
 from .._validation import InvariantDPError, check_in_open_unit, check_positive_int
-from ..privacy.tradeoff import as_tradeoff
+from ..privacy import as_tradeoff
 from ._threshold import _cp_upper
 
 

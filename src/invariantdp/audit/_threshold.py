@@ -22,7 +22,7 @@ from .._validation import (
     check_positive_int,
     check_real,
 )
-from ..privacy.tradeoff import TradeoffFunction, as_tradeoff
+from ..privacy import TradeoffFunction, as_tradeoff
 
 #: The statistics :func:`audit_mechanism` runs by default, in this order.
 STATISTICS = ("threshold", "lattice", "value")

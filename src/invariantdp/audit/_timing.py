@@ -42,7 +42,7 @@ from .._progress import progress_bar, show_progress
 from .._results import Summary, format_table
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_in_open_unit, check_positive_int
-from ..privacy.tradeoff import as_tradeoff
+from ..privacy import as_tradeoff
 from ._mechanism import _apply_statistic, _default_claim, _difference, _release_value
 
 __all__ = ["TimingAuditResult", "audit_timing", "audit_timing_samples"]

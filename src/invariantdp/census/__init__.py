@@ -13,6 +13,12 @@ discrete Gaussian noise, and the constraints (invariants, structural zeros).
 * Analyst: :func:`gls` -- best linear unbiased estimates of every count with
   exact standard errors (:class:`GLSEstimate`), invariants imposed exactly,
   in time linear in the number of units.
+* Publication: :func:`topdown_postprocess` -- the non-negative, integer,
+  consistent histograms a TopDown-like post-processing makes of the
+  measurements (:class:`TopDownHistograms`), for comparison.
+* Accounting: :func:`topdown_privacy_accounting` (the 2020 Census TopDown
+  budgets, Bailie, Gong & Meng Table 6.2) and :func:`census_semi_dp_analysis`
+  (Cho & Awan Sec. 6.1).
 
 References
 ----------
@@ -28,15 +34,31 @@ from ._estimate import GLSEstimate, gls
 from ._geography import Geography
 from ._measurements import NoisyMeasurements
 from ._nmf_read import read_nmf
+from ._topdown import MAX_COUPLED_CELLS, TopDownHistograms, topdown_postprocess
+from ._topdown_accounting import (
+    TOPDOWN_RHO,
+    CensusSemiDPAnalysis,
+    TopDownAccounting,
+    census_semi_dp_analysis,
+    topdown_privacy_accounting,
+)
 
 __all__ = [
+    "MAX_COUPLED_CELLS",
+    "TOPDOWN_RHO",
+    "CensusSemiDPAnalysis",
+    "TopDownAccounting",
+    "census_semi_dp_analysis",
+    "topdown_privacy_accounting",
     "PL94",
     "CensusPrivacy",
     "GLSEstimate",
     "Geography",
     "NoisyMeasurements",
     "Schema",
+    "TopDownHistograms",
     "gls",
     "measure",
     "read_nmf",
+    "topdown_postprocess",
 ]

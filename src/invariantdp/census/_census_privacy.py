@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._results import Summary, format_table
-from ..privacy.zcdp import zcdp_composition, zcdp_to_eps_delta
+from ..privacy import zcdp_composition, zcdp_to_eps_delta
 
 __all__ = ["BOUNDED_SENSITIVITY", "CensusPrivacy"]
 

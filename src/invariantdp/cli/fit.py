@@ -6,7 +6,7 @@ Sub-commands::
                               [--label-columns A,B] [--json]
     invariantdp fit loglinear --release R [--independence-method pearson|lr] [--json]
 
-``poisson`` fits :class:`~invariantdp.inference.models.PrivatizedPoisson`: the
+``poisson`` fits :class:`~invariantdp.inference.PrivatizedPoisson`: the
 released counts are the response and ``--data`` (one row per released cell)
 holds the covariates.  The response is always the release's values: the left
 side of ``--formula`` only names it (``count ~ x`` and ``~ x`` fit the same
@@ -14,7 +14,7 @@ model), and a column of ``--data`` of that name is not used.  The rows of
 ``--data`` are matched to the release's cells by ``--label-columns`` (the
 release's labels), or else taken in the order of the cells.
 
-``loglinear`` fits :class:`~invariantdp.inference.models.PrivatizedLogLinear`
+``loglinear`` fits :class:`~invariantdp.inference.PrivatizedLogLinear`
 to an r x c table released with its one-way margins invariant (e.g.
 ``invariantdp release semi-dp-gaussian``) and tests independence.
 """
@@ -26,6 +26,8 @@ import re
 import numpy as np
 
 from ..exceptions import InvariantDPError
+from ..inference import PrivatizedLogLinear, PrivatizedPoisson
+from ..inference._invariant_likelihoods import release_sigma
 from ._common import (
     column_list,
     load_release,
@@ -198,8 +200,6 @@ def _align(data, release, label_columns):
 def _poisson_model(args, release, data):
     import pandas as pd
 
-    from ..inference.models import PrivatizedPoisson
-
     y = np.asarray(release.value, dtype=float).reshape(-1)
     if args.exog is not None:
         missing = [c for c in args.exog if c not in data.columns]
@@ -259,7 +259,6 @@ def _named(path, build):
 
 
 def run_poisson(args) -> int:
-    from ..inference.likelihood import release_sigma
 
     release = load_release(args.release)
     _named(args.release, lambda: release_sigma(release))  # before reading --data
@@ -313,7 +312,6 @@ def _report(args, release, model, res, head: dict, test=None) -> int:
 
 
 def run_loglinear(args) -> int:
-    from ..inference.models import PrivatizedLogLinear
 
     release = load_release(args.release)
     model = _named(args.release, lambda: PrivatizedLogLinear(release))

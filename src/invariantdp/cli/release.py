@@ -23,6 +23,7 @@ import numpy as np
 
 from ..exceptions import InvariantDPError
 from ..families._calibration import mu_of_rho
+from ..invariants import Invariants, one_way_margins, totals
 from ..mechanisms import MECHANISMS as REGISTRY
 from ._common import (
     add_randomness_args,
@@ -156,7 +157,6 @@ _NAMED_INVARIANTS = ("margins", "total", "row-totals", "column-totals")
 
 
 def _invariants(spec, shape):
-    from ..invariants import Invariants, one_way_margins, totals
 
     if spec == "margins":
         return one_way_margins(shape)

@@ -58,16 +58,17 @@ True
 {'sigma': 1.0}
 """
 
-from ._builtin import DISCRETE_GAUSSIAN, DISCRETE_LAPLACE, GAUSSIAN, LAPLACE
+from .._deprecation import moved_names
+from ._builtin_families import DISCRETE_GAUSSIAN, DISCRETE_LAPLACE, GAUSSIAN, LAPLACE
 from ._claims import overstated
-from ._core import (
+from ._correlated_gaussian import CORRELATED_GAUSSIAN
+from ._family import (
     NoiseFamily,
     SchemaContext,
     noise_families,
     noise_family,
     register_noise_family,
 )
-from ._correlated_gaussian import CORRELATED_GAUSSIAN
 from ._likelihood import (
     DISCRETE_GAUSSIAN_LIKELIHOOD,
     DISCRETE_LAPLACE_LIKELIHOOD,
@@ -105,3 +106,6 @@ __all__ = [
     "overstated",
     "register_noise_family",
 ]
+
+# old submodules of this package import with a DeprecationWarning (invariantdp._old_module_paths)
+__getattr__ = moved_names(__name__, {})

@@ -29,9 +29,9 @@ import numpy as np
 from scipy import stats
 
 from .._validation import InvariantDPError, doc_error, doc_list, doc_numbers, doc_object, doc_path
-from ..privacy.zcdp import zcdp_log_delta
+from ..privacy._zcdp import zcdp_log_delta
 from ._claims import REL, check_recorded_eps_delta, overstated
-from ._core import register_noise_family
+from ._family import register_noise_family
 
 __all__ = ["CORRELATED_GAUSSIAN"]
 

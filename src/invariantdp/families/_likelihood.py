@@ -41,7 +41,7 @@ class LikelihoodForm:
         ``logp(z, params, xp)``: the log density (or mass) of the noise at
         ``z = y - mu``, written with the array module ``xp`` (``numpy`` or
         ``pytensor.tensor``), as the closed forms of
-        :mod:`invariantdp.distributions.tulap_forms` are.  Required for a
+        :mod:`invariantdp.distributions._tulap_forms` are.  Required for a
         form of a user family; the built-in forms are implemented by the
         classes of :mod:`invariantdp.inference.bayes`.
     logcdf : callable, optional

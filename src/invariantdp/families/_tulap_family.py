@@ -2,14 +2,14 @@ r"""The Tulap noise family: its calibration, claim check, likelihood and test vi
 
 Tulap lives in three places, each holding one thing: the law and its closed
 forms in :mod:`invariantdp.distributions` (:data:`~invariantdp.distributions.tulap`,
-:mod:`~invariantdp.distributions.tulap_forms`), its exact sampler with the
-other exact samplers (:mod:`invariantdp.distributions._exact`), and the
+:mod:`~invariantdp.distributions._tulap_forms`), its exact sampler with the
+other exact samplers (:mod:`invariantdp.distributions._exact_samplers`), and the
 family here: what a release records (``b``, ``q``, ``scale``), how
 ``(epsilon, delta)`` calibrate it, what a recorded guarantee may claim, how
 PyMC observes it, and the view a DP test needs (:class:`TulapTails`).
 
 The test view evaluates the closed forms in the parametrisation
-``(log b, q, 1 - q)`` of :mod:`~invariantdp.distributions.tulap_forms`:
+``(log b, q, 1 - q)`` of :mod:`~invariantdp.distributions._tulap_forms`:
 ``log b = -epsilon`` is exact for every epsilon, where ``b`` underflows to 0
 (epsilon > ~745) or rounds to 1 (epsilon < ~1e-16), and ``1 - q`` keeps its
 precision when ``q`` rounds to 1.  A release records ``(b, q)``; when its
@@ -42,8 +42,8 @@ from .._validation import (
     doc_probability,
 )
 from ..distributions import canonical_noise, tulap, tulap_params
-from ..distributions.tulap import tulap_gen, tulap_privacy, tulap_privacy_gen
-from ..distributions.tulap_forms import (
+from ..distributions._tulap import tulap_gen, tulap_privacy, tulap_privacy_gen
+from ..distributions._tulap_forms import (
     log_b_power,
     truncate_logcdf,
     tulap_logcdf,
@@ -51,9 +51,9 @@ from ..distributions.tulap_forms import (
     tulap_privacy_shapes,
     tulap_untruncated_var,
 )
-from ..privacy.tradeoff import TradeoffFunction
+from ..privacy._tradeoff import TradeoffFunction
 from ._claims import REL, eps_delta, overstated
-from ._core import register_noise_family
+from ._family import register_noise_family
 from ._likelihood import TULAP_LIKELIHOOD, NoiseLikelihood
 from ._schemas import params_schema
 from ._tails import NoiseTails
@@ -88,8 +88,9 @@ class TulapTails(NoiseTails):
     >>> t = tulap_tails(1.0)
     >>> t.description, t.tail_rate
     ('Tulap(b=0.367879, q=0)', 1.0)
+    >>> # F(-1) = b / 2 for q = 0
     >>> [round(float(v), 6) for v in t.cdf_lattice(np.arange(-1, 2), 0.0, 1.0)]
-    [0.134471, 0.5, 0.865529]
+    [0.18394, 0.5, 0.81606]
     """
 
     exactly_symmetric = True
@@ -196,7 +197,7 @@ class TulapTails(NoiseTails):
 
         ``F(-L) <= b**(L - 1/2)``: with ``L`` about ``_CUT_LOG / epsilon`` the
         test function needs evaluating on ``2 L`` points only (see
-        ``invariantdp.inference._lattice._cut_sum``).
+        ``invariantdp.inference._logconcave_sums._cut_sum``).
         """
         if not self.log_b < 0.0:
             return None

@@ -14,21 +14,22 @@ Two conventions hold for the tests and models here:
   ``DeprecationWarning``.
 """
 
-from .binomial import BinomialTestResult, ump_binomial_test
-from .likelihood import (
+from .._deprecation import moved_names
+from ._binomial_test import BinomialTestResult, ump_binomial_test
+from ._invariant_likelihoods import (
     conditional_laplace_logpdf,
     degenerate_gaussian_logpdf,
     projected_gaussian_logpdf,
     projected_gaussian_marginal_loglik,
 )
-from .models import IndependenceTestResult, PrivatizedLogLinear, PrivatizedPoisson
-from .odds_ratio import (
+from ._likelihood_models import IndependenceTestResult, PrivatizedLogLinear, PrivatizedPoisson
+from ._odds_ratio_test import (
     OddsRatioTestResult,
     umpu_odds_ratio_critical_value,
     umpu_odds_ratio_power,
     umpu_odds_ratio_test,
 )
-from .power import ump_binomial_power, ump_binomial_sample_size, umpu_odds_ratio_sample_size
+from ._test_power import ump_binomial_power, ump_binomial_sample_size, umpu_odds_ratio_sample_size
 
 __all__ = [
     "IndependenceTestResult",
@@ -48,3 +49,6 @@ __all__ = [
     "umpu_odds_ratio_sample_size",
     "umpu_odds_ratio_test",
 ]
+
+# old submodules of this package import with a DeprecationWarning (invariantdp._old_module_paths)
+__getattr__ = moved_names(__name__, {})

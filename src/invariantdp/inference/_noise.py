@@ -20,7 +20,7 @@ from scipy import optimize
 from .._validation import InvariantDPError
 from ..families import NoiseTails, noise_tails
 from ..families._tulap_family import tulap_tails
-from ._lattice import log_expectation
+from ._logconcave_sums import log_expectation
 
 __all__ = [
     "check_estimable",

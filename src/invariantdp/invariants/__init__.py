@@ -28,8 +28,9 @@ null-space arithmetic (Helmert bases, SVD) in :mod:`._geometry`, document
 reading in :mod:`._document` and value consistency in :mod:`._consistency`.
 """
 
+from .._deprecation import moved_names
 from ._constructors import nested_totals, null_space_projector, one_way_margins, totals
-from ._core import DENSE_LIMIT, MAX_DOCUMENT_CELLS, Invariants
+from ._invariants import DENSE_LIMIT, MAX_DOCUMENT_CELLS, Invariants
 from ._structure import Structure
 
 # pickles written before the package split name the structure factory at this path
@@ -45,3 +46,6 @@ __all__ = [
     "one_way_margins",
     "totals",
 ]
+
+# old submodules of this package import with a DeprecationWarning (invariantdp._old_module_paths)
+__getattr__ = moved_names(__name__, {})

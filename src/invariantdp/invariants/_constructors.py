@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.sparse import linalg as splinalg
 
-from ._core import Invariants
+from ._invariants import Invariants
 from ._structure import margins_structure, nested_structure, totals_structure
 
 

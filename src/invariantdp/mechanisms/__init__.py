@@ -19,20 +19,17 @@ A mechanism named after its noise law has the suffix ``_mechanism``
 ``gaussian``, ``discrete_laplace``, ``discrete_gaussian`` and ``tulap`` are
 deprecated aliases of the mechanisms, kept for one release.
 
-Modules: :mod:`.additive` (Laplace, Gaussian), :mod:`.discrete` (discrete
-Laplace, discrete Gaussian, Tulap), :mod:`.knorm` (l_p and K-norm),
-:mod:`.subspace` (projected and extended, Gao, Gong & Yu), :mod:`.semi_dp`
-and :mod:`.odds_ratio` (Cho & Awan), :mod:`.congenial` (Gong & Meng),
-:mod:`.swapping` (Bailie, Gong & Meng); what they share, including the one
+Modules: :mod:`._additive` (Laplace, Gaussian), :mod:`._integer_noise` (discrete
+Laplace, discrete Gaussian, Tulap), :mod:`._knorm_mechanisms` (l_p and K-norm),
+:mod:`._subspace_mechanisms` (projected and extended, Gao, Gong & Yu), :mod:`._semi_dp`
+and :mod:`._odds_ratio_release` (Cho & Awan), :mod:`._congenial` (Gong & Meng),
+:mod:`._permutation_swap` (Bailie, Gong & Meng); what they share, including the one
 constructor of their releases, is in :mod:`._base`.
 """
 
 from .._deprecation import moved_names
-from ..exceptions import ConvergenceWarning
-from ._distributed import distributed_privatize
-from ._registry import MECHANISMS, Mechanism, find_mechanism
-from .additive import gaussian_mechanism, laplace_mechanism
-from .congenial import (
+from ._additive import gaussian_mechanism, laplace_mechanism
+from ._congenial import (
     ConditionalRelease,
     LinearInequalities,
     SamplerDiagnostics,
@@ -41,17 +38,11 @@ from .congenial import (
     l1_privacy_level,
     l2_postprocess,
 )
-from .discrete import discrete_gaussian_mechanism, discrete_laplace_mechanism, tulap_mechanism
-from .knorm import knorm, lp_mechanism
-from .odds_ratio import odds_ratio_release
-from .semi_dp import semi_dp_gaussian, semi_dp_knorm
-from .subspace import (
-    extended_gaussian,
-    extended_laplace,
-    projected_gaussian,
-    projected_laplace,
-)
-from .swapping import (
+from ._distributed import distributed_privatize
+from ._integer_noise import discrete_gaussian_mechanism, discrete_laplace_mechanism, tulap_mechanism
+from ._knorm_mechanisms import knorm, lp_mechanism
+from ._odds_ratio_release import odds_ratio_release
+from ._permutation_swap import (
     SwappingInvariants,
     SwapResult,
     permutation_swap,
@@ -59,10 +50,17 @@ from .swapping import (
     swapping_mape,
     table_on_release_cells,
 )
+from ._registry import MECHANISMS, Mechanism, find_mechanism
+from ._semi_dp import semi_dp_gaussian, semi_dp_knorm
+from ._subspace_mechanisms import (
+    extended_gaussian,
+    extended_laplace,
+    projected_gaussian,
+    projected_laplace,
+)
 
 __all__ = [
     "ConditionalRelease",
-    "ConvergenceWarning",
     "LinearInequalities",
     "SamplerDiagnostics",
     "conditional_release",
@@ -107,5 +105,6 @@ __getattr__ = moved_names(
         "tulap": tulap_mechanism,
         "KNormNoise": "invariantdp.distributions.KNormNoise",
         "SubspaceNoise": "invariantdp.distributions.SubspaceNoise",
+        "ConvergenceWarning": "invariantdp.exceptions.ConvergenceWarning",
     },
 )

@@ -30,7 +30,7 @@ from ..exceptions import InvariantDPError
 from ..labels import labels_of
 from ..privacy import eps_delta_to_gdp
 from ..release import PrivacyGuarantee, Release
-from ._secure import timed_guarantee_params
+from ._side_channels import timed_guarantee_params
 
 __all__ = [
     "MAX_FLOAT_SCALE",

@@ -2,8 +2,8 @@ r"""Exact arithmetic of the secure paths: sensitivities, grids and the zCDP cali
 
 ``laplace_mechanism`` / ``gaussian_mechanism`` with ``secure=True`` add exact
 integer noise on a power-of-two grid ``gamma`` to the data rounded to that
-grid (:mod:`invariantdp.mechanisms.additive`); the discrete mechanisms add it
-to integer data (:mod:`invariantdp.mechanisms.discrete`).  Both need the
+grid (:mod:`invariantdp.mechanisms._additive`); the discrete mechanisms add it
+to integer data (:mod:`invariantdp.mechanisms._integer_noise`).  Both need the
 sensitivity as an exact rational (:func:`exact_norm`), the integer
 sensitivity of the rounded data (:func:`grid_l1_sensitivity`,
 :func:`grid_l2_sensitivity_sq`), the grid (:func:`grid_for`; the data are
@@ -29,9 +29,14 @@ import numpy as np
 
 from .._bounded_cache import bounded_cache
 from .._validation import check_positive
-from ..distributions.discrete import GRID_RANGE, check_noise_scale, gaussian_plan, laplace_plan
+from ..distributions._discrete_laws import (
+    GRID_RANGE,
+    check_noise_scale,
+    gaussian_plan,
+    laplace_plan,
+)
 from ..exceptions import InvariantDPError
-from ..privacy.zcdp import zcdp_log_delta
+from ..privacy import zcdp_log_delta
 
 __all__ = [
     "GRID_RULE",

@@ -22,12 +22,17 @@ from types import MappingProxyType
 
 from ..exceptions import InvariantDPError
 from ..families import NoiseFamily, noise_family
-from .additive import gaussian_mechanism, laplace_mechanism
-from .discrete import discrete_gaussian_mechanism, discrete_laplace_mechanism, tulap_mechanism
-from .knorm import knorm, lp_mechanism
-from .odds_ratio import odds_ratio_release
-from .semi_dp import semi_dp_gaussian, semi_dp_knorm
-from .subspace import extended_gaussian, extended_laplace, projected_gaussian, projected_laplace
+from ._additive import gaussian_mechanism, laplace_mechanism
+from ._integer_noise import discrete_gaussian_mechanism, discrete_laplace_mechanism, tulap_mechanism
+from ._knorm_mechanisms import knorm, lp_mechanism
+from ._odds_ratio_release import odds_ratio_release
+from ._semi_dp import semi_dp_gaussian, semi_dp_knorm
+from ._subspace_mechanisms import (
+    extended_gaussian,
+    extended_laplace,
+    projected_gaussian,
+    projected_laplace,
+)
 
 __all__ = ["MECHANISMS", "Mechanism", "find_mechanism"]
 

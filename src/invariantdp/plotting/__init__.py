@@ -4,13 +4,14 @@ Each function takes an optional matplotlib ``ax`` and returns it, like
 ArviZ's plotting functions; nothing is shown or saved implicitly.
 """
 
-from .congenial import plot_release_distances
-from .power import plot_power_curves, plot_pvalue_histogram, plot_pvalue_vs_epsilon
-from .simulation import plot_simulation
-from .swapping import plot_swapping_epsilon, plot_swapping_mape
+from .._deprecation import moved_names
+from ._congenial_draws import plot_release_distances
+from ._power_curves import plot_power_curves, plot_pvalue_histogram, plot_pvalue_vs_epsilon
+from ._simulation_plots import plot_simulation
+from ._swap_rates import plot_swapping_epsilon, plot_swapping_mape
 
-# deprecated alias of invariantdp.mechanisms.swapping.swapping_mape, for one release
-from .swapping import swapping_mape as swapping_mape
+# deprecated alias of invariantdp.mechanisms.swapping_mape, for one release
+from ._swap_rates import swapping_mape as swapping_mape
 
 __all__: list[str] = [
     "plot_power_curves",
@@ -21,3 +22,6 @@ __all__: list[str] = [
     "plot_swapping_epsilon",
     "plot_swapping_mape",
 ]
+
+# old submodules of this package import with a DeprecationWarning (invariantdp._old_module_paths)
+__getattr__ = moved_names(__name__, {})

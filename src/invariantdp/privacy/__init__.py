@@ -1,40 +1,26 @@
 """Privacy definitions and accounting: tradeoff functions and conversions.
 
-One module per concept: :mod:`.tradeoff` (tradeoff functions of f-DP),
-:mod:`.gdp` (Gaussian DP and its exact link to (epsilon, delta)-DP),
-:mod:`.zcdp` (zero-concentrated DP), :mod:`.approximate_dp` (pure and
-approximate DP), gathered again in :mod:`.accounting`; :mod:`.semi_adjacent`
-(the semi-adjacent parameter of invariants), :mod:`.census` (the 2020 Census
-analyses) and :mod:`.swapping` (the epsilon of data swapping).
+Everything is imported from here (``from invariantdp.privacy import ...``);
+the private modules hold one concept each: tradeoff functions of f-DP
+(``_tradeoff``), Gaussian DP and its exact link to (epsilon, delta)-DP
+(``_gdp``), zero-concentrated DP (``_zcdp``), pure and approximate DP
+(``_approximate_dp``), the semi-adjacent parameter of invariants
+(``_semi_adjacent``) and the epsilon of data swapping (``_swapping_epsilon``).
+The 2020 Census accounting lives in :mod:`invariantdp.census`.
 
 A tradeoff function is named for what it is: the short name of a law denotes
 the law, its tradeoff function is ``<law>_tradeoff`` (``gaussian_tradeoff``;
 ``gaussian`` is a deprecated alias).
 """
 
-from . import (
-    accounting,
-    approximate_dp,
-    census,
-    gdp,
-    semi_adjacent,
-    swapping,
-    tradeoff,
-    zcdp,
-)
-from .approximate_dp import (
+from .._deprecation import moved_names
+from ._approximate_dp import (
     approximate_dp_composition,
     approximate_dp_group_privacy,
     pure_dp_composition,
     pure_dp_group_privacy,
 )
-from .census import (
-    CensusSemiDPAnalysis,
-    TopDownAccounting,
-    census_semi_dp_analysis,
-    topdown_privacy_accounting,
-)
-from .gdp import (
+from ._gdp import (
     eps_delta_to_gdp,
     gdp_composition,
     gdp_group_privacy,
@@ -42,21 +28,21 @@ from .gdp import (
     gdp_to_eps_delta,
     gdp_to_epsilon,
 )
-from .semi_adjacent import (
+from ._semi_adjacent import (
     one_way_margins_semi_adjacent_parameter,
     semi_adjacent_parameter,
     semi_adjacent_upper_bound,
 )
-from .swapping import (
+from ._swapping_epsilon import (
     MinimumSwappingEpsilon,
     largest_stratum,
     min_swapping_epsilon,
     swap_rate_for_epsilon,
     swapping_epsilon,
 )
-from .tradeoff import TradeoffFunction, as_tradeoff, eps_delta, gaussian_tradeoff, group
-from .tradeoff import gaussian as gaussian  # deprecated alias, not in __all__
-from .zcdp import (
+from ._tradeoff import TradeoffFunction, as_tradeoff, eps_delta, gaussian_tradeoff, group
+from ._tradeoff import gaussian as gaussian  # deprecated alias, not in __all__
+from ._zcdp import (
     ZCDP_CONVERSIONS,
     gdp_to_zcdp,
     pure_dp_to_zcdp,
@@ -68,14 +54,6 @@ from .zcdp import (
 )
 
 __all__ = [
-    "accounting",
-    "approximate_dp",
-    "census",
-    "gdp",
-    "semi_adjacent",
-    "tradeoff",
-    "swapping",
-    "zcdp",
     "approximate_dp_composition",
     "approximate_dp_group_privacy",
     "pure_dp_composition",
@@ -94,10 +72,6 @@ __all__ = [
     "zcdp_log_delta",
     "zcdp_to_eps_delta",
     "zcdp_tradeoff",
-    "CensusSemiDPAnalysis",
-    "TopDownAccounting",
-    "census_semi_dp_analysis",
-    "topdown_privacy_accounting",
     "one_way_margins_semi_adjacent_parameter",
     "semi_adjacent_parameter",
     "semi_adjacent_upper_bound",
@@ -112,3 +86,17 @@ __all__ = [
     "swap_rate_for_epsilon",
     "swapping_epsilon",
 ]
+
+# the 2020 Census accounting moved to invariantdp.census (one home per concept)
+__getattr__ = moved_names(
+    __name__,
+    {
+        name: f"invariantdp.census.{name}"
+        for name in (
+            "CensusSemiDPAnalysis",
+            "TopDownAccounting",
+            "census_semi_dp_analysis",
+            "topdown_privacy_accounting",
+        )
+    },
+)

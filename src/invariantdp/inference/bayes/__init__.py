@@ -19,7 +19,16 @@ issue 11; those names still work here with a ``DeprecationWarning``.
 
 from ..._deprecation import moved_names
 from . import _requirements  # noqa: F401 - first: names the extra when PyMC is missing
+from ._latent_samplers import (
+    DirichletGibbs,
+    LatticeMetropolis,
+    LatticeMoves,
+    affine_counts,
+    fibre_point,
+)
+from ._model_builders import binomial_model, contingency_table_model, fit, poisson_regression_model
 from ._projected import ProjectedGaussianLikelihood
+from ._pymc_likelihoods import likelihood_class, mechanism_likelihood, release_noise
 from ._scalar import (
     DiscreteGaussianLikelihood,
     DiscreteLaplaceLikelihood,
@@ -28,11 +37,9 @@ from ._scalar import (
     LaplaceLikelihood,
     TulapLikelihood,
 )
-from .distributions import likelihood_class, mechanism_likelihood, release_noise
-from .models import binomial_model, contingency_table_model, fit, poisson_regression_model
-from .sampler import LatticeMetropolis, LatticeMoves, affine_counts, fibre_point
 
 __all__ = [
+    "DirichletGibbs",
     "DiscreteGaussianLikelihood",
     "DiscreteLaplaceLikelihood",
     "FormLikelihood",

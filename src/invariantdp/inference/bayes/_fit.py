@@ -19,7 +19,7 @@ from ..._rng import as_generator
 from ..._validation import InvariantDPError, check_positive_int
 from ...release import Release
 from ._latent import _signature
-from .sampler import DirichletGibbs, LatticeMetropolis
+from ._latent_samplers import DirichletGibbs, LatticeMetropolis
 
 __all__ = ["fit"]
 

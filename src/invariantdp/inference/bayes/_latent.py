@@ -20,10 +20,10 @@ from ..._validation import InvariantDPError
 from ...invariants import Invariants
 from ...labels import cell_names
 from ...release import Release
+from ._latent_samplers import LatticeMoves, affine_counts, fibre_point
 from ._projected import _row_basis
+from ._pymc_likelihoods import likelihood_class, mechanism_likelihood
 from ._scalar import LaplaceLikelihood
-from .distributions import likelihood_class, mechanism_likelihood
-from .sampler import LatticeMoves, affine_counts, fibre_point
 
 _LATENT = ("exact", "relaxed")
 

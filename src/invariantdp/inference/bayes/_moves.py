@@ -55,7 +55,7 @@ class LatticeMoves:
     --------
     >>> import numpy as np
     >>> from invariantdp.invariants import totals
-    >>> from invariantdp.inference.bayes.sampler import LatticeMoves
+    >>> from invariantdp.inference.bayes._latent_samplers import LatticeMoves
     >>> mv = LatticeMoves(totals([0, 0, 0, 1, 1]))
     >>> idx, delta = mv.propose(np.random.default_rng(0), max_step=1)
     >>> int(delta.sum())
@@ -221,7 +221,7 @@ def fibre_point(target, invariants, values=None, *, lower=0, upper=None, fixed_t
     Examples
     --------
     >>> from invariantdp.invariants import totals
-    >>> from invariantdp.inference.bayes.sampler import fibre_point
+    >>> from invariantdp.inference.bayes._latent_samplers import fibre_point
     >>> inv = totals([0, 0, 1, 1]).of([3, 4, 5, 6])
     >>> fibre_point([2.6, 3.1, -1.0, 9.6], inv).tolist()
     [3, 4, 0, 11]

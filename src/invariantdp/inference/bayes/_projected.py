@@ -33,7 +33,7 @@ class ProjectedGaussianLikelihood(_Likelihood):
               - \frac{\|z\|^2}{2\sigma^2}, \qquad d = n - \operatorname{rank} C,
 
     and ``-inf`` when ``y - mu`` leaves ``N`` (the tolerance of
-    :func:`invariantdp.inference.likelihood.projected_gaussian_logpdf`).  By Theorem 22 of Gao,
+    :func:`~invariantdp.inference.projected_gaussian_logpdf`).  By Theorem 22 of Gao,
     Gong & Yu (2022) this is also the law of the unconstrained Gaussian
     mechanism conditioned on the invariants, so the same likelihood serves a
     congenial (conditioned) Gaussian release.

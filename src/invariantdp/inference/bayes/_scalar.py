@@ -5,10 +5,10 @@ Each class is the law of a *released value given the confidential one*,
 double geometric and discrete Gaussian noise (integer releases).  Each is a
 thin factory around :class:`pymc.CustomDist` with its log density, its log
 cdf where it has a closed form, and a sampler.  The Tulap log density and
-log cdf are the closed forms of :mod:`invariantdp.distributions.tulap_forms`
+log cdf are the closed forms of :mod:`invariantdp.distributions._tulap_forms`
 built in PyTensor, the same functions the scipy law evaluates in numpy.
 Their table and conventions are in
-:mod:`invariantdp.inference.bayes.distributions`, which maps a release to
+:mod:`invariantdp.inference.bayes._pymc_likelihoods`, which maps a release to
 them.
 
 The names before issue 11 (``Tulap``, ``Laplace``, ``Gaussian``,
@@ -25,8 +25,8 @@ import pytensor.tensor as pt
 from ..._rng import as_generator
 from ..._validation import check_delta, check_positive
 from ...distributions import tulap
-from ...distributions.discrete import discrete_gaussian, draw_discrete_laplace
-from ...distributions.tulap_forms import tulap_bounds, tulap_logcdf, tulap_logpdf
+from ...distributions._discrete_laws import discrete_gaussian, draw_discrete_laplace
+from ...distributions._tulap_forms import tulap_bounds, tulap_logcdf, tulap_logpdf
 from ...families import (
     DISCRETE_GAUSSIAN_LIKELIHOOD,
     DISCRETE_LAPLACE_LIKELIHOOD,
@@ -127,8 +127,8 @@ class TulapLikelihood(_Likelihood):
     Density ``(1-b)/(1+b) b^{|[z]|} / ((1-q) scale)`` with ``z = (y - mu)/scale``
     on the support of the law (``-inf`` outside), and the log cdf of Awan &
     Slavkovic (2018), both evaluated in ``log b`` by
-    :func:`~invariantdp.distributions.tulap_forms.tulap_logpdf` and
-    :func:`~invariantdp.distributions.tulap_forms.tulap_logcdf` with
+    :func:`~invariantdp.distributions._tulap_forms.tulap_logpdf` and
+    :func:`~invariantdp.distributions._tulap_forms.tulap_logcdf` with
     ``xp=pytensor.tensor``.
 
     References
@@ -333,7 +333,7 @@ class DiscreteLaplaceLikelihood(_Likelihood):
     Examples
     --------
     >>> import pymc as pm
-    >>> from invariantdp.distributions.discrete import discrete_laplace
+    >>> from invariantdp.distributions._discrete_laws import discrete_laplace
     >>> from invariantdp.inference.bayes import DiscreteLaplaceLikelihood
     >>> v = pm.logp(DiscreteLaplaceLikelihood.dist(4, scale=2.0), 7).eval()
     >>> bool(abs(v - discrete_laplace.logpmf(3, 2.0)) < 1e-12)
@@ -388,7 +388,7 @@ class DiscreteGaussianLikelihood(_Likelihood):
     Examples
     --------
     >>> import pymc as pm
-    >>> from invariantdp.distributions.discrete import discrete_gaussian
+    >>> from invariantdp.distributions._discrete_laws import discrete_gaussian
     >>> from invariantdp.inference.bayes import DiscreteGaussianLikelihood
     >>> v = pm.logp(DiscreteGaussianLikelihood.dist(4, sigma=1.5), 6).eval()
     >>> bool(abs(v - discrete_gaussian.logpmf(2, 1.5)) < 1e-12)
