@@ -41,6 +41,7 @@ import shutil
 import warnings
 from pathlib import Path
 
+from ..census import PL94, Geography, Schema, gls, measure, read_nmf
 from ..exceptions import InvariantDPError
 from ._common import (
     SIMULATION_LINE,
@@ -203,7 +204,6 @@ def register(sub) -> None:
 
 
 def _schema(text: str):
-    from ..census import PL94, Schema
 
     if text.lower() == "pl94":
         return PL94
@@ -221,7 +221,6 @@ def _schema(text: str):
 
 def _geography(text):
     """``--geography``: None for the default, else the :class:`Geography` it spells."""
-    from ..census import Geography
 
     if text is None or text == "default":
         return None
@@ -246,7 +245,6 @@ def _named(option: str, path, exc) -> InvariantDPError:
 
 def _workload(path, schema, geography) -> dict:
     """``--workload``: ``{level: {query: rho}}`` checked against the schema and the levels."""
-    from ..census import Geography
 
     suffix = Path(path).suffix.lower()
     if suffix == ".json":
@@ -285,7 +283,6 @@ def _workload(path, schema, geography) -> dict:
 
 def _invariants(text, schema, geography) -> dict | None:
     """``--invariants``: ``{level: [query, ...]}`` from 'Level:query,...' or a JSON file."""
-    from ..census import Geography
 
     if text is None:
         return None
@@ -317,7 +314,6 @@ def _invariants(text, schema, geography) -> dict | None:
 
 def _default_geography(workload: dict, invariants):
     """The Bureau's levels from the coarsest to the finest the workload and invariants name."""
-    from ..census import Geography
 
     geo = Geography()
     named = sorted({*workload, *(invariants or {})}, key=geo.index)
@@ -415,7 +411,6 @@ def _notes(caught) -> list[str]:
 
 
 def run_measure(args) -> int:
-    from ..census import measure
 
     schema = _schema(args.schema)
     geography = _geography(args.geography)
@@ -503,7 +498,6 @@ def _read_groups(path):
 
 
 def run_estimate(args) -> int:
-    from ..census import Geography, gls, read_nmf
 
     schema = _schema(args.schema)
     geography = _geography(args.geography)
