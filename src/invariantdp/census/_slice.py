@@ -202,25 +202,20 @@ def slice_invariants(problem, zero_cells, schema, units_by_level, level: int, at
                     text = f"{_unit_name(units_by_level, eq.level, w)}: {what}"
                     out.add(sel, 1.0, known[i, b], text + _cell_text(schema, keep, b))
         else:
-            holder = np.zeros(problem.sizes[eq.level], dtype=bool)
-            holder[eq.units] = True
-            row_of = np.full(problem.sizes[eq.level], -1, dtype=np.int64)
-            row_of[eq.units] = np.arange(eq.units.size)
             above = tree.up(np.arange(problem.sizes[eq.level]), eq.level, level)
             everyone = np.bincount(above, minlength=problem.sizes[level])
-            held = np.bincount(above[holder], minlength=problem.sizes[level])
+            held = np.bincount(above[eq.units], minlength=problem.sizes[level])
             whole = (everyone > 0) & (held == everyone) & ~tree.broken(level, eq.level)
-            for u in units:
-                if not whole[u]:
-                    continue
-                total = known[row_of[above == u]].sum(axis=0)
+            totals = np.zeros((problem.sizes[level], n_keep))
+            np.add.at(totals, above[eq.units], known)
+            for u in units[whole[units]]:
                 for b in range(n_keep):
                     text = (
                         f"{_unit_name(units_by_level, level, u)}: {what}"
                         f"{_cell_text(schema, keep, b)} (sum of its "
                         f"{_level_name(units_by_level, eq.level)} invariants)"
                     )
-                    out.add(cols[u][to_keep == b], 1.0, total[b], text)
+                    out.add(cols[u][to_keep == b], 1.0, totals[u, b], text)
     query_rows = alg.query_rows(attrs).astype(bool)
     for lev in range(level + 1):
         cells_of = zero_cells[lev] if zero_cells else {}
