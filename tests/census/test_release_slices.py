@@ -291,6 +291,8 @@ def test_cells_the_data_do_not_identify():
     assert [x["cell"] for x in lost] == [["12", "F"], ["12", "M"], ["13", "F"], ["13", "M"]]
     assert "not estimable" in lost[0]["reason"]
     assert r.invariants is None  # the state total involves cells left out
+    with pytest.raises(InvariantDPError, match="no cell of 'sex' at level `T` is estimable"):
+        est.to_release("sex", "T", geocodes=["12", "13"], drop_unidentified=True)
     total = est.to_release("total", "T")  # every tract's total is identified
     assert total.invariants.names == ("S 1: total",) and total.value.sum() == pytest.approx(30.0)
     assert Release.from_json(r.to_json()) == r

@@ -340,6 +340,10 @@ class GLSEstimate:
                 {"cell": [str(v) for v in np.atleast_1d(label)], "reason": str(why)}
                 for label, why in zip(index[~ok], reasons[~ok], strict=True)
             ]
+        if not ok.any():
+            raise InvariantDPError(
+                f"no cell of {query!r} at level `{level}` is estimable: nothing to release."
+            )
         if not np.any(np.abs(cov[np.ix_(ok, ok)]) > 0):
             raise InvariantDPError(
                 f"every cell of {query!r} at level `{level}` is known exactly (the invariants "
