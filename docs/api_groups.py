@@ -42,6 +42,8 @@ GROUPS = {
                 "invariantdp.invariants.totals",
                 "invariantdp.invariants.nested_totals",
                 "invariantdp.invariants.one_way_margins",
+                "invariantdp.invariants.grand_total",
+                "invariantdp.invariants.group_totals",
                 "invariantdp.invariants.null_space_projector",
                 "invariantdp.invariants.DENSE_LIMIT",
                 "invariantdp.invariants.MAX_DOCUMENT_CELLS",
@@ -176,11 +178,16 @@ GROUPS = {
     "estimate": {
         "title": "Estimate",
         "intro": (
-            "Estimates that honour the invariants: post-processing a noisy release "
-            "onto them, and the intervals that results report."
+            "Estimates that honour the invariants: the GLS estimate of every cell and "
+            "sum with its interval, post-processing a noisy release onto them, and "
+            "the intervals that results report."
         ),
         "modules": [],
         "sections": {
+            "Cells and sums with intervals": [
+                "invariantdp.estimate",
+                "invariantdp.CellEstimates",
+            ],
             "Estimates under the invariants": [
                 "invariantdp.mechanisms.l2_postprocess",
                 "invariantdp.mechanisms.l1_postprocess",
