@@ -10,6 +10,14 @@ release fit for publication.  Every mechanism records which of the two it
 used in ``Release.metadata["randomness"]``; :attr:`Release.simulation` reads
 it back and :meth:`Release.summary` prints it.
 
+No release is a simulation without being asked to be one: every mechanism
+resolves its ``secure`` argument by one rule, :func:`resolve_secure`.  The
+default ``secure=None`` takes the secure path where the mechanism has one
+and ``rng`` is not given (a seed or a numpy generator asks for a
+simulation); a mechanism with no exact sampler makes a simulation, and
+warns (:class:`~invariantdp.exceptions.SimulationWarning`) when neither
+``rng`` nor ``secure=False`` said so.
+
 Every mechanism builds its :class:`~invariantdp.Release` here, through
 :func:`make_release` (which records the query and the randomness) and
 :func:`guarantee` (the privacy guarantee, by default for the adjacency of an
@@ -20,16 +28,18 @@ argument checks they share (:func:`check_data`, :func:`resolve_sensitivity`,
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import fields
 
 import numpy as np
 
 from .._deprecation import deprecated_property
 from .._validation import check_delta, check_epsilon, check_finite_array, check_positive
-from ..exceptions import InvariantDPError
+from ..exceptions import InvariantDPError, SimulationWarning
 from ..labels import labels_of
 from ..privacy import eps_delta_to_gdp
 from ..release import PrivacyGuarantee, Release
+from ..secure import SecureGenerator
 from ._side_channels import timed_guarantee_params
 
 __all__ = [
@@ -46,6 +56,7 @@ __all__ = [
     "randomness_note",
     "refuse_secure",
     "release_part",
+    "resolve_secure",
     "resolve_sensitivity",
 ]
 
@@ -86,6 +97,92 @@ def refuse_secure(mechanism: str, secure, *, alternatives: str) -> None:
             f"is attackable, Mironov 2012), so it cannot make a release for publication; "
             f"use {alternatives}, or `secure=False` for a simulation."
         )
+
+
+def resolve_secure(
+    secure, rng, mechanism: str, *, exact: bool = True, alternatives: str = ""
+) -> bool:
+    """The source of a release's noise: True for the secure path, False for a simulation.
+
+    The one rule of every mechanism (``secure=None`` is the default):
+
+    ==============  ========================================  ===========================
+    ``secure``      mechanism with an exact sampler           mechanism without one
+                    (``exact=True``)                          (``exact=False``)
+    ==============  ========================================  ===========================
+    ``None``        secure, unless ``rng`` is a seed or a     simulation; a
+                    numpy generator (then a simulation)       :class:`SimulationWarning`
+                                                              if ``rng`` is None
+    ``True``        secure (``rng`` must be None or a         refused (:func:`refuse_secure`,
+                    :class:`~invariantdp.secure.SecureGenerator`)  naming ``alternatives``)
+    ``False``       simulation, as asked                      simulation, as asked
+    ==============  ========================================  ===========================
+
+    ``exact=False`` also covers a call for which an exact mechanism has no
+    secure path (a Dask frame or a ``seed_policy`` for the swap).  The
+    warning is the only trace of a simulation nobody asked for: a seed (or
+    ``secure=False``) says a simulation is intended, and a release to
+    publish needs the secure path anyway.
+
+    Parameters
+    ----------
+    secure : None or bool
+    rng : None, int, SeedSequence, numpy.random.Generator or SecureGenerator
+    mechanism : str
+        The mechanism's name, for the messages.
+    exact : bool
+        Whether the secure path exists for this call.
+    alternatives : str
+        With ``exact=False``: what to use for a release to publish, named when
+        ``secure=True`` is refused and in the warning.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    TypeError
+        If ``secure`` is not None, True or False.
+    InvariantDPError
+        For ``secure=True`` without an exact sampler.
+
+    References
+    ----------
+    Mironov (2012), ACM CCS (why a numpy release is never for publication);
+    issue 22, section 4 ("no silent simulation").
+
+    Examples
+    --------
+    >>> resolve_secure(None, None, "tulap_mechanism"), resolve_secure(None, 7, "tulap_mechanism")
+    (True, False)
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     resolve_secure(None, None, "knorm", exact=False, alternatives="tulap_mechanism")
+    False
+    >>> caught[0].category.__name__
+    'SimulationWarning'
+    """
+    if secure is not None and not isinstance(secure, bool):
+        raise TypeError(
+            f"`secure` must be None, True or False, got {type(secure).__name__} ({secure!r})."
+        )
+    if not exact:
+        refuse_secure(mechanism, bool(secure), alternatives=alternatives)
+        if secure is None and rng is None:
+            warnings.warn(
+                f"{mechanism} drew its noise from an unseeded numpy generator: a simulation, "
+                "not for publication. Pass `rng=` (a seed or a "
+                "Generator) or `secure=False` to say a simulation is intended; for a release "
+                f"to publish use {alternatives}.",
+                SimulationWarning,
+                stacklevel=3,
+            )
+        return False
+    if secure is not None:
+        return secure
+    return rng is None or isinstance(rng, SecureGenerator)
 
 
 def check_data(x, name: str = "x") -> np.ndarray:

@@ -17,7 +17,9 @@ Every release records its noise law with :func:`knorm_law` (family
 ``"knorm"``), except the l1 mechanism, whose noise is i.i.d. Laplace and is
 recorded as the family ``"laplace"``.  **Simulation only.**  The noise is floating point, drawn from
 a numpy ``Generator``: attackable through its low-order bits (Mironov 2012)
-and reproducible from a seed.  ``secure=True`` is refused; for a release to
+and reproducible from a seed.  ``secure=True`` is refused, and a call
+without ``rng`` (or ``secure=False``) warns
+(:class:`~invariantdp.exceptions.SimulationWarning`); for a release to
 publish, use ``discrete_laplace_mechanism`` / ``discrete_gaussian_mechanism``
 (integer counts) or ``laplace_mechanism`` / ``gaussian_mechanism`` with
 ``secure=True``, or ``odds_ratio_release(..., secure=True)`` (2 x 2 tables).
@@ -38,7 +40,7 @@ from ._base import (
     check_float_scale,
     guarantee,
     make_release,
-    refuse_secure,
+    resolve_secure,
     resolve_sensitivity,
 )
 from ._side_channels import query_adjacency
@@ -77,7 +79,7 @@ def knorm(
     sensitivity=1.0,
     rng=None,
     method: str = "auto",
-    secure=False,
+    secure=None,
 ) -> Release:
     r"""K-norm mechanism for the polytope norm of ``K = Hull(vertices)``.
 
@@ -109,11 +111,12 @@ def knorm(
         is the triangulation when the facets are enumerated (dimension
         ``<= MAX_HULL_DIM`` and few enough vertices) and the polar sampler
         beyond.
-    secure : bool, optional
-        Must be False: the noise is floating point, so the release is a
-        simulation, not for publication (module notes); ``secure=True`` raises
-        and names the secure mechanisms (``discrete_laplace_mechanism``,
-        ``discrete_gaussian_mechanism``, ``odds_ratio_release`` with ``secure=True``).
+    secure : None or bool, optional
+        A simulation in any case: the noise is floating point, not for
+        publication (module notes).  None (the default) warns
+        (:class:`~invariantdp.exceptions.SimulationWarning`) when ``rng`` is not
+        given either; False says a simulation is intended; True raises and names
+        the mechanisms with an exact sampler.
 
     Returns
     -------
@@ -145,7 +148,7 @@ def knorm(
     >>> round(float(r.value.sum()), 9)  # K spans the zero-sum plane: the total is kept
     15.0
     """
-    refuse_secure("knorm", secure, alternatives=_SECURE_ALTERNATIVES)
+    resolve_secure(secure, rng, "knorm", exact=False, alternatives=_SECURE_ALTERNATIVES)
     if epsilon is None:
         raise TypeError("`epsilon` is required: knorm(x, vertices, epsilon).")
     xv = check_data(x)
@@ -196,7 +199,7 @@ def _check_p(p):
     return float(p)
 
 
-def lp_mechanism(x, p, sensitivity=1.0, epsilon=None, *, rng=None, secure=False) -> Release:
+def lp_mechanism(x, p, sensitivity=1.0, epsilon=None, *, rng=None, secure=None) -> Release:
     r"""The :math:`\ell_p` K-norm mechanism for ``p`` in {1, 2, inf} (epsilon-DP).
 
     Simulation only: floating-point noise from a numpy generator, which
@@ -225,8 +228,11 @@ def lp_mechanism(x, p, sensitivity=1.0, epsilon=None, *, rng=None, secure=False)
         ``epsilon > 0`` (required; positional as in ``lp_mechanism(x, p,
         sensitivity, epsilon)`` or by keyword).
     rng : None, int, SeedSequence or numpy.random.Generator
-    secure : bool, optional
-        Must be False: there is no exact l_p sampler.
+    secure : None or bool, optional
+        A simulation in any case: there is no exact l_p sampler.  None (the
+        default) warns (:class:`~invariantdp.exceptions.SimulationWarning`) when
+        ``rng`` is not given either; False says a simulation is intended; True
+        raises and names the mechanisms with an exact sampler.
 
     Returns
     -------
@@ -246,9 +252,11 @@ def lp_mechanism(x, p, sensitivity=1.0, epsilon=None, *, rng=None, secure=False)
     >>> r.noise.params["norm"], r.simulation
     ('linf', True)
     """
-    refuse_secure(
-        "lp_mechanism",
+    resolve_secure(
         secure,
+        rng,
+        "lp_mechanism",
+        exact=False,
         alternatives="laplace_mechanism(..., secure=True) (the l1 case) or "
         "gaussian_mechanism(..., secure=True)",
     )

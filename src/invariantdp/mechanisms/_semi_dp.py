@@ -10,7 +10,8 @@ Sec. 5.1).
 Both mechanisms add floating-point noise drawn from a numpy ``Generator``:
 their releases are **simulations, not for publication** (the low-order bits
 of float noise leak, Mironov 2012; a seed makes the noise reproducible), and
-``secure=True`` is refused.  For a release to publish, use
+``secure=True`` is refused; called without ``rng`` (or ``secure=False``)
+they warn (:class:`~invariantdp.exceptions.SimulationWarning`).  For a release to publish, use
 ``odds_ratio_release(table, ..., secure=True)`` for a 2 x 2 table (the
 semi-DP Tulap release of ``x11``, which keeps the margins), or
 ``discrete_laplace_mechanism`` / ``discrete_gaussian_mechanism(table, ...,
@@ -31,7 +32,7 @@ from ..distributions._polar_sampler import MAX_POLAR_DIM
 from ..invariants import one_way_margins
 from ..release import NoiseLaw, Release
 from ..sensitivity import MAX_HULL_DIM, contingency_sensitivity_space
-from ._base import guarantee, make_release, refuse_secure
+from ._base import guarantee, make_release, resolve_secure
 from ._knorm_mechanisms import KNormNoise, knorm_law
 
 __all__ = ["semi_dp_gaussian", "semi_dp_knorm"]
@@ -84,7 +85,7 @@ def _semi_dp(definition, params, shape):
     )
 
 
-def semi_dp_gaussian(table, *, mu, rng=None, secure=False) -> Release:
+def semi_dp_gaussian(table, *, mu, rng=None, secure=None) -> Release:
     r"""Semi-DP Gaussian mechanism for an ``r x c`` table (Algorithm 1).
 
     Releases ``x + N`` with :math:`N \sim N_d(0, (\Delta_2/\mu)^2 P)`,
@@ -101,10 +102,12 @@ def semi_dp_gaussian(table, *, mu, rng=None, secure=False) -> Release:
     mu : float
         GDP parameter ``mu > 0``.
     rng : None, int, SeedSequence or numpy.random.Generator
-    secure : bool, optional
-        Must be False: the Gaussian noise is floating point, so the release
-        is a simulation, not for publication (module notes); ``secure=True``
-        raises and names the secure mechanisms.
+    secure : None or bool, optional
+        A simulation in any case: the Gaussian noise is floating point, not for
+        publication (module notes).  None (the default) warns
+        (:class:`~invariantdp.exceptions.SimulationWarning`) when ``rng`` is not
+        given either; False says a simulation is intended; True raises and names
+        the mechanisms with an exact sampler.
 
     Returns
     -------
@@ -124,7 +127,7 @@ def semi_dp_gaussian(table, *, mu, rng=None, secure=False) -> Release:
     >>> r.value.sum(axis=1).round(9), r.value.sum(axis=0).round(9)
     (array([20., 20.]), array([13., 12., 15.]))
     """
-    refuse_secure("semi_dp_gaussian", secure, alternatives=_SECURE_ALTERNATIVES)
+    resolve_secure(secure, rng, "semi_dp_gaussian", exact=False, alternatives=_SECURE_ALTERNATIVES)
     x = _table(table)
     mu = check_positive("mu", mu)
     gen = as_generator(rng)
@@ -146,7 +149,7 @@ def semi_dp_gaussian(table, *, mu, rng=None, secure=False) -> Release:
     )
 
 
-def semi_dp_knorm(table, *, epsilon, rng=None, method: str = "auto", secure=False) -> Release:
+def semi_dp_knorm(table, *, epsilon, rng=None, method: str = "auto", secure=None) -> Release:
     r"""Optimal semi-DP K-norm mechanism for an ``r x c`` table (Algorithms 2-3).
 
     Releases ``x + V`` with ``V`` of density
@@ -190,10 +193,12 @@ def semi_dp_knorm(table, *, epsilon, rng=None, method: str = "auto", secure=Fals
     epsilon : float
     rng : None, int, SeedSequence or numpy.random.Generator
     method : {"auto", "triangulation", "rejection", "polar"}
-    secure : bool, optional
-        Must be False: the noise is floating point, so the release is a
-        simulation, not for publication (module notes); ``secure=True``
-        raises and names the secure mechanisms.
+    secure : None or bool, optional
+        A simulation in any case: the noise is floating point, not for
+        publication (module notes).  None (the default) warns
+        (:class:`~invariantdp.exceptions.SimulationWarning`) when ``rng`` is not
+        given either; False says a simulation is intended; True raises and names
+        the mechanisms with an exact sampler.
 
     Returns
     -------
@@ -222,7 +227,7 @@ def semi_dp_knorm(table, *, epsilon, rng=None, method: str = "auto", secure=Fals
     >>> r.value.sum(axis=0).round(9)
     array([13., 12.])
     """
-    refuse_secure("semi_dp_knorm", secure, alternatives=_SECURE_ALTERNATIVES)
+    resolve_secure(secure, rng, "semi_dp_knorm", exact=False, alternatives=_SECURE_ALTERNATIVES)
     x = _table(table)
     r, c = x.shape
     s = (r - 1) * (c - 1)

@@ -18,7 +18,8 @@ All four mechanisms add floating-point noise drawn from a numpy
 ``Generator``: their releases are **simulations, not for publication** (the
 low-order bits of float noise leak, Mironov 2012; a seed makes the noise
 reproducible -- which is exactly what Algorithm 4 relies on), and
-``secure=True`` is refused.  For a release to publish, use
+``secure=True`` is refused; called without ``rng`` (or ``secure=False``)
+they warn (:class:`~invariantdp.exceptions.SimulationWarning`).  For a release to publish, use
 ``discrete_laplace_mechanism`` / ``discrete_gaussian_mechanism(x, ...,
 secure=True)`` on integer counts (exact integer noise; the invariants are not kept).
 """
@@ -38,6 +39,7 @@ from ._base import (
     guarantee,
     make_release,
     refuse_secure,
+    resolve_secure,
     resolve_sensitivity,
 )
 
@@ -141,7 +143,7 @@ def _release(name, xv, inv, noise, scale, privacy, metadata, labels=None) -> Rel
 
 
 def projected_gaussian(
-    x, invariants, *, mu=None, epsilon=None, delta=None, sensitivity=1.0, rng=None, secure=False
+    x, invariants, *, mu=None, epsilon=None, delta=None, sensitivity=1.0, rng=None, secure=None
 ) -> Release:
     r"""Projected Gaussian mechanism: ``x + Pi_N e``, ``e ~ N(0, sigma^2 I_n)``.
 
@@ -164,10 +166,12 @@ def projected_gaussian(
     sensitivity : float or array_like, optional
         :math:`\Delta_2(A)` (default 1), or the sensitivity space of the query.
     rng : None, int, SeedSequence or numpy.random.Generator
-    secure : bool, optional
-        Must be False: the noise is floating point, so the release is a
-        simulation, not for publication (module notes); ``secure=True``
-        raises and names the secure mechanisms.
+    secure : None or bool, optional
+        A simulation in any case: the noise is floating point, not for
+        publication (module notes).  None (the default) warns
+        (:class:`~invariantdp.exceptions.SimulationWarning`) when ``rng`` is not
+        given either; False says a simulation is intended; True raises and names
+        the mechanisms with an exact sampler.
 
     Returns
     -------
@@ -192,7 +196,9 @@ def projected_gaussian(
     >>> r.invariants.values
     array([200., 100.])
     """
-    refuse_secure("projected_gaussian", secure, alternatives=_SECURE_ALTERNATIVES)
+    resolve_secure(
+        secure, rng, "projected_gaussian", exact=False, alternatives=_SECURE_ALTERNATIVES
+    )
     xv, inv = _prepare(x, invariants)
     sigma, privacy, metadata = _gaussian(inv, mu, epsilon, delta, sensitivity)
     e = as_generator(rng).standard_normal(inv.n_cells)
@@ -201,9 +207,7 @@ def projected_gaussian(
     return _release("projected_gaussian", xv, inv, noise, sigma, privacy, metadata, x)
 
 
-def projected_laplace(
-    x, invariants, *, epsilon, sensitivity=1.0, rng=None, secure=False
-) -> Release:
+def projected_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secure=None) -> Release:
     r"""Projected Laplace mechanism: ``x + Pi_N e``, ``e ~ Lap(sensitivity/epsilon)^n``.
 
     (epsilon, 0)-induced subspace DP (Cor. 17); unbiased; the invariants hold
@@ -223,8 +227,12 @@ def projected_laplace(
     sensitivity : float or array_like, optional
         :math:`\Delta_1(A)` (default 1) or a sensitivity space.
     rng : None, int, SeedSequence or numpy.random.Generator
-    secure : bool, optional
-        Must be False (simulation only).
+    secure : None or bool, optional
+        A simulation in any case: the noise is floating point, not for
+        publication (module notes).  None (the default) warns
+        (:class:`~invariantdp.exceptions.SimulationWarning`) when ``rng`` is not
+        given either; False says a simulation is intended; True raises and names
+        the mechanisms with an exact sampler.
 
     Returns
     -------
@@ -245,7 +253,7 @@ def projected_laplace(
     >>> round(float(r.value.sum()), 9)
     21.0
     """
-    refuse_secure("projected_laplace", secure, alternatives=_SECURE_ALTERNATIVES)
+    resolve_secure(secure, rng, "projected_laplace", exact=False, alternatives=_SECURE_ALTERNATIVES)
     xv, inv = _prepare(x, invariants)
     b, privacy, metadata = _laplace(inv, epsilon, sensitivity)
     noise = invariants.project(as_generator(rng).laplace(0.0, b, size=inv.n_cells))
@@ -257,7 +265,7 @@ def _null_transform(invariants):
 
 
 def extended_gaussian(
-    x, invariants, *, mu=None, epsilon=None, delta=None, sensitivity=1.0, rng=None, secure=False
+    x, invariants, *, mu=None, epsilon=None, delta=None, sensitivity=1.0, rng=None, secure=None
 ) -> Release:
     r"""Extended Gaussian mechanism: ``x + Q_N e_N``, ``e_N ~ N(0, sigma^2 I_{n-n_c})``.
 
@@ -296,7 +304,7 @@ def extended_gaussian(
     >>> round(r.metadata["sensitivity"], 12)
     1.414213562373
     """
-    refuse_secure("extended_gaussian", secure, alternatives=_SECURE_ALTERNATIVES)
+    resolve_secure(secure, rng, "extended_gaussian", exact=False, alternatives=_SECURE_ALTERNATIVES)
     xv, inv = _prepare(x, invariants)
     sigma, privacy, metadata = _gaussian(
         inv, mu, epsilon, delta, sensitivity, transform=_null_transform(invariants)
@@ -307,7 +315,7 @@ def extended_gaussian(
     return _release("extended_gaussian", xv, inv, noise, sigma, privacy, metadata, x)
 
 
-def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secure=False) -> Release:
+def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secure=None) -> Release:
     r"""Extended Laplace mechanism: ``x + Q_N w_N``, ``w_N ~ Lap(Delta_1(Q_N^T A)/epsilon)``.
 
     (epsilon, 0)-induced subspace DP (Cor. 18).  ``Q_N`` is the basis of
@@ -329,8 +337,12 @@ def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secur
     sensitivity : float or array_like, optional
         :math:`\Delta_1(Q_N^T A)` (default 1) or the sensitivity space of ``A``.
     rng : None, int, SeedSequence or numpy.random.Generator
-    secure : bool, optional
-        Must be False (simulation only).
+    secure : None or bool, optional
+        A simulation in any case: the noise is floating point, not for
+        publication (module notes).  None (the default) warns
+        (:class:`~invariantdp.exceptions.SimulationWarning`) when ``rng`` is not
+        given either; False says a simulation is intended; True raises and names
+        the mechanisms with an exact sampler.
 
     Returns
     -------
@@ -350,7 +362,7 @@ def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secur
     >>> round(float(r.value.sum()), 9)
     21.0
     """
-    refuse_secure("extended_laplace", secure, alternatives=_SECURE_ALTERNATIVES)
+    resolve_secure(secure, rng, "extended_laplace", exact=False, alternatives=_SECURE_ALTERNATIVES)
     xv, inv = _prepare(x, invariants)
     b, privacy, metadata = _laplace(
         inv, epsilon, sensitivity, transform=_null_transform(invariants)

@@ -19,7 +19,7 @@ from ..._validation import InvariantDPError, check_positive, check_positive_int
 from ...exceptions import ConvergenceWarning
 from ...invariants import Invariants
 from ...release import NoiseLaw, Release
-from .._base import guarantee, make_release, refuse_secure, release_part
+from .._base import guarantee, make_release, release_part, resolve_secure
 from ._diagnostics import SamplerDiagnostics, diagnose
 from ._exact_conditional import exact_plan, run_exact
 from ._mcmc import run_gibbs, run_mis
@@ -119,7 +119,7 @@ def conditional_release(
     proposal_sigma=None,
     warn=True,
     rng=None,
-    secure=False,
+    secure=None,
     progress=None,
 ) -> ConditionalRelease:
     r"""Release :math:`M(x) \mid M(x) \in S^*` for an additive mechanism (congenial privacy).
@@ -174,11 +174,12 @@ def conditional_release(
         Emit a :class:`~invariantdp.exceptions.ConvergenceWarning` when
         R-hat > 1.01 or ESS < 100.
     rng : None, int, SeedSequence or numpy.random.Generator
-    secure : bool, optional
-        Must be False: every sampler here works in floating point from a
-        numpy ``Generator``, so the release is a simulation, not for
-        publication (module notes); ``secure=True`` raises and names the
-        secure mechanisms.
+    secure : None or bool, optional
+        A simulation in any case: every sampler here works in floating point
+        from a numpy ``Generator``, not for publication (module notes).  None
+        (the default) warns (:class:`~invariantdp.exceptions.SimulationWarning`)
+        when ``rng`` is not given either; False says a simulation is intended;
+        True raises and names the mechanisms with an exact sampler.
     progress : bool, optional
         Show a progress bar of the MCMC samplers (default: in a terminal or
         a notebook, not under CI; :mod:`invariantdp._progress`).
@@ -217,9 +218,11 @@ def conditional_release(
     >>> res.method, round(float(res.value.sum()), 9)
     ('exact', 100.0)
     """
-    refuse_secure(
-        "conditional_release",
+    resolve_secure(
         secure,
+        rng,
+        "conditional_release",
+        exact=False,
         alternatives="discrete_laplace_mechanism(x, ..., secure=True) or "
         "discrete_gaussian_mechanism(x, ..., secure=True) (exact integer noise, not "
         "conditioned on the invariants)",
