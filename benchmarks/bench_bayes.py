@@ -45,7 +45,7 @@ def _release(scale: int):
     C = np.zeros((3, 46))
     C[0], C[1, :23], C[2] = 1.0, 1.0, np.concatenate([voting, voting])
     inv = Invariants(C, shape=(2, 23)).of(x)
-    return conditional_release(x, "double_geometric", inv, epsilon=0.5, rng=2020, warn=False)
+    return conditional_release(x, "discrete_laplace", inv, epsilon=0.5, rng=2020, warn=False)
 
 
 def _run(release, *, latent, fast, draws, chains, sampler="pymc"):

@@ -37,7 +37,7 @@ def main(quick: bool = False) -> float:
         warnings.simplefilter("ignore", ConvergenceWarning)
         mis = conditional_release(
             x,
-            "double_geometric",
+            "discrete_laplace",
             inv,
             "nonnegative",
             sampler="mis",
@@ -50,7 +50,7 @@ def main(quick: bool = False) -> float:
         )
         gib = conditional_release(
             x,
-            "double_geometric",
+            "discrete_laplace",
             inv,
             "nonnegative",
             sampler="gibbs",
@@ -61,7 +61,7 @@ def main(quick: bool = False) -> float:
         )
         exact = conditional_release(
             x,
-            "double_geometric",
+            "discrete_laplace",
             inv,
             "nonnegative",
             sampler="exact",

@@ -37,9 +37,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 
-from invariantdp.distributions._polar_sampler import LPHullNorm
+from invariantdp.distributions import KNormNoise, LPHullNorm
 from invariantdp.invariants import Invariants, nested_totals
-from invariantdp.mechanisms import KNormNoise, projected_gaussian, semi_dp_knorm
+from invariantdp.mechanisms import projected_gaussian, semi_dp_knorm
 from invariantdp.sensitivity import HullNorm, contingency_sensitivity_space
 
 

@@ -1,4 +1,4 @@
-"""The shared fibre / lattice algebra (invariantdp._fibres): exact integer kernels."""
+"""The shared fibre / lattice algebra (invariantdp._fibres, _kernel_lattice): exact kernels."""
 
 import itertools
 from math import gcd
@@ -9,15 +9,13 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from invariantdp import InvariantDPError
-from invariantdp._fibres import (
+from invariantdp._fibres import cell_classes, enumerate_fibre, kernel_moves
+from invariantdp._kernel_lattice import (
     MAX_DENOMINATOR,
     all_circuits,
-    cell_classes,
-    enumerate_fibre,
     fundamental_circuits,
     int_kernel_basis,
     kernel_circuit,
-    kernel_moves,
     primitive_integer,
 )
 from invariantdp.invariants import one_way_margins

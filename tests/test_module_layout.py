@@ -83,7 +83,7 @@ def test_the_checker_sees_the_old_private_imports_of_knorm_and_release():
     assert _private_cross_imports(SRC / "invariants" / "_core.py", own) == ["invariantdp._schema"]
 
 
-PRIVATE_STRUCTURE = ("._groups(", "._cache", "._group_counts(", "._row_basis(", "._batch(")
+PRIVATE_STRUCTURE = ("._groups(", "._derived", "._group_counts(", "._row_basis(", "._batch(")
 
 
 @pytest.mark.parametrize(

@@ -42,7 +42,8 @@ def _check_query(query, data_shape, invariants, value):
     return query, shape
 
 
-def _check_invariants(invariants, shape, family, value, identity: bool):
+def _check_invariants(invariants, shape, family, value, keeps: bool):
+    """Invariants with values, on the data; kept by the value when the noise ``keeps`` them."""
     if invariants is None:
         return
     if not isinstance(invariants, Invariants):
@@ -57,7 +58,7 @@ def _check_invariants(invariants, shape, family, value, identity: bool):
             f"`invariants` act on {invariants.n_cells} cells but the data have "
             f"{int(np.prod(shape))}; give the `query` when the values are not the cells."
         )
-    if family.keeps_invariants and identity:
+    if keeps:
         try:
             invariants.check(value.reshape(-1), name="values", rtol=1e-8)
         except InvariantDPError as exc:
@@ -92,9 +93,10 @@ def published_fields(
     )
     if own:
         params, implied = dict(given), None
-        spec.validate(dict(params), "noise.params", context)
+        info = spec.validate(dict(params), "noise.params", context)
     else:
-        params, implied = spec.published_params(given, invariants, context)
+        params, implied = spec.calibrate(given, invariants=invariants)
+        info = spec.validate(params, "noise params", context)
     if spec.integer and not np.all(value == np.round(value)):
         raise InvariantDPError(
             f"`values` must be integers for {family} noise; got {format_value(value)}."
@@ -102,7 +104,8 @@ def published_fields(
     if spec.integer or raw.dtype.kind in "iu":  # counts stay integers (exact below 2**53)
         value = value.astype(np.int64)
     query, shape = _check_query(query, data_shape, invariants, value)
-    _check_invariants(invariants, shape, spec, value, identity=query is None)
+    keeps = info.get("keeps_invariants", False)
+    _check_invariants(invariants, shape, spec, value, keeps and query is None)
     note = {"query": "identity"} if query is None else {}
     return {
         "value": value,

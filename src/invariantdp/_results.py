@@ -9,6 +9,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._validation import check_confidence_level, format_value
+from .exceptions import InvariantDPError
 
 __all__ = [
     "ConfidenceInterval",
@@ -176,8 +177,6 @@ def estimate_text(result):
     A median-unbiased estimate raises where epsilon is so small that the
     p-value is flat in the parameter; a summary says so instead of failing.
     """
-    from .exceptions import InvariantDPError
-
     try:
         return result.estimate
     except InvariantDPError:

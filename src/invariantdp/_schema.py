@@ -10,8 +10,9 @@ The readers return plain fields (``noise_from_doc`` gives ``(family,
 params, info)``, ``guarantee_from_doc`` the guarantee's fields,
 ``release_fields_from_doc`` a dict), so that the classes of
 :mod:`invariantdp.release` build themselves from them without an import
-cycle.  After the fields, :func:`~invariantdp._claims.check_claim` checks the
-guarantee against the noise law.
+cycle.  After the fields, the noise family checks the guarantee against the
+noise law (:meth:`NoiseFamily.check_claim
+<invariantdp.families.NoiseFamily.check_claim>`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import math
 
 import numpy as np
 
-from ._claims import check_claim
 from ._validation import (
     EXACT_INT,
     MAX_JSON_CHARS,
@@ -39,7 +39,7 @@ from ._validation import (
     doc_str,
     format_value,
 )
-from .families import SchemaContext, noise_families
+from .families import SchemaContext, noise_families, noise_family
 from .invariants import MAX_DOCUMENT_CELLS, Invariants
 from .labels import labels_from_doc
 
@@ -118,12 +118,16 @@ def noise_from_doc(path: str, d, ctx: SchemaContext) -> tuple[str, dict, dict]:
     doc_object(path, d, required=("family", "params"))
     fpath = doc_path(path, "family")
     family = doc_str(fpath, d["family"], max_length=200)
-    readable = {n: f for n, f in noise_families().items() if f.schema is not None}
-    if family not in readable:
+    try:
+        spec = noise_family(family)  # one lookup; the list of known families only on error
+    except InvariantDPError:
+        spec = None
+    if spec is None or spec.schema is None:
+        readable = sorted(n for n, f in noise_families().items() if f.schema is not None)
         raise doc_error(
-            fpath, family, f"is not a known noise family; known: {', '.join(sorted(readable))}."
+            fpath, family, f"is not a known noise family; known: {', '.join(readable)}."
         )
-    info = readable[family].validate(d["params"], doc_path(path, "params"), ctx)
+    info = spec.validate(d["params"], doc_path(path, "params"), ctx)
     return family, d["params"], info
 
 
@@ -332,7 +336,8 @@ def release_fields_from_doc(d, max_cells: int) -> dict:
         doc_str("metadata.randomness", metadata["randomness"], choices=("secure", "simulation"))
 
     _check_noise_against_value(family, info, value, invariants)
-    check_claim(family, params, guarantee, metadata)
+    # the family checks that the guarantee does not claim more than its law gives
+    noise_family(family).check_claim(params, guarantee[0], guarantee[1], metadata)
     keeps = info.get("keeps_invariants", False) or metadata.get("congenial") is True
     if keeps and query is None and invariants is not None and invariants.values is not None:
         if value.size != invariants.n_cells:

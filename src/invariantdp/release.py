@@ -72,6 +72,10 @@ allowed except inside ``metadata`` and guarantee ``params``.
     ``grid_gaussian``             to ``2**960``, ``scale > 0`` (Laplace) or
                                   ``sigma > 0`` (Gaussian): the noise of the
                                   secure Laplace and Gaussian mechanisms
+    ``correlated_gaussian``       ``cov``: ``n`` lists of ``n`` numbers
+                                  (``n = value.size``), symmetric positive
+                                  semi-definite; noise in the null space of the
+                                  invariants keeps them
     ============================  =================================================
 
     Families registered with :func:`~invariantdp.families.register_noise_family`
@@ -97,8 +101,12 @@ allowed except inside ``metadata`` and guarantee ``params``.
     against ``epsilon`` and ``metadata.sensitivity``, a discrete Gaussian
     ``sigma`` against ``rho``, a swap's ``swap_rate`` and ``b`` against
     ``epsilon``, ``delta`` against ``timing_tv``, ...): a document that
-    overstates its privacy is refused with both numbers named (the table of
-    :mod:`invariantdp._claims`).
+    overstates its privacy is refused with both numbers named (each family
+    checks its own: :meth:`NoiseFamily.check_claim
+    <invariantdp.families.NoiseFamily.check_claim>`, the table of
+    :mod:`invariantdp.families._claims`).  A claim the family cannot check
+    (no recorded sensitivity, a user family without a ``claim``) is read
+    unchecked: :meth:`Release.check_guarantee` says which.
 ``invariants``
     ``null`` or an invariants object (:meth:`Invariants.from_dict
     <invariantdp.invariants.Invariants.from_dict>`): a structure must describe
@@ -549,6 +557,34 @@ class Release:
         return out if isinstance(out, pd.DataFrame) else out.to_frame("value")
 
     # --- provenance -----------------------------------------------------------
+
+    def check_guarantee(self) -> bool:
+        """Whether the guarantee is checked against the noise law: True, or False if unchecked.
+
+        The noise family checks that the recorded guarantee is implied by the
+        noise law (:meth:`NoiseFamily.check_claim
+        <invariantdp.families.NoiseFamily.check_claim>`), as
+        :meth:`from_json` does: a guarantee that claims more privacy than the
+        noise gives raises :class:`~invariantdp.exceptions.InvariantDPError`.
+        False means the family could not tell: no recorded sensitivity (a
+        release from published numbers), a definition its check does not
+        cover, or a family registered without a ``claim``.
+
+        Examples
+        --------
+        >>> from invariantdp.mechanisms import laplace_mechanism
+        >>> laplace_mechanism([1.0, 2.0], epsilon=1.0, rng=0).check_guarantee()
+        True
+        >>> Release.from_published([3.0], noise="laplace", scale=2.0).check_guarantee()
+        True
+        >>> Release.from_published(
+        ...     [3.0], noise="laplace", scale=2.0,
+        ...     guarantee=PrivacyGuarantee("epsilon-DP", {"epsilon": 1.0}, "stated", None, ""),
+        ... ).check_guarantee()  # no sensitivity recorded: nothing to check the scale against
+        False
+        """
+        g = self.guarantee
+        return self.noise.spec.check_claim(self.noise.params, g.definition, g.params, self.metadata)
 
     @property
     def simulation(self) -> bool:

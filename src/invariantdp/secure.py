@@ -164,13 +164,13 @@ from __future__ import annotations
 
 import secrets
 
-from ._rng import as_generator
+from ._rng import ExactSource, as_generator
 from .exceptions import InvariantDPError
 
 __all__ = ["SecureGenerator", "random_source"]
 
 
-class SecureGenerator:
+class SecureGenerator(ExactSource):
     """Uniform integers from the operating system's CSPRNG (:mod:`secrets`).
 
     Implements the calls the exact samplers make: ``bytes(length)`` (the

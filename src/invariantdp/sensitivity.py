@@ -31,7 +31,6 @@ mechanisms share it, it is not in ``__all__``.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 
@@ -39,7 +38,9 @@ import numpy as np
 from scipy import optimize
 from scipy.spatial import ConvexHull
 
+from ._bounded_cache import bounded_cache
 from ._fixed_linalg import fixed_det, fixed_matmul, tree_sum
+from ._rng import as_generator
 from ._span import (
     MAX_BYTES,
     SpanNorm,
@@ -403,8 +404,6 @@ class HullNorm(SpanNorm):
         ``MAX_REJECTION_WORK`` (2e9, a few seconds), and so is any ``size``
         whose arrays would exceed ``MAX_BYTES``.
         """
-        from ._rng import as_generator
-
         m, rate = self.check_sample(size, method)
         s = self.dim
         gen = as_generator(rng)
@@ -438,7 +437,7 @@ class HullNorm(SpanNorm):
         )
 
 
-@functools.lru_cache(maxsize=32)
+@bounded_cache(maxsize=32)
 def _cached_hull(shape, data: bytes) -> HullNorm:
     return HullNorm(np.frombuffer(data, dtype=float).reshape(shape))
 

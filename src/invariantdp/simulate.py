@@ -69,6 +69,7 @@ from ._simulation_tasks import (
 )
 from ._validation import check_in_open_unit, check_positive_int, format_value
 from .exceptions import InvariantDPError
+from .plotting import plot_simulation
 
 __all__ = [
     "DASK_TASK_SECONDS",
@@ -212,8 +213,6 @@ class SimulationResult:
         see there for ``y``, ``hue``, ``where``, ``alpha``, ``null`` and
         ``n_se`` (needs matplotlib, the ``plot`` extra).
         """
-        from .plotting._simulation_plots import plot_simulation
-
         return plot_simulation(self, x, **kwargs)
 
     @cached_property

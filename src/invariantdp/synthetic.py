@@ -14,6 +14,7 @@ import pandas as pd
 
 from ._rng import as_generator
 from ._validation import InvariantDPError, check_counts
+from .datasets import massachusetts_1940_ownership
 
 __all__ = ["MASSACHUSETTS_1940_HOUSEHOLD_SIZES", "massachusetts_1940_households"]
 
@@ -72,8 +73,6 @@ def massachusetts_1940_households(*, household_sizes=None, rng=None) -> pd.DataF
     >>> int(hh.groupby("size").size().max())
     264331
     """
-    from .datasets import massachusetts_1940_ownership
-
     table = massachusetts_1940_ownership()
     total = int(table["total"].sum())
     sizes = dict(MASSACHUSETTS_1940_HOUSEHOLD_SIZES if household_sizes is None else household_sizes)

@@ -31,10 +31,9 @@ from invariantdp.audit import (
     neighbour_from_space,
     projection_statistic,
 )
+from invariantdp.distributions import KNormNoise, SubspaceNoise
 from invariantdp.invariants import totals
 from invariantdp.mechanisms import (
-    KNormNoise,
-    SubspaceNoise,
     conditional_release,
     discrete_gaussian_mechanism,
     discrete_laplace_mechanism,
@@ -412,7 +411,7 @@ def _conditional(mechanism, epsilon):
     return run
 
 
-@pytest.mark.parametrize("mechanism", ["double_geometric", "laplace"])
+@pytest.mark.parametrize("mechanism", ["discrete_laplace", "laplace"])
 def test_conditional_release(mechanism):
     """Two cells with a fixed total: s1 - x1 is Lap(1/epsilon), exactly epsilon-DP.
 
@@ -426,7 +425,7 @@ def test_conditional_release(mechanism):
     rel = conditional_release(x, mechanism, TOTAL2, epsilon=1.0, sensitivity=2.0, draws=2, rng=0)
     assert rel.guarantee.params["epsilon"] == 2.0
     # double-geometric draws are integers: the full audit; Laplace draws are floats
-    statistics = ALL if mechanism == "double_geometric" else SCALE
+    statistics = ALL if mechanism == "discrete_laplace" else SCALE
     for claim in (rel.guarantee.tradeoff(), eps_delta(1.0)):
         _passes(
             audit_mechanism(

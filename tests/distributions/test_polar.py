@@ -7,9 +7,9 @@ import pytest
 from scipy import stats
 
 from invariantdp import InvariantDPError
+from invariantdp.distributions import KNormNoise
 from invariantdp.distributions import _polar_sampler as polar
 from invariantdp.distributions._polar_sampler import MAX_POLAR_DIM, LPHullNorm
-from invariantdp.mechanisms import KNormNoise
 from invariantdp.sensitivity import HullNorm, contingency_sensitivity_space, hull_norm
 
 

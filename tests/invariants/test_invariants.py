@@ -165,7 +165,7 @@ def test_cached_arrays_are_read_only(name, rng):
         with pytest.raises(ValueError, match="read-only"):
             arr[0] = 99
     assert inv.rank >= 1  # fills the caches
-    for value in inv._cache.values():
+    for _, value in inv._derived.items():
         for arr in value if isinstance(value, tuple) else (value,):
             if isinstance(arr, np.ndarray):
                 assert not arr.flags.writeable

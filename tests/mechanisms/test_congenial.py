@@ -109,7 +109,7 @@ def _tv_bound(p, n_eff):
 @pytest.mark.parametrize(
     "mechanism, kw, logp",
     [
-        ("double_geometric", {"epsilon": 0.7}, lambda u: -0.7 * np.abs(u).sum(1)),
+        ("discrete_laplace", {"epsilon": 0.7}, lambda u: -0.7 * np.abs(u).sum(1)),
         ("discrete_gaussian", {"rho": 0.125}, lambda u: -0.125 * (u * u).sum(1)),  # sigma = 2
     ],
 )
@@ -147,7 +147,7 @@ def test_samplers_match_enumerated_fibre(mechanism, kw, logp, sampler, rng):
 @pytest.mark.parametrize(
     "mechanism, kw, logp",
     [
-        ("double_geometric", {"epsilon": 0.6}, lambda u: -0.6 * np.abs(u).sum(1)),
+        ("discrete_laplace", {"epsilon": 0.6}, lambda u: -0.6 * np.abs(u).sum(1)),
         ("discrete_gaussian", {"rho": 0.08}, lambda u: -0.08 * (u * u).sum(1)),  # sigma = 2.5
     ],
 )
@@ -182,7 +182,7 @@ def test_exact_sampler_cells_outside_the_invariants(rng):
     x = np.array([2, 1, 3, 1])
     inv = Invariants(np.array([[1.0, 1, 1, 0]]))
     res = conditional_release(
-        x, "double_geometric", inv, "nonnegative", epsilon=0.7, draws=8000, chains=1, rng=rng
+        x, "discrete_laplace", inv, "nonnegative", epsilon=0.7, draws=8000, chains=1, rng=rng
     )
     assert res.method == "exact"
     head = _compositions(6, 3)
@@ -203,7 +203,7 @@ def test_coupled_inequality_rows_match_enumeration(rng):
     b = np.array([0, 0, 0, 0, 5.0])
     res = quiet(
         x=x,
-        mechanism="double_geometric",
+        mechanism="discrete_laplace",
         invariants=inv,
         inequalities=(B, b),
         epsilon=0.9,
@@ -253,7 +253,7 @@ def test_sex_by_age_release_respects_invariants(rng):
     inv = sex_by_age_invariants()
     res = quiet(
         x=x,
-        mechanism="double_geometric",
+        mechanism="discrete_laplace",
         invariants=inv,
         inequalities="nonnegative",
         epsilon=0.5,
@@ -276,7 +276,7 @@ def test_sex_by_age_exact_and_gibbs_agree(rng):
     x = datasets.congenial_sex_by_age().to_numpy()
     common = dict(
         x=x,
-        mechanism="double_geometric",
+        mechanism="discrete_laplace",
         invariants=sex_by_age_invariants(),
         inequalities="nonnegative",
         epsilon=0.5,
@@ -297,7 +297,7 @@ def test_mis_paper_tuning_acceptance_is_low_and_warns(rng):
     with pytest.warns(ConvergenceWarning, match="R-hat"):
         res = conditional_release(
             x,
-            "double_geometric",
+            "discrete_laplace",
             sex_by_age_invariants(),
             "nonnegative",
             epsilon=0.5,
@@ -318,9 +318,9 @@ def test_mis_paper_tuning_acceptance_is_low_and_warns(rng):
 def test_bad_input_names_the_argument():
     inv = Invariants(np.ones((1, 2)), [10.0])
     with pytest.raises(ValueError, match="`x` does not satisfy the invariants"):
-        conditional_release([3, 4], "double_geometric", inv, epsilon=1.0)
+        conditional_release([3, 4], "discrete_laplace", inv, epsilon=1.0)
     with pytest.raises(ValueError, match="`x` must have the shape"):
-        conditional_release([3, 4, 5], "double_geometric", TOTAL2, epsilon=1.0)
+        conditional_release([3, 4, 5], "discrete_laplace", TOTAL2, epsilon=1.0)
     with pytest.raises(ValueError, match="`inequalities` are infeasible"):
         conditional_release([3, 4], "laplace", TOTAL2, ([[1.0, 1.0]], [20.0]), epsilon=1.0, draws=2)
     with pytest.raises(ValueError, match="`x` violates `inequalities`"):
@@ -354,7 +354,7 @@ def test_bad_input_names_the_argument():
     with pytest.raises(ValueError, match=r"`sampler` \('exact'\) needs .*0/1"):
         conditional_release(
             [1, 2, 3],
-            "double_geometric",
+            "discrete_laplace",
             Invariants(np.array([[1.0, 2.0, 0.0]])),
             "nonnegative",
             epsilon=1.0,
@@ -443,7 +443,7 @@ def test_secure_is_refused_with_the_secure_alternatives():
         match=r"`secure=True`: conditional_release has no exact sampler.*"
         r"discrete_laplace_mechanism\(x, \.\.\., secure=True\).*discrete_gaussian_mechanism",
     ):
-        conditional_release([30, 70], "double_geometric", TOTAL2, epsilon=1.0, secure=True)
+        conditional_release([30, 70], "discrete_laplace", TOTAL2, epsilon=1.0, secure=True)
     with pytest.raises(TypeError, match="`secure` must be True or False"):
         conditional_release([30, 70], "laplace", TOTAL2, epsilon=1.0, secure=None)
 
@@ -452,7 +452,7 @@ def test_secure_is_refused_with_the_secure_alternatives():
     "mechanism, kw",
     [
         ("laplace", {"epsilon": 1.0}),
-        ("double_geometric", {"epsilon": 1.0}),
+        ("discrete_laplace", {"epsilon": 1.0}),
         ("gaussian", {"mu": 1.0}),
     ],
 )
@@ -480,7 +480,7 @@ def test_convergence_warning_is_the_package_class():
 
 GIBBS3 = dict(
     x=[3, 4, 5],
-    mechanism="double_geometric",
+    mechanism="discrete_laplace",
     invariants=Invariants(np.ones((1, 3))),
     inequalities="nonnegative",
     epsilon=0.5,
@@ -575,14 +575,23 @@ def test_conditional_release_attribute_release_is_deprecated():
 @pytest.mark.parametrize("mechanism", ["poisson", ["laplace"]])
 def test_unknown_mechanism_is_refused_by_name(mechanism):
     with pytest.raises(
-        InvariantDPError, match=r"`mechanism` \(.*\) must be one of 'double_geometric'"
+        InvariantDPError, match=r"`mechanism` \(.*\) must be one of 'discrete_laplace'"
     ):
         conditional_release([30, 70], mechanism, TOTAL2, epsilon=1.0)
 
 
+def test_double_geometric_is_the_deprecated_name_of_the_discrete_laplace():
+    # Gong & Meng's double geometric mechanism: one name per mechanism (the registry's)
+    new = quiet(x=[30, 70], mechanism="discrete_laplace", invariants=TOTAL2, epsilon=1.0, rng=4)
+    with pytest.warns(DeprecationWarning, match="'double_geometric' .* use 'discrete_laplace'"):
+        old = quiet(x=[30, 70], mechanism="double_geometric", invariants=TOTAL2, epsilon=1.0, rng=4)
+    assert old == new and old.mechanism == "conditional_discrete_laplace"
+    assert np.array_equal(old.draws, new.draws)
+
+
 @pytest.mark.parametrize(
     "mechanism, missing",
-    [("double_geometric", "epsilon"), ("gaussian", "mu"), ("discrete_gaussian", "rho")],
+    [("discrete_laplace", "epsilon"), ("gaussian", "mu"), ("discrete_gaussian", "rho")],
 )
 def test_the_privacy_parameter_of_the_mechanism_is_required(mechanism, missing):
     with pytest.raises(

@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 
 from invariantdp import InvariantDPError, Release, sensitivity
+from invariantdp.distributions import KNormNoise
 from invariantdp.distributions._knorm_law import knorm_from_params
 from invariantdp.distributions._polar_sampler import LPHullNorm
-from invariantdp.mechanisms import KNormNoise, knorm, semi_dp_knorm
+from invariantdp.mechanisms import knorm, semi_dp_knorm
 from invariantdp.sensitivity import HullNorm, contingency_sensitivity_space, hull_norm
 
 ALL_TABLES = [(r, c) for r in range(2, 11) for c in range(2, 11) if (r - 1) * (c - 1) <= 9]
@@ -173,3 +174,27 @@ def test_knorm_release_is_a_simulation(rng):
     assert r.simulation and r.metadata["randomness"] == "simulation"
     assert r.metadata["method"] == "triangulation"
     assert Release.from_json(r.to_json()).simulation
+
+
+def test_the_hull_of_a_polytope_is_decided_once(monkeypatch):
+    import invariantdp.distributions._knorm_law as knorm_module
+
+    calls = []
+    real = knorm_module.facets_within_limits
+    monkeypatch.setattr(knorm_module, "facets_within_limits", lambda V: calls.append(1) or real(V))
+    V = contingency_sensitivity_space(2, 3) * 1.25  # vertices no other test caches
+    a, b = KNormNoise("polytope", 6, 1.0, V), KNormNoise("polytope", 6, 2.0, V.copy())
+    assert a.hull is b.hull and len(calls) == 1
+
+
+def test_semi_dp_decides_the_sampler_by_the_rule_of_the_law():
+    # semi_dp_knorm decides from (r - 1)(c - 1) <= MAX_HULL_DIM before enumerating S_Semi;
+    # KNormNoise decides from the enumerated S_Semi: the two agree on every table it takes
+    from invariantdp.sensitivity import MAX_HULL_DIM, facets_within_limits
+
+    for r in range(2, 18):
+        for c in range(r, 18):
+            s = (r - 1) * (c - 1)
+            if s <= 16:
+                S = contingency_sensitivity_space(r, c)
+                assert facets_within_limits(S) == (s <= MAX_HULL_DIM), (r, c)

@@ -271,7 +271,7 @@ def test_exact_tulap_sampler_with_a_seeded_integer_source():
     """The exact Tulap algorithm, run on a seeded numpy source: reproducible, right law."""
     import importlib
 
-    tm = importlib.import_module("invariantdp.distributions._tulap")
+    tm = importlib.import_module("invariantdp.distributions._exact_samplers")
     for eps, delta in [(1.0, 0.0), (0.7, 0.05), (1e-9, 0.1)]:
         g, u = tm.draw_tulap_exact(np.random.default_rng(4), eps, delta, 6000)
         g2, u2 = tm.draw_tulap_exact(np.random.default_rng(4), eps, delta, 6000)

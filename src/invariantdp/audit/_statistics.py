@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .._validation import InvariantDPError, check_finite_array
+from ..sensitivity import norm_order
 
 
 def neighbour_from_space(x, space, *, p=2, nonnegative=True) -> np.ndarray:
@@ -61,8 +62,6 @@ def neighbour_from_space(x, space, *, p=2, nonnegative=True) -> np.ndarray:
     array([[2., 1.],
            [2., 4.]])
     """
-    from ..sensitivity import norm_order
-
     xv = check_finite_array("x", x)
     if xv.size == 0:
         raise InvariantDPError("`x` must not be empty.")

@@ -23,6 +23,7 @@ import numpy as np
 
 from .._results import Summary, format_table
 from .._validation import format_value
+from ..distributions import discrete_gaussian
 from ..exceptions import InvariantDPError
 from ._census_privacy import CensusPrivacy
 from ._census_schema import Schema
@@ -49,8 +50,6 @@ def noise_variance(family: str, sigma2: np.ndarray) -> np.ndarray:
     sigma2 = np.asarray(sigma2, dtype=float)
     if family == "gaussian":
         return sigma2
-    from ..distributions import discrete_gaussian
-
     uniq, inv = np.unique(sigma2, return_inverse=True)
     return np.asarray(discrete_gaussian.var(np.sqrt(uniq)), dtype=float)[inv].reshape(sigma2.shape)
 

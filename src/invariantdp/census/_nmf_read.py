@@ -38,6 +38,7 @@ from ._geography import Geography
 from ._ingest import Chunk, assemble
 from ._measurements import NoisyMeasurements
 from ._nmf_write import RANDOMNESS_KEY, pyarrow_modules, write_nmf
+from ._tasks import run_tasks
 
 __all__ = ["read_nmf", "write_nmf"]
 
@@ -205,8 +206,6 @@ def read_nmf(path, schema, geography=None, *, scheduler=None):
     if scheduler is None:
         results = [read_chunk(*job) for job in jobs]
     else:
-        from ._tasks import run_tasks
-
         results = run_tasks(read_chunk, jobs, scheduler)
     marks = {mark for _, mark in results if mark}
     randomness = marks.pop() if len(marks) == 1 else "unknown"

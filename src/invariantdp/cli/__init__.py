@@ -15,14 +15,13 @@ import importlib
 import pkgutil
 import sys
 
+from .. import __version__
 from ._common import Parser, bounded
 
 __all__ = ["build_parser", "main"]
 
 
 def build_parser() -> Parser:
-    from .. import __version__
-
     parser = Parser(
         prog="invariantdp",
         description="Inference for differentially private releases with invariants.",

@@ -27,6 +27,8 @@ import os
 import numpy as np
 
 from ..exceptions import InvariantDPError
+from ..mechanisms._base import SECURE, SIMULATION, randomness_note
+from ..release import Release
 from ._files import check_output, write_atomic
 from ._messages import MAX_MESSAGE, bounded, short
 
@@ -257,7 +259,6 @@ def read_long_table(path, option: str, value_column: str, label_columns: list[st
 
 def load_release(path, option: str = "--release"):
     """:meth:`Release.load <invariantdp.Release.load>` with failures named after the option."""
-    from ..release import Release
 
     try:
         return Release.load(path)
@@ -348,7 +349,6 @@ def mark_randomness(release, secure: bool):
     lacks it gets the entry for what was asked, so no simulation leaves the
     command unmarked.  A contradicting record is a bug and is not caught.
     """
-    from ..mechanisms._base import SECURE, SIMULATION, randomness_note
 
     expected = SECURE if secure else SIMULATION
     recorded = release.metadata.get("randomness")

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..exceptions import InvariantDPError
 from ._messages import short
 
-__all__ = ["check_output", "write_atomic"]
+__all__ = ["check_output", "removed_on_signal", "write_atomic"]
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -90,15 +90,16 @@ def _new_file_mode() -> int:
 
 
 @contextlib.contextmanager
-def _remove_on_signal(holder: list):
-    """Remove ``holder[0]`` (a temporary file) on SIGTERM/SIGINT, then re-deliver.
+def removed_on_signal(remove, what: str):
+    """Call ``remove()`` on SIGTERM/SIGINT, then re-deliver the signal.
 
-    The handler deletes the file, restores the previous handlers and raises
-    the signal again, so it has its usual effect (termination for SIGTERM,
-    ``KeyboardInterrupt`` for SIGINT).  Signals the process ignores, or
-    handles outside Python, are left alone.  Handlers can only be set from
-    the main thread; elsewhere the ordinary ``except``/``finally`` clean-up
-    is all there is.
+    ``remove`` deletes what a command was writing (a temporary file, a
+    directory); ``what`` names it in the message.  The handler removes it,
+    restores the previous handlers and raises the signal again, so it has its
+    usual effect (termination for SIGTERM, ``KeyboardInterrupt`` for SIGINT).
+    Signals the process ignores, or handles outside Python, are left alone.
+    Handlers can only be set from the main thread; elsewhere the ordinary
+    ``except``/``finally`` clean-up is all there is.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -106,16 +107,13 @@ def _remove_on_signal(holder: list):
     previous = {}
 
     def handler(signum, frame):
-        if holder:
-            with contextlib.suppress(OSError):
-                os.unlink(holder[0])
+        with contextlib.suppress(OSError):
+            remove()
         for s, h in previous.items():
             signal.signal(s, h)
         signal.raise_signal(signum)
         # The previous disposition returned instead of ending the process.
-        raise InterruptedError(
-            f"interrupted by signal {signum} while writing; the temporary file was removed"
-        )
+        raise InterruptedError(f"interrupted by signal {signum} while writing; {what} was removed")
 
     for s in (signal.SIGTERM, signal.SIGINT):
         old = signal.getsignal(s)
@@ -165,7 +163,7 @@ def write_atomic(
     inputs = list(inputs)
     p = check_output(path, inputs=inputs, force=force, option=option)
     holder: list = []
-    with _remove_on_signal(holder):
+    with removed_on_signal(lambda: holder and os.unlink(holder[0]), "the temporary file"):
         try:
             while True:
                 # The name is recorded before the file exists, so a signal

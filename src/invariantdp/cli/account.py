@@ -14,7 +14,17 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..privacy import ZCDP_CONVERSIONS
+from ..census import census_semi_dp_analysis, topdown_privacy_accounting
+from ..privacy import (
+    ZCDP_CONVERSIONS,
+    eps_delta_to_gdp,
+    gdp_group_privacy,
+    gdp_to_eps_delta,
+    gdp_to_epsilon,
+    swapping_epsilon,
+    zcdp_group_privacy,
+    zcdp_to_eps_delta,
+)
 from ._common import print_help_and_fail, print_json
 
 
@@ -164,7 +174,6 @@ def _emit(args, data: dict, text) -> int:
 
 
 def run_gdp(args) -> int:
-    from ..privacy._gdp import eps_delta_to_gdp, gdp_group_privacy
 
     mu = eps_delta_to_gdp(args.epsilon, args.delta)
     data = {"epsilon": args.epsilon, "delta": args.delta, "mu": mu}
@@ -177,7 +186,6 @@ def run_gdp(args) -> int:
 
 
 def run_eps_delta(args) -> int:
-    from ..privacy._gdp import gdp_to_eps_delta, gdp_to_epsilon
 
     if args.epsilon is not None:
         delta = gdp_to_eps_delta(args.mu, args.epsilon)
@@ -191,7 +199,6 @@ def run_eps_delta(args) -> int:
 
 
 def run_zcdp(args) -> int:
-    from ..privacy._zcdp import zcdp_group_privacy, zcdp_to_eps_delta
 
     rho = zcdp_group_privacy(args.rho, args.group)
     eps = zcdp_to_eps_delta(rho, args.delta, method=args.method)
@@ -206,14 +213,12 @@ def run_zcdp(args) -> int:
 
 
 def run_census(args) -> int:
-    from ..census._topdown_accounting import census_semi_dp_analysis
 
     res = census_semi_dp_analysis(args.rho, args.a, args.delta)
     return _emit(args, dataclasses.asdict(res), res.summary())
 
 
 def run_topdown(args) -> int:
-    from ..census._topdown_accounting import topdown_privacy_accounting
 
     res = topdown_privacy_accounting(delta=args.delta)
     data = {
@@ -226,7 +231,6 @@ def run_topdown(args) -> int:
 
 
 def run_swapping(args) -> int:
-    from ..privacy._swapping_epsilon import swapping_epsilon
 
     eps = float(swapping_epsilon(args.b, args.swap_rate))
     data = {"b": args.b, "swap_rate": args.swap_rate, "epsilon": eps}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import math
 
+from .. import ump_binomial_test
 from ..exceptions import InvariantDPError
 from ._common import (
     add_privacy_args,
@@ -82,7 +83,6 @@ def _check_args(args) -> None:
 
 
 def run_binomial_test(args) -> int:
-    from .. import ump_binomial_test
 
     _check_args(args)
     release = None

@@ -38,11 +38,10 @@ import math
 import os
 import secrets
 import shutil
-import signal
-import threading
 import warnings
 from pathlib import Path
 
+from ..census import PL94, Geography, Schema, gls, measure, read_nmf
 from ..exceptions import InvariantDPError
 from ._common import (
     SIMULATION_LINE,
@@ -59,6 +58,7 @@ from ._common import (
     use_secure,
     write_atomic,
 )
+from ._files import removed_on_signal
 
 __all__ = ["register", "run_estimate", "run_measure"]
 
@@ -204,7 +204,6 @@ def register(sub) -> None:
 
 
 def _schema(text: str):
-    from ..census import PL94, Schema
 
     if text.lower() == "pl94":
         return PL94
@@ -222,7 +221,6 @@ def _schema(text: str):
 
 def _geography(text):
     """``--geography``: None for the default, else the :class:`Geography` it spells."""
-    from ..census import Geography
 
     if text is None or text == "default":
         return None
@@ -247,7 +245,6 @@ def _named(option: str, path, exc) -> InvariantDPError:
 
 def _workload(path, schema, geography) -> dict:
     """``--workload``: ``{level: {query: rho}}`` checked against the schema and the levels."""
-    from ..census import Geography
 
     suffix = Path(path).suffix.lower()
     if suffix == ".json":
@@ -286,7 +283,6 @@ def _workload(path, schema, geography) -> dict:
 
 def _invariants(text, schema, geography) -> dict | None:
     """``--invariants``: ``{level: [query, ...]}`` from 'Level:query,...' or a JSON file."""
-    from ..census import Geography
 
     if text is None:
         return None
@@ -318,7 +314,6 @@ def _invariants(text, schema, geography) -> dict | None:
 
 def _default_geography(workload: dict, invariants):
     """The Bureau's levels from the coarsest to the finest the workload and invariants name."""
-    from ..census import Geography
 
     geo = Geography()
     named = sorted({*workload, *(invariants or {})}, key=geo.index)
@@ -384,35 +379,13 @@ def _check_output_dir(text: str, inputs: list, force: bool) -> Path:
 
 @contextlib.contextmanager
 def _removed_on_failure(tmp: Path):
-    """Remove the directory ``tmp`` if the body fails or SIGTERM/SIGINT interrupts it.
-
-    As :func:`invariantdp.cli._files.write_atomic` does for a file: the
-    handler removes the directory, restores the previous handlers and raises
-    the signal again, so it has its usual effect.
-    """
-    previous = {}
-
-    def handler(signum, frame):
-        shutil.rmtree(tmp, ignore_errors=True)
-        for s, h in previous.items():
-            signal.signal(s, h)
-        signal.raise_signal(signum)
-        raise InterruptedError(f"interrupted by signal {signum} while writing; removed {tmp}")
-
-    if threading.current_thread() is threading.main_thread():
-        for s in (signal.SIGTERM, signal.SIGINT):
-            old = signal.getsignal(s)
-            if old is not None and old is not signal.SIG_IGN:
-                previous[s] = old
-                signal.signal(s, handler)
-    try:
-        yield
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
+    """Remove the directory ``tmp`` if the body fails or SIGTERM/SIGINT interrupts it."""
+    with removed_on_signal(lambda: shutil.rmtree(tmp, ignore_errors=True), str(tmp)):
+        try:
+            yield
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
 
 
 def _write_nmf_dir(nm, dst: Path) -> None:
@@ -438,7 +411,6 @@ def _notes(caught) -> list[str]:
 
 
 def run_measure(args) -> int:
-    from ..census import measure
 
     schema = _schema(args.schema)
     geography = _geography(args.geography)
@@ -526,7 +498,6 @@ def _read_groups(path):
 
 
 def run_estimate(args) -> int:
-    from ..census import Geography, gls, read_nmf
 
     schema = _schema(args.schema)
     geography = _geography(args.geography)

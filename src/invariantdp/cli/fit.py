@@ -26,6 +26,8 @@ import re
 import numpy as np
 
 from ..exceptions import InvariantDPError
+from ..inference import PrivatizedLogLinear, PrivatizedPoisson
+from ..inference._invariant_likelihoods import release_sigma
 from ._common import (
     column_list,
     load_release,
@@ -198,8 +200,6 @@ def _align(data, release, label_columns):
 def _poisson_model(args, release, data):
     import pandas as pd
 
-    from ..inference._likelihood_models import PrivatizedPoisson
-
     y = np.asarray(release.value, dtype=float).reshape(-1)
     if args.exog is not None:
         missing = [c for c in args.exog if c not in data.columns]
@@ -259,7 +259,6 @@ def _named(path, build):
 
 
 def run_poisson(args) -> int:
-    from ..inference._invariant_likelihoods import release_sigma
 
     release = load_release(args.release)
     _named(args.release, lambda: release_sigma(release))  # before reading --data
@@ -313,7 +312,6 @@ def _report(args, release, model, res, head: dict, test=None) -> int:
 
 
 def run_loglinear(args) -> int:
-    from ..inference._likelihood_models import PrivatizedLogLinear
 
     release = load_release(args.release)
     model = _named(args.release, lambda: PrivatizedLogLinear(release))

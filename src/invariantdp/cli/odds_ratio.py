@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import datasets, umpu_odds_ratio_test
 from ..exceptions import InvariantDPError
+from ..mechanisms import odds_ratio_release
 from ._common import (
     add_privacy_args,
     add_randomness_args,
@@ -130,8 +132,6 @@ def _check_args(args) -> None:
 
 
 def run_test(args) -> int:
-    from .. import umpu_odds_ratio_test
-    from ..mechanisms import odds_ratio_release
 
     _check_args(args)
     table = _table_from_args(args)
@@ -184,9 +184,6 @@ def run_test(args) -> int:
 
 def run_demo(args) -> int:
     from scipy import stats
-
-    from .. import datasets, umpu_odds_ratio_test
-    from ..mechanisms import odds_ratio_release
 
     df = datasets.aspirin_myocardial_infarction()
     table = df.to_numpy()

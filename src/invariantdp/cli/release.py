@@ -22,6 +22,9 @@ import math
 import numpy as np
 
 from ..exceptions import InvariantDPError
+from ..families._calibration import mu_of_rho
+from ..invariants import Invariants, one_way_margins, totals
+from ..mechanisms import MECHANISMS as REGISTRY
 from ._common import (
     add_randomness_args,
     check_output,
@@ -36,40 +39,21 @@ from ._common import (
     write_atomic,
 )
 
-_PLAIN = {
-    "laplace": ("laplace_mechanism", ("epsilon",)),
-    "gaussian": ("gaussian_mechanism", ("mu", "epsilon", "delta")),
-    "discrete-laplace": ("discrete_laplace_mechanism", ("epsilon",)),
-    "discrete-gaussian": ("discrete_gaussian_mechanism", ("mu", "rho")),
-    "tulap": ("tulap_mechanism", ("epsilon", "delta")),
-    "lp": ("lp_mechanism", ("epsilon",)),
-}
-_SUBSPACE = {
-    "projected-gaussian": ("projected_gaussian", ("mu", "epsilon", "delta")),
-    "projected-laplace": ("projected_laplace", ("epsilon",)),
-    "extended-gaussian": ("extended_gaussian", ("mu", "epsilon", "delta")),
-    "extended-laplace": ("extended_laplace", ("epsilon",)),
-}
-_SEMI = {
-    "semi-dp-gaussian": ("semi_dp_gaussian", ("mu",)),
-    "semi-dp-knorm": ("semi_dp_knorm", ("epsilon",)),
-}
-MECHANISMS = sorted({**_PLAIN, **_SUBSPACE, **_SEMI})
+#: the kinds of mechanism the command runs (the registry invariantdp.mechanisms.MECHANISMS)
+_KINDS = ("additive", "lp", "subspace", "semi_dp")
+_RUNS = {m.cli_name: m for m in REGISTRY.values() if m.kind in _KINDS}
+#: the mechanisms of this command by their command-line names (aliases in the registry)
+MECHANISMS = sorted(_RUNS)
 #: Mechanisms with an exact sampler: secure by default.
-EXACT = ("discrete-laplace", "discrete-gaussian", "tulap", "laplace", "gaussian")
+EXACT = tuple(n for n in MECHANISMS if _RUNS[n].exact)
 #: Floating-point mechanisms with no exact sampler: simulation only.
-SIMULATION_ONLY = tuple(m for m in MECHANISMS if m not in EXACT)
+SIMULATION_ONLY = tuple(n for n in MECHANISMS if not _RUNS[n].exact)
 #: the norm of each mechanism's --sensitivity (tulap: each cell; lp: --p; semi-DP: fixed)
-L1 = ("laplace", "discrete-laplace", "projected-laplace", "extended-laplace")
-L2 = ("gaussian", "discrete-gaussian", "projected-gaussian", "extended-gaussian")
+L1 = tuple(n for n in MECHANISMS if _RUNS[n].norm == "l1")
+L2 = tuple(n for n in MECHANISMS if _RUNS[n].norm == "l2")
 #: Gaussian-type mechanisms: a zCDP budget --rho sets their noise (the others refuse it).
-ZCDP = (
-    "gaussian",
-    "discrete-gaussian",
-    "projected-gaussian",
-    "extended-gaussian",
-    "semi-dp-gaussian",
-)
+ZCDP = tuple(n for n in MECHANISMS if _RUNS[n].zcdp)
+_SEMI = tuple(n for n in MECHANISMS if _RUNS[n].kind == "semi_dp")
 
 
 def register(sub) -> None:
@@ -173,7 +157,6 @@ _NAMED_INVARIANTS = ("margins", "total", "row-totals", "column-totals")
 
 
 def _invariants(spec, shape):
-    from ..invariants import Invariants, one_way_margins, totals
 
     if spec == "margins":
         return one_way_margins(shape)
@@ -223,14 +206,15 @@ def _rho_to_mu(args, given: dict, allowed: tuple) -> float | None:
         )
     if "rho" in allowed:  # the mechanism takes zCDP itself
         return None
-    given["mu"], given["rho"] = math.sqrt(2.0 * rho), None
+    given["mu"], given["rho"] = mu_of_rho(rho), None
     return rho
 
 
 def _check_args(args) -> tuple:
     """Every rule that does not need the data, checked before reading anything."""
     name = args.mechanism
-    func_name, allowed = {**_PLAIN, **_SUBSPACE, **_SEMI}[name]
+    mech = _RUNS[name]
+    allowed = mech.privacy
     given = {k: getattr(args, k) for k in ("epsilon", "delta", "mu", "rho")}
     rho = _rho_to_mu(args, given, allowed)
     extra = sorted(k for k, v in given.items() if v is not None and k not in allowed)
@@ -268,7 +252,7 @@ def _check_args(args) -> tuple:
         if p not in (1.0, 2.0, float("inf")):
             raise InvariantDPError(f"`--p` ({short(args.p)}) must be 1, 2 or inf.")
         kwargs["p"] = p
-    if name in _SUBSPACE:
+    if mech.kind == "subspace":
         if args.invariants is None:
             raise InvariantDPError("`--invariants` is required for subspace mechanisms.")
     elif args.invariants is not None:
@@ -280,7 +264,7 @@ def _check_args(args) -> tuple:
             "so it cannot make a release for publication: pass --simulate (or --seed N) for a "
             f"simulation, or use a mechanism with an exact sampler ({', '.join(EXACT)})."
         )
-    return func_name, kwargs, secure, rho
+    return mech, kwargs, secure, rho
 
 
 def _read_table(args):
@@ -303,20 +287,18 @@ def _read_table(args):
 
 
 def run_release(args) -> int:
-    from .. import mechanisms
-
-    func_name, kwargs, secure, rho = _check_args(args)
+    mech, kwargs, secure, rho = _check_args(args)
     inputs = [("table", args.table)]
     if args.invariants not in _NAMED_INVARIANTS:
         inputs.append(("--invariants", args.invariants))
     check_output(args.output, inputs=inputs, force=args.force)
     table = _read_table(args)
-    func = getattr(mechanisms, func_name)
+    func = mech.function
     kwargs["rng"] = args.seed
     kwargs["secure"] = secure
-    if args.mechanism in _SUBSPACE:
+    if mech.kind == "subspace":
         release = func(table, _invariants(args.invariants, table.shape), **kwargs)
-    elif args.mechanism == "lp":
+    elif mech.kind == "lp":
         release = func(table, kwargs.pop("p"), **kwargs)
     else:
         release = func(table, **kwargs)

@@ -16,11 +16,13 @@ from pathlib import Path
 import pandas as pd
 
 from ..exceptions import InvariantDPError
+from ..mechanisms import permutation_swap
 from ._common import (
     add_randomness_args,
     check_output,
     column_list,
     mark_randomness,
+    print_json,
     read_csv,
     short,
     simulation_note,
@@ -87,8 +89,6 @@ def _writer(df: pd.DataFrame, fmt: str):
 
 
 def run_swap(args) -> int:
-    from ..mechanisms import permutation_swap
-    from ._common import print_json
 
     src, dst = Path(args.input), Path(args.output)
     _format(src, "input")

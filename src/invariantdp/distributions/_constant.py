@@ -61,6 +61,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from .._bounded_cache import BoundedCache
 from .._validation import InvariantDPError
 from ._arith import _bernoulli_exp, exp_neg_bounds, lazy_less, random_words
 
@@ -498,14 +499,9 @@ def first_accepted(trial, gen, n: int, per_round: int, what: str, words: int) ->
     raise too_many_rounds(what)
 
 
-_PLANS: dict = {}
+_PLANS = BoundedCache("constant-work sampling plans", maxsize=128)
 
 
 def cached_plan(kind, key, build):
     """The plan of public parameters ``key`` (built once: releases repeat their parameters)."""
-    full = (kind, key)
-    if full not in _PLANS:
-        if len(_PLANS) >= 128:
-            _PLANS.clear()
-        _PLANS[full] = build()
-    return _PLANS[full]
+    return _PLANS.get((kind, key), build)

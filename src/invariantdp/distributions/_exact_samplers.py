@@ -21,8 +21,9 @@ of a release says nothing about its noise):
   comparisons, CKS Algorithm 1 for the slow path of a tail draw) is in
   :mod:`._arith`.
 
-The public names are re-exported by :mod:`.discrete` and :mod:`.tulap`, the
-modules of the laws they sample.
+The discrete samplers are re-exported by :mod:`.discrete` (and
+:mod:`invariantdp.distributions`); the Tulap plan and draw are used from
+here by the Tulap mechanism.
 
 References
 ----------
@@ -39,7 +40,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._rng import as_generator
+from .._bounded_cache import bounded_cache
+from .._rng import exact_source
 from .._validation import InvariantDPError, check_positive, check_positive_int, format_value
 from ._arith import (  # noqa: F401  (_bernoulli_exp: CKS Algorithm 1, tested from here)
     _bernoulli_exp,
@@ -84,12 +86,6 @@ def gaussian_plan(sigma2: Fraction, epsilon: float, n: int) -> GaussianPlan:
     return cached_plan("gaussian", (sigma2, words, bits), lambda: GaussianPlan(sigma2, words, bits))
 
 
-def _exact_source(rng):
-    from ..secure import SecureGenerator
-
-    return rng if isinstance(rng, SecureGenerator) else as_generator(rng)
-
-
 def _as_fraction(name: str, value) -> Fraction:
     if isinstance(value, Fraction):
         if value <= 0:
@@ -115,7 +111,7 @@ def _exact_draws(kind: str, name: str, value, bits: int, size, rng):
             f"scale would not be exact (|X| >= 2**62 with probability > 1e-27)."
         )
     m = 1 if size is None else check_positive_int("size", size, minimum=0)
-    gen = _exact_source(rng)
+    gen = exact_source(rng)
     plan = (laplace_plan if kind == "laplace" else gaussian_plan)(exact, 1.0, max(m, 1))
     out = plan.draw(gen, m)[0] if kind == "laplace" else plan.draw(gen, m)
     return int(out[0]) if size is None else out
@@ -315,17 +311,14 @@ class _ExactTruncation:
         return not lazy_less(theta, gen)
 
 
-_TRUNCATIONS: dict[tuple[float, float], _ExactTruncation] = {}
+@bounded_cache(maxsize=64)
+def _truncation(epsilon: float, delta: float) -> _ExactTruncation:
+    return _ExactTruncation(epsilon, delta)
 
 
 def _exact_truncation(epsilon: float, delta: float) -> _ExactTruncation:
     """The (cached) exact truncation of ``(epsilon, delta)``: releases repeat their parameters."""
-    key = (float(epsilon), float(delta))
-    if key not in _TRUNCATIONS:
-        if len(_TRUNCATIONS) >= 64:
-            _TRUNCATIONS.clear()
-        _TRUNCATIONS[key] = _ExactTruncation(*key)
-    return _TRUNCATIONS[key]
+    return _truncation(float(epsilon), float(delta))
 
 
 #: the uniform part's cell is refined by one more word in every trial's fast boundary test

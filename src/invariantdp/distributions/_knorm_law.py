@@ -46,6 +46,7 @@ import math
 import numpy as np
 from scipy import special
 
+from .._bounded_cache import bounded_cache
 from .._fixed_linalg import fixed_matmul
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_positive, check_positive_int
@@ -73,6 +74,40 @@ def check_method(method) -> str:
     return method
 
 
+def choose_method(method, facets: bool, without: str) -> str:
+    """The uniform sampler of a polytope ``K`` that ``method`` stands for: the one rule.
+
+    ``"auto"`` is the triangulation when the facets of ``K`` are enumerated
+    (``facets``) and the polar sampler otherwise; a facet method
+    (``"triangulation"``, ``"rejection"``) without them is refused,
+    ``without`` saying which ``K`` and why.  Internal, shared with
+    :func:`~invariantdp.mechanisms.semi_dp_knorm`, which decides ``facets``
+    from the table's shape before building ``K``.
+    """
+    check_method(method)
+    if method == "auto":
+        return "triangulation" if facets else "polar"
+    if method != "polar" and not facets:
+        raise InvariantDPError(
+            f"`method` ({method!r}) needs the facets of {without}; use method='polar' (or 'auto')."
+        )
+    return method
+
+
+@bounded_cache(maxsize=32)
+def _polytope(shape, data: bytes):
+    """The norm of ``K = Hull(V)``: its facets when Qhull can enumerate them, else the LP.
+
+    Cached by the bytes of ``V``: a law rebuilt from the same vertices (every
+    :meth:`NoiseLaw.distribution <invariantdp.release.NoiseLaw.distribution>`
+    of a release) decides once.
+    """
+    V = np.frombuffer(data, dtype=float).reshape(shape)
+    if V.ndim == 2 and V.shape[0] > 0 and not facets_within_limits(V):
+        return LPHullNorm.from_space(V)
+    return HullNorm.from_space(V)
+
+
 class KNormNoise:
     r"""The K-norm noise law: density :math:`\propto \exp(-\|v\|_K / \text{scale})`.
 
@@ -98,7 +133,7 @@ class KNormNoise:
 
     Examples
     --------
-    >>> from invariantdp.mechanisms import KNormNoise
+    >>> from invariantdp.distributions import KNormNoise
     >>> from invariantdp.sensitivity import contingency_sensitivity_space
     >>> V = KNormNoise("polytope", 4, 2.0, contingency_sensitivity_space(2, 2))
     >>> V.rvs(size=3, random_state=0).shape
@@ -116,12 +151,9 @@ class KNormNoise:
         if norm == "polytope":
             if vertices is None:
                 raise InvariantDPError("`vertices` are required for a polytope norm.")
-            V = np.asarray(vertices, dtype=float)
+            V = np.ascontiguousarray(vertices, dtype=float)
             # the facets when Qhull can enumerate them, else the linear programme
-            if V.ndim == 2 and V.shape[0] > 0 and not facets_within_limits(V):
-                self.hull = LPHullNorm.from_space(V)
-            else:
-                self.hull = HullNorm.from_space(V)
+            self.hull = _polytope(V.shape, V.tobytes())
             if self.hull.ambient_dim != self.dim:
                 raise InvariantDPError(
                     f"`vertices` have {self.hull.ambient_dim} coordinates, `dim` is {self.dim}."
@@ -212,17 +244,13 @@ class KNormNoise:
 
     def resolve_method(self, method: str) -> str:
         """The uniform sampler ``method`` stands for (``"auto"`` resolved), checked."""
-        check_method(method)
         if self.hull is None:
-            return method
-        if method == "auto":
-            return "polar" if isinstance(self.hull, LPHullNorm) else "triangulation"
-        if method != "polar" and isinstance(self.hull, LPHullNorm):
-            raise InvariantDPError(
-                f"`method` ({method!r}) needs the facets of K = Hull(vertices), which are not "
-                f"enumerated in dimension {self.intrinsic_dim}; use method='polar' (or 'auto')."
-            )
-        return method
+            return check_method(method)
+        return choose_method(
+            method,
+            not isinstance(self.hull, LPHullNorm),
+            f"K = Hull(vertices), which are not enumerated in dimension {self.intrinsic_dim}",
+        )
 
     def logpdf(self, v, *, normalized: bool = True) -> np.ndarray:
         r"""Log density w.r.t. Lebesgue measure on the span.

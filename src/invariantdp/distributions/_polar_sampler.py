@@ -30,12 +30,12 @@ References
 
 from __future__ import annotations
 
-import functools
 import itertools
 
 import numpy as np
 from scipy import optimize
 
+from .._bounded_cache import bounded_cache
 from .._fixed_linalg import fixed_matmul, tree_sum
 from .._rng import as_generator
 from .._span import SpanNorm, space_array, symmetric_points
@@ -372,6 +372,6 @@ class LPHullNorm(SpanNorm):
         )
 
 
-@functools.lru_cache(maxsize=32)
+@bounded_cache(maxsize=32)
 def _cached_lp_hull(shape, data: bytes) -> LPHullNorm:
     return LPHullNorm(np.frombuffer(data, dtype=float).reshape(shape))

@@ -39,7 +39,7 @@ class SubspaceNoise:
     --------
     >>> import numpy as np
     >>> from invariantdp.invariants import one_way_margins
-    >>> from invariantdp.mechanisms import SubspaceNoise
+    >>> from invariantdp.distributions import SubspaceNoise
     >>> N = SubspaceNoise("gaussian", "projected", 2.0, one_way_margins((2, 2)))
     >>> np.allclose(N.cov(), 4.0 * one_way_margins((2, 2)).projector())
     True

@@ -10,8 +10,9 @@ Here: the scipy distributions :data:`tulap` (shapes ``b, q``) and
 :func:`tulap_from_privacy`), :func:`tulap_params`, and the numpy samplers
 for simulation (:func:`draw_tulap`).  Their closed forms (cdf, log-cdf in
 log space, density, quantile, support) are in :mod:`.tulap_forms`; the
-exact sampler for releases, :func:`draw_tulap_exact`, is in :mod:`._exact`
-and re-exported here with ``tulap_bounds`` and ``tulap_privacy_shapes``.
+exact sampler for releases, :func:`~._exact.draw_tulap_exact`, is with the
+other exact samplers in :mod:`._exact`; the noise family (calibration,
+claim check, test view) in :mod:`invariantdp.families._tulap_family`.
 
 References
 ----------
@@ -30,7 +31,6 @@ import numpy as np
 from scipy import stats
 
 from .._validation import InvariantDPError, check_delta, check_epsilon, check_real
-from ._exact_samplers import draw_tulap_exact, tulap_plan  # noqa: F401  (re-exported for the mechanisms)
 from ._tulap_forms import (
     MAX_CLOSED_MOMENT,
     _lower_ppf,

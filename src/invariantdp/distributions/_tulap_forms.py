@@ -37,12 +37,13 @@ References
 
 from __future__ import annotations
 
-import functools
 from fractions import Fraction
 from math import comb
 
 import numpy as np
 from scipy import special
+
+from .._bounded_cache import bounded_cache
 
 __all__ = [
     "log_b_power",
@@ -364,7 +365,7 @@ MAX_CLOSED_MOMENT = 12
 _FLAT = 1e-17
 
 
-@functools.cache
+@bounded_cache(maxsize=MAX_CLOSED_MOMENT // 2 + 1)
 def _moment_weights(n: int) -> tuple[tuple[float, ...], float]:
     """``(w_k)`` with ``sum_k w_k C(j, k) = cell_n(j)``, and ``cell_n(0) = a_0``."""
     half = Fraction(1, 2)

@@ -11,10 +11,10 @@ from .._validation import (
     format_value,
 )
 from ..invariants import MAX_DOCUMENT_CELLS, Invariants
+from ._claims import check_timing
 
 __all__ = [
     "NoiseFamily",
-    "NoiseLikelihood",
     "SchemaContext",
     "noise_families",
     "noise_family",
@@ -57,57 +57,9 @@ class SchemaContext:
     invariants_doc: dict | None = None
 
 
-@dataclass(frozen=True)
-class NoiseLikelihood:
-    """How a PyMC model observes a release with a given noise law.
-
-    Attributes
-    ----------
-    distribution : str
-        Name of the PyMC distribution of one coordinate in
-        :mod:`invariantdp.inference.bayes` (``TulapLikelihood``, ...), which
-        resolves it (the PyMC layer sits above this module).
-    params : dict
-        Its keyword arguments (the noise parameters, public constants).
-    integer : bool
-        The release is integer-valued (observed as integers).
-    structure : {"independent", "projected", "row_space"}
-        ``"independent"``: coordinates are independent given the confidential
-        value; ``"projected"``: the degenerate normal ``N(0, sigma^2 Pi_N)`` of
-        the projected (or conditioned) Gaussian mechanism, whose log density on
-        the fibre is the sum of the scalar Gaussian terms up to a constant;
-        ``"row_space"``: the projected Laplace mechanism, observed through the
-        scalar law after adding its row-space noise as a latent variable.
-    sd : float
-        Standard deviation of one noise coordinate (sets the first lattice
-        step of the exact sampler).
-    support : tuple of float or None
-        Bounds ``(lo, hi)`` of a noise coordinate when they are finite (the
-        truncated Tulap), else None.
-
-    References
-    ----------
-    Gao, Gong & Yu, Sec. 4 (the likelihood of a projected release);
-    Awan & Slavkovic (2018), Def. 4.1 (the Tulap distribution).
-
-    Examples
-    --------
-    >>> lik = noise_family("laplace").likelihood({"scale": 2.0})
-    >>> lik.distribution, lik.structure, round(lik.sd, 4)
-    ('LaplaceLikelihood', 'independent', 2.8284)
-    """
-
-    distribution: str
-    params: Mapping
-    integer: bool = False
-    structure: str = "independent"
-    sd: float = 1.0
-    support: tuple[float, float] | None = None
-
-
 @dataclass(frozen=True, eq=False)
 class NoiseFamily:
-    """One noise family: its law, JSON schema, support and likelihood.
+    """One noise family: everything the package knows about a noise law.
 
     Parameters
     ----------
@@ -126,13 +78,28 @@ class NoiseFamily:
         The noise (and so the release) is integer-valued.
     keeps_invariants : bool
         The released value satisfies the invariants exactly.
-    likelihood : callable, optional
+    likelihood_factory : callable, optional
         ``likelihood(params, congenial)`` -> :class:`NoiseLikelihood`.
     terms : callable, optional
-        ``terms(given, invariants)`` -> ``(params, guarantee)``: the params
-        from the terms an agency publishes the noise in (``variance``,
-        ``rho`` and ``sensitivity``, ...) and the guarantee they imply, as
-        ``(definition, params)`` or None (:meth:`published_params`).
+        ``terms(given, invariants)`` -> ``(params, guarantee)``: the
+        calibration of the family, its params from privacy parameters and a
+        sensitivity (``rho`` and ``sensitivity``, ``epsilon``, ...) or from
+        the terms an agency publishes the noise in (``variance``, ...), and
+        the guarantee they imply, as ``(definition, params)`` or None
+        (:meth:`calibrate`, :meth:`published_params`).
+    tails_factory : callable, optional
+        ``tails(params, guarantee_params)`` -> :class:`NoiseTails`: the view
+        of the law a DP test needs (:meth:`tails`).
+    claim : callable, optional
+        ``claim(params, definition, guarantee_params, metadata)`` -> bool:
+        checks that a recorded guarantee is implied by the noise law, raising
+        :class:`~invariantdp.exceptions.InvariantDPError` (see
+        :func:`overstated`) when it claims more privacy; returns whether it
+        could check it (:meth:`check_claim`).
+    exact_sampler : callable, optional
+        ``exact_sampler(params, size, rng)``: draws of the noise in exact
+        arithmetic (with a :class:`~invariantdp.secure.SecureGenerator`, fit
+        for publication), for the families that have one.
 
     References
     ----------
@@ -156,6 +123,9 @@ class NoiseFamily:
     keeps_invariants: bool = False
     likelihood_factory: Callable | None = field(default=None, repr=False)
     terms: Callable | None = field(default=None, repr=False)
+    tails_factory: Callable | None = field(default=None, repr=False)
+    claim: Callable | None = field(default=None, repr=False)
+    exact_sampler: Callable | None = field(default=None, repr=False)
 
     def __repr__(self) -> str:
         return f"NoiseFamily({self.name!r})"
@@ -186,7 +156,7 @@ class NoiseFamily:
             info["keeps_invariants"] = True
         return info
 
-    def likelihood(self, params: Mapping, *, congenial: bool = False) -> NoiseLikelihood:
+    def likelihood(self, params: Mapping, *, congenial: bool = False):
         """How a PyMC model observes a release with this noise (:class:`NoiseLikelihood`).
 
         ``congenial``: the release was conditioned on equality invariants
@@ -203,20 +173,59 @@ class NoiseFamily:
             )
         return self.likelihood_factory(params, congenial)
 
-    def published_params(
-        self, given: dict, invariants=None, context: SchemaContext | None = None
-    ) -> tuple[dict, tuple | None]:
-        """The family's params from the terms an agency publishes, and the implied guarantee.
+    def tails(self, params: Mapping, guarantee: Mapping | None = None):
+        """The view of the noise a DP test needs (:class:`NoiseTails`).
 
-        ``given`` maps the terms of :mod:`invariantdp.published` (e.g.
-        ``{"rho": 0.5, "sensitivity": 1}``) or the family's own params; every
-        entry must be used.  Returns ``(params, guarantee)`` with
-        ``guarantee`` a ``(definition, params)`` pair or None when the terms
-        do not state one.  The params are validated by the family's schema,
-        in ``context`` (the release being built: its own invariants are not
-        rebuilt from their document).
+        ``guarantee`` is the release's guarantee params: a family may read
+        its law more exactly from them (Tulap: ``log b = -epsilon``).
         """
-        given = dict(given)
+        if self.tails_factory is None:
+            known = (n for n, f in sorted(_FAMILIES.items()) if f.tails_factory is not None)
+            raise InvariantDPError(
+                f"noise family {self.name!r} gives no test view (a symmetric continuous law "
+                f"whose cdf a test sums); families with one: {', '.join(known)}."
+            )
+        return self.tails_factory(params, {} if guarantee is None else guarantee)
+
+    def check_claim(
+        self, params: Mapping, definition: str, guarantee: Mapping, metadata: Mapping | None = None
+    ) -> bool:
+        """Check that the guarantee ``(definition, guarantee)`` is implied by the noise law.
+
+        Raises :class:`~invariantdp.exceptions.InvariantDPError` naming both
+        numbers when the guarantee claims more privacy than the noise gives
+        (the table of :mod:`invariantdp.families._claims`).  Returns True when
+        the claim was checked, False when the family cannot tell (no
+        recorded sensitivity, another definition, or no ``claim`` given at
+        registration): such a release is read, its claim unchecked.  An
+        unstated guarantee claims nothing and is checked.
+        """
+        check_timing(definition, guarantee)
+        if definition == "unstated":
+            return True
+        if self.claim is None:
+            return False
+        return bool(self.claim(params, definition, guarantee, metadata or {}))
+
+    def calibrate(
+        self, terms: Mapping | None = None, *, invariants=None, **more
+    ) -> tuple[dict, tuple | None]:
+        """The family's params from privacy parameters, and the guarantee they imply.
+
+        ``terms`` (a mapping, or keywords) are privacy parameters with the
+        query's sensitivity (``epsilon=1, sensitivity=2``; ``rho=0.5,
+        sensitivity=1``), or the terms an agency publishes (``variance=4``);
+        every entry must be used.  ``invariants`` are those of a projected or
+        extended release.  Returns ``(params, guarantee)``, ``guarantee`` a
+        ``(definition, params)`` pair or None when the terms state none.
+        The params are not validated (:meth:`published_params` does).
+
+        Examples
+        --------
+        >>> noise_family("discrete_gaussian").calibrate(rho=0.5, sensitivity=2.0)
+        ({'sigma': 2.0}, ('zCDP', {'rho': 0.5, 'sensitivity': 2.0}))
+        """
+        given = {**(terms or {}), **more}
         if self.terms is not None and not (given.keys() & _OWN_ONLY):
             params, guarantee = self.terms(given, invariants)
         else:
@@ -227,6 +236,20 @@ class NoiseFamily:
                 f"{sorted(given)} are not parameters of {self.name} noise as published; see "
                 "invariantdp.published."
             )
+        return params, guarantee
+
+    def published_params(
+        self, given: dict, invariants=None, context: SchemaContext | None = None
+    ) -> tuple[dict, tuple | None]:
+        """The family's params from the terms an agency publishes, and the implied guarantee.
+
+        ``given`` maps the terms of :mod:`invariantdp.published` (e.g.
+        ``{"rho": 0.5, "sensitivity": 1}``) or the family's own params; every
+        entry must be used (:meth:`calibrate`).  The params are validated by
+        the family's schema, in ``context`` (the release being built: its own
+        invariants are not rebuilt from their document).
+        """
+        params, guarantee = self.calibrate(given, invariants=invariants)
         self.validate(params, "noise params", context)
         return params, guarantee
 
@@ -245,8 +268,17 @@ def register_noise_family(
     keeps_invariants: bool = False,
     likelihood: Callable | None = None,
     terms: Callable | None = None,
+    tails: Callable | None = None,
+    claim: Callable | None = None,
+    exact_sampler: Callable | None = None,
 ) -> NoiseFamily:
     """Register a noise family so that releases using it can be read and analysed.
+
+    A registered family works end to end: a release with its noise is built
+    by :meth:`Release.from_published <invariantdp.Release.from_published>`
+    (or any mechanism that records a :class:`~invariantdp.release.NoiseLaw`
+    of it), written to JSON and read back (with a ``schema``), tested by the
+    DP tests (with ``tails``) and modelled in PyMC (with ``likelihood``).
 
     Parameters
     ----------
@@ -268,10 +300,21 @@ def register_noise_family(
         Support flags (see :class:`NoiseFamily`).
     likelihood : callable, optional
         ``likelihood(params, congenial) -> NoiseLikelihood`` for the Bayes
-        models.
+        models; its :class:`LikelihoodForm` carries the ``logp`` of a law
+        the package does not know.
     terms : callable, optional
-        ``terms(given, invariants) -> (params, guarantee)``: the params from
-        the terms an agency publishes (see :meth:`NoiseFamily.published_params`).
+        ``terms(given, invariants) -> (params, guarantee)``: the calibration
+        (see :meth:`NoiseFamily.calibrate`).
+    tails : callable, optional
+        ``tails(params, guarantee_params) -> NoiseTails`` for the DP tests
+        (``NoiseTails(law, description)`` views any symmetric continuous law).
+    claim : callable, optional
+        ``claim(params, definition, guarantee_params, metadata) -> bool``:
+        the check of a recorded guarantee against the noise law
+        (:meth:`NoiseFamily.check_claim`); without it, claims are read
+        unchecked.
+    exact_sampler : callable, optional
+        ``exact_sampler(params, size, rng)``: exact draws of the noise.
 
     Returns
     -------
@@ -294,7 +337,18 @@ def register_noise_family(
     """
     if not isinstance(name, str) or not name:
         raise InvariantDPError(f"`name` ({format_value(name)}) must be a non-empty string.")
-    family = NoiseFamily(name, factory, schema, integer, keeps_invariants, likelihood, terms)
+    family = NoiseFamily(
+        name,
+        factory,
+        schema,
+        integer,
+        keeps_invariants,
+        likelihood,
+        terms,
+        tails,
+        claim,
+        exact_sampler,
+    )
     _FAMILIES[name] = family
     return family
 

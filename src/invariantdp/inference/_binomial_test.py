@@ -31,15 +31,18 @@ from .._validation import (
     check_positive_int,
     check_real,
 )
+from ..families import NoiseTails
+from ..release import Release
 from ._logconcave_sums import Binomial
 from ._noise import (
-    TestNoise,
     check_estimable,
+    log_point_tail,
+    log_tail,
+    release_tails,
     resolve_noise,
     solve_monotone,
     warn_if_impossible,
 )
-from ._odds_ratio_test import _release_noise
 
 __all__ = ["BinomialTestResult", "ump_binomial_test"]
 
@@ -47,11 +50,11 @@ __all__ = ["BinomialTestResult", "ump_binomial_test"]
 MAX_N = 5 * 10**8
 
 
-def _log_p_one_sided(z: float, n: int, logit_p: float, noise: TestNoise, side: str) -> float:
+def _log_p_one_sided(z: float, n: int, logit_p: float, noise: NoiseTails, side: str) -> float:
     """``log E F(X - z)`` ("greater") or ``log E F(z - X)`` ("less"), X ~ Bin(n, p)."""
     if np.isinf(logit_p):
-        return noise.log_point_tail(0 if logit_p < 0 else n, z, side)
-    return noise.log_tail(Binomial(n, float(special.expit(logit_p))), z, side)
+        return log_point_tail(noise, 0 if logit_p < 0 else n, z, side)
+    return log_tail(noise, Binomial(n, float(special.expit(logit_p))), z, side)
 
 
 def two_sided_tails(t, n, p0, lp, noise) -> float:
@@ -156,7 +159,7 @@ class BinomialTestResult(TidyResult):
     delta: float | None
     noise: str
     method: str = "DP UMP binomial test (Awan & Slavkovic 2018)"
-    _noise: TestNoise = field(default=None, repr=False, compare=False)
+    _noise: NoiseTails = field(default=None, repr=False, compare=False)
 
     p0 = renamed_attribute("p0", "null_p", "BinomialTestResult")
 
@@ -271,15 +274,13 @@ def ump_binomial_test(
     >>> res.epsilon, res.statistic == float(release.value)
     (0.5, True)
     """
-    from ..release import Release
-
     if isinstance(statistic, Release):
         if statistic.value.size != 1:
             raise InvariantDPError(
                 f"the Release must hold one count (mechanism {statistic.mechanism!r} released "
                 f"shape {statistic.value.shape})."
             )
-        tn = _release_noise(statistic, epsilon, delta, noise, "UMP binomial test")
+        tn = release_tails(statistic, epsilon, delta, noise, "UMP binomial test")
         statistic = float(statistic.value.reshape(()))
     else:
         tn = None

@@ -34,6 +34,7 @@ from scipy import linalg
 
 from .._validation import InvariantDPError, check_finite_array, check_positive
 from ..invariants import Invariants
+from ..release import Release
 
 __all__ = [
     "conditional_laplace_logpdf",
@@ -325,8 +326,6 @@ def release_sigma(release) -> tuple[float, Invariants]:
     :func:`~invariantdp.mechanisms.semi_dp_gaussian` and Gaussian
     :func:`~invariantdp.mechanisms.conditional_release` (equalities only).
     """
-    from ..release import Release
-
     if not isinstance(release, Release):
         raise TypeError(f"`release` must be an invariantdp.Release, got {type(release).__name__}.")
     if "inequalities" in release.metadata:

@@ -30,6 +30,7 @@ from .._results import Summary, format_table
 from .._tidy import TidyResult
 from .._validation import InvariantDPError, check_finite_array
 from ..invariants import one_way_margins
+from ..release import Release
 from ._invariant_likelihoods import degenerate_gaussian_logpdf, release_sigma
 
 __all__ = ["IndependenceTestResult", "PrivatizedLogLinear", "PrivatizedPoisson"]
@@ -170,8 +171,6 @@ def _axis_names(release, r, c):
 
 def _counts_and_release(y, release):
     """``(y, release)`` of :class:`PrivatizedPoisson`: the counts default to the release's."""
-    from ..release import Release
-
     if isinstance(y, Release):
         if release is not None:
             raise InvariantDPError(

@@ -32,14 +32,16 @@ from .._validation import (
     check_positive,
     check_real,
 )
-from ..families import TULAP
+from ..families import NoiseTails
+from ..release import Release
 from ._logconcave_sums import FisherNoncentralHypergeometric, continuous_mode, tulap_log_p_bound
 from ._noise import (
-    TestNoise,
     check_estimable,
+    log_point_tail,
+    log_tail,
+    release_tails,
     resolve_noise,
     solve_monotone,
-    tulap_noise_from_release,
     warn_if_impossible,
 )
 from ._roots import bracketed_root
@@ -79,23 +81,6 @@ def _check_margins(margins) -> tuple[int, int, int, int]:
     return t1, t2, c1, c2
 
 
-def _release_noise(release, epsilon, delta, noise, test: str) -> TestNoise:
-    """The Tulap noise law recorded in ``release``, for a test that needs it.
-
-    A Release carries its noise law: a second one given by ``epsilon``,
-    ``delta`` or ``noise`` is refused rather than silently preferred.
-    """
-    if epsilon is not None or noise is not None or delta not in (0, 0.0):
-        raise InvariantDPError(
-            "a Release carries its own noise law: do not also give `epsilon`, `delta` or `noise`."
-        )
-    if release.noise.spec is not TULAP:
-        raise InvariantDPError(
-            f"the {test} needs Tulap (canonical) noise, the Release has {release.noise.family!r}."
-        )
-    return tulap_noise_from_release(release.noise.params, release.guarantee.params)
-
-
 def _from_release(release, epsilon, delta, noise):
     """Statistic, margins and noise taken from an ``odds_ratio_release``."""
     if release.invariants is None or release.invariants.values is None:
@@ -105,15 +90,13 @@ def _from_release(release, epsilon, delta, noise):
             f"the Release must hold one statistic of a 2 x 2 table (mechanism "
             f"{release.mechanism!r} released shape {release.value.shape})."
         )
-    tn = _release_noise(release, epsilon, delta, noise, "UMPU test")
+    tn = release_tails(release, epsilon, delta, noise, "UMPU test")
     margins = _check_margins(release.invariants.values)
     return float(release.value.reshape(())), margins, tn
 
 
 def _design(margins, epsilon, delta, noise):
     """Margins and noise of a test being planned: given, or those of a Release."""
-    from ..release import Release
-
     if isinstance(margins, Release):
         _, margins, tn = _from_release(margins, epsilon, delta, noise)
         return margins, tn
@@ -121,8 +104,6 @@ def _design(margins, epsilon, delta, noise):
 
 
 def _parse(statistic, margins, epsilon, delta, noise):
-    from ..release import Release
-
     if isinstance(statistic, Release):
         if margins is not None:
             raise InvariantDPError("a Release carries its margins: do not also give `margins`.")
@@ -146,12 +127,12 @@ def _law(margins, log_w) -> FisherNoncentralHypergeometric:
     return FisherNoncentralHypergeometric(t1, t2, c1, log_w)
 
 
-def _log_p_one_sided(u: float, margins, log_w: float, noise: TestNoise, side: str) -> float:
+def _log_p_one_sided(u: float, margins, log_w: float, noise: NoiseTails, side: str) -> float:
     """log of Eq. 6: ``E F(H - u)`` ("greater") or ``E F(u - H)`` ("less")."""
     dist = _law(margins, min(max(log_w, -_LOG_W_MAX), _LOG_W_MAX))
     if math.isinf(log_w):  # the law sits on an end of its support
-        return noise.log_point_tail(dist.hi if log_w > 0 else dist.lo, u, side)
-    return noise.log_tail(dist, u, side)
+        return log_point_tail(noise, dist.hi if log_w > 0 else dist.lo, u, side)
+    return log_tail(noise, dist, u, side)
 
 
 #: one-sided p-values provably below exp(_LOG_ZERO) ~ 1e-310 are returned as 0, and
@@ -160,12 +141,16 @@ _LOG_ZERO, _LOG_ONE = -713.0, -39.0
 _LOG_HALF = math.log(0.5) - 1e-6  # margin: sums near 1/2 may differ by rounding
 
 
-def _log_p_bound(u, margins, log_w, noise: TestNoise, side, limit=math.inf) -> float:
-    """:func:`~._lattice.tulap_log_p_bound` for Tulap noise (``inf`` for other laws)."""
-    if not (noise.is_tulap and noise.log_b < 0.0):
+def _log_p_bound(u, margins, log_w, noise: NoiseTails, side, limit=math.inf) -> float:
+    """:func:`~._lattice.tulap_log_p_bound` for noise with ``F(x) <= exp(eps (x + 1))``.
+
+    Tulap's (``eps = -log b``, its ``tail_rate``); ``inf`` for other laws.
+    """
+    rate = noise.tail_rate
+    if rate is None or not rate > 0.0:
         return math.inf
     t1, t2, c1, _ = margins
-    return tulap_log_p_bound(u, t1, t2, c1, log_w, -noise.log_b, side, limit)
+    return tulap_log_p_bound(u, t1, t2, c1, log_w, rate, side, limit)
 
 
 def _pvalue(u, margins, log_w, noise, alternative) -> float:
@@ -184,7 +169,7 @@ def _pvalue(u, margins, log_w, noise, alternative) -> float:
         above = abs(log_w) < _LOG_W_MAX and u >= continuous_mode(t1, t2, c1, log_w)
         first, second = ("greater", "less") if above else ("less", "greater")
         lf = _log_p_one_sided(u, margins, log_w, noise, first)
-        if lf < _LOG_HALF and noise.is_tulap:
+        if lf < _LOG_HALF and noise.exactly_symmetric:
             return float(min(1.0, 2.0 * math.exp(lf)))
         ls = _log_p_one_sided(u, margins, log_w, noise, second)
         return float(min(1.0, 2.0 * np.exp(min(lf, ls))))
@@ -265,7 +250,7 @@ class OddsRatioTestResult(TidyResult):
     delta: float | None
     noise: str
     method: str = "semi-DP UMPU odds-ratio test (Cho & Awan, Thm 37)"
-    _noise: TestNoise = field(default=None, repr=False, compare=False)
+    _noise: NoiseTails = field(default=None, repr=False, compare=False)
 
     odds_ratio = renamed_attribute("odds_ratio", "null_odds_ratio", "OddsRatioTestResult")
 

@@ -21,15 +21,17 @@ Consumers use the public methods of :class:`Invariants` for its structure:
 :meth:`~Invariants.without_values` (a copy sharing the cached structure) and
 :meth:`~Invariants.same_map`.
 
-Layout of the package: the class in :mod:`._core`, the constructors in
-:mod:`._constructors`, the structure builders in :mod:`._structure`, the
-null-space geometry (Helmert bases, SVD) in :mod:`._geometry`, document
+Layout of the package: the class in :mod:`._core` (its projections and
+null-space bases in its base class, :mod:`._null_space`), the constructors
+in :mod:`._constructors`, the structure builders in :mod:`._structure`, the
+null-space arithmetic (Helmert bases, SVD) in :mod:`._geometry`, document
 reading in :mod:`._document` and value consistency in :mod:`._consistency`.
 """
 
 from .._deprecation import moved_names
 from ._constructors import nested_totals, null_space_projector, one_way_margins, totals
 from ._invariants import DENSE_LIMIT, MAX_DOCUMENT_CELLS, Invariants
+from ._structure import Structure
 
 # pickles written before the package split name the structure factory at this path
 from ._structure import make_structure as _make_structure  # noqa: F401
@@ -38,6 +40,7 @@ __all__ = [
     "DENSE_LIMIT",
     "MAX_DOCUMENT_CELLS",
     "Invariants",
+    "Structure",
     "nested_totals",
     "null_space_projector",
     "one_way_margins",

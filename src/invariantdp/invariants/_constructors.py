@@ -44,7 +44,7 @@ def one_way_margins(shape) -> Invariants:
            [-1.,  1.,  1., -1.],
            [ 1., -1., -1.,  1.]])
     """
-    return Invariants._trusted(*margins_structure(shape))
+    return Invariants._from_structure(*margins_structure(shape))
 
 
 def totals(labels) -> Invariants:
@@ -76,7 +76,7 @@ def totals(labels) -> Invariants:
     >>> inv.rank
     2
     """
-    return Invariants._trusted(*totals_structure(labels))
+    return Invariants._from_structure(*totals_structure(labels))
 
 
 def nested_totals(levels) -> Invariants:
@@ -114,7 +114,7 @@ def nested_totals(levels) -> Invariants:
     >>> inv.rank
     3
     """
-    return Invariants._trusted(*nested_structure(levels))
+    return Invariants._from_structure(*nested_structure(levels))
 
 
 def null_space_projector(invariants: Invariants) -> splinalg.LinearOperator:

@@ -188,7 +188,7 @@ def read_invariants(cls, d, path: str, max_cells: int):
     st = d.get("structure")
     if st is not None:
         C, st_shape, _, sd = read_structure(doc_path(path, "structure"), st, shape)
-        base = cls._trusted(C, st_shape, None, sd)
+        base = cls._from_structure(C, st_shape, None, sd)
         m = doc_object(mpath, d["matrix"], required=("structured",))
         if m["structured"] is not True:
             raise doc_error(

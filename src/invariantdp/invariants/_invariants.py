@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import sparse
 
+from .._bounded_cache import BoundedCache
 from .._validation import (
     MAX_JSON_CHARS,
     InvariantDPError,
@@ -30,6 +30,7 @@ from ._document import (
     read_invariants,
     structure_document,
 )
+from ._null_space import _GROUPED, DENSE_LIMIT, NullSpace
 from ._structure import (
     GroupMatrix,
     Structure,
@@ -48,14 +49,8 @@ from ._structure import (
     verified_structure,
 )
 
-#: general sparse matrices with more entries are never densified (SVD, :meth:`dense_matrix`)
-DENSE_LIMIT = 20_000_000
 
-_GROUPED = ("totals", "nested_totals")
-
-
-@dataclass(frozen=True, eq=False)
-class Invariants:
+class Invariants(NullSpace):
     """Linear equality invariants ``C @ x.ravel() = values``.
 
     Parameters
@@ -69,11 +64,13 @@ class Invariants:
         Shape of the data the invariants act on (default ``(n,)``).
     names : list of str, optional
         One label per invariant row, used in summaries.
-    structure : dict, optional
+    structure : dict or Structure, optional
         Set by :func:`totals`, :func:`nested_totals` and
         :func:`one_way_margins`: the structure that selects an ``O(n)``
-        null-space projection.  It survives :meth:`to_dict`/:meth:`from_dict`.
-        Leave it ``None`` for a general ``C`` (dense SVD projection).
+        null-space projection (a dict ``{"kind": ..., ...}`` is checked
+        against ``matrix`` and kept as a read-only :class:`Structure`).  It
+        survives :meth:`to_dict`/:meth:`from_dict`.  Leave it ``None`` for a
+        general ``C`` (dense SVD projection).
 
     Notes
     -----
@@ -81,10 +78,13 @@ class Invariants:
     computation uses ``rank`` = dim of the row space, so the null space has
     dimension ``n - rank`` (``n - n_c`` in Gao, Gong & Yu, Def. 2).
 
-    Everything an instance holds or caches is read-only; the caches (rank,
-    group codes, bases) depend on ``C`` only and its copies share them.
-    Grouped kinds work from their group codes and build ``matrix`` (a
-    canonical CSR matrix) only when it is first read.
+    An instance is immutable: its attributes are read-only properties and
+    every array it holds or derives is read-only.  What it derives from
+    ``C`` (rank, group codes, bases, its document) is computed on first use
+    and shared by its copies (:meth:`of`, :meth:`with_values`,
+    :meth:`without_values`: same ``C``).  Grouped kinds work from their group
+    codes and build :attr:`matrix` (a canonical CSR matrix) only when it is
+    first read.
 
     References
     ----------
@@ -105,76 +105,113 @@ class Invariants:
     >>> inv.check([0, 4, 5, 0])  # C x = 5: no error
     """
 
-    matrix: np.ndarray | sparse.sparray
-    values: np.ndarray | None = None
-    shape: tuple[int, ...] | None = None
-    names: tuple[str, ...] | None = field(default=None)
-    structure: dict | None = field(default=None, repr=False)
+    __hash__ = None
 
-    def __post_init__(self):
-        st = self.structure
-        C = self.matrix
+    def __init__(self, matrix, values=None, shape=None, names=None, structure=None):
+        st = structure
+        C = matrix
         # the very matrix a structure was made with is verified and frozen already
         trusted = is_structure_matrix(st, C)
         if not trusted:
             C = checked_matrix(C)
         k, n = C.shape
-        shape = (n,) if self.shape is None else check_shape("shape", self.shape)
+        shape = (n,) if shape is None else check_shape("shape", shape)
         if math.prod(shape) != n:
             raise InvariantDPError(
                 f"`shape` {shape} has {math.prod(shape)} cells but `matrix` has {n} columns."
             )
-        values, names = checked_values(self.values, k), checked_names(self.names, k)
+        values, names = checked_values(values, k), checked_names(names, k)
         if st is not None and not (trusted and st.shape_ref == shape):
             st = verified_structure(st, C, shape)
             C = structure_matrix(st)  # equal to C; sharing it lets later copies skip the check
         elif st is None:
             C = freeze_matrix(C)
-        object.__setattr__(self, "matrix", C)
-        object.__setattr__(self, "shape", shape)
-        object.__setattr__(self, "values", None if values is None else read_only(values))
-        object.__setattr__(self, "names", names)
-        object.__setattr__(self, "structure", st)
-        object.__setattr__(self, "_cache", {})
+        values = None if values is None else read_only(values)
+        self._set(C, values, shape, names, st, _derived_cache())
+
+    def _set(self, C, values, shape, names, structure, derived) -> None:
+        """The one place an instance's state is written (by its constructors only).
+
+        ``C`` may be the :class:`GroupMatrix` of a grouped structure: then
+        :attr:`matrix` is built from it when first read.
+        """
+        self._matrix = None if isinstance(C, GroupMatrix) else C
+        self._values = values
+        self._shape = tuple(shape)
+        self._names = names
+        self._structure = structure
+        self._derived = derived
 
     @classmethod
-    def _trusted(cls, C, shape, names, structure: dict) -> Invariants:
-        """Build from a structure this package derived itself (no verification needed).
+    def _from_structure(cls, C, shape, names, structure: dict) -> Invariants:
+        """Invariants of a structure this package derived itself (no verification needed).
 
-        ``C`` is a matrix or, for grouped kinds, a :class:`GroupMatrix`: then
-        ``matrix`` stays out of the instance until :meth:`__getattr__` builds it.
+        ``C`` is a matrix or, for grouped kinds, a :class:`GroupMatrix`, which
+        :attr:`matrix` turns into a matrix only if it is read.
         """
-        out = object.__new__(cls)
         if not isinstance(C, GroupMatrix):
             C = freeze_matrix(C)
-            object.__setattr__(out, "matrix", C)
-        object.__setattr__(out, "values", None)
-        object.__setattr__(out, "shape", tuple(shape))
-        object.__setattr__(out, "names", None if names is None else tuple(names))
-        object.__setattr__(out, "structure", make_structure(structure, C, shape))
-        object.__setattr__(out, "_cache", {})
+        out = cls.__new__(cls)
+        names = None if names is None else tuple(names)
+        out._set(C, None, shape, names, make_structure(structure, C, shape), _derived_cache())
         return out
 
     def _copy(self, values: np.ndarray | None, names) -> Invariants:
-        """Same ``C`` (built or not), shape and structure, and the caches (they depend on ``C``)."""
-        out = object.__new__(type(self))
-        kept = {k: v for k, v in vars(self).items() if k in ("matrix", "shape", "structure")}
-        out.__dict__.update(kept, names=names, values=values, _cache=self._cache)
+        """Same ``C`` (built or not), shape and structure, and what is derived from ``C``."""
+        out = type(self).__new__(type(self))
+        C = self._matrix if self._matrix is not None else self._structure.matrix_ref
+        out._set(C, values, self._shape, names, self._structure, self._derived)
         return out
 
-    def __getattr__(self, name):
-        # only reached for attributes missing from the instance: `matrix` of grouped
-        # invariants is built from the codes when first asked for (never by a release)
-        st = self.__dict__.get("structure")
-        if name != "matrix" or not isinstance(st, Structure):
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        C = structure_matrix(st)
-        object.__setattr__(self, "matrix", C)
-        return C
+    def __getstate__(self) -> dict:
+        # what is derived from C is recomputed after unpickling (its cache holds a lock)
+        return {k: v for k, v in self.__dict__.items() if k != "_derived"}
+
+    def __setstate__(self, state: dict) -> None:
+        if "_shape" not in state:  # a pickle of the former frozen dataclass: public names
+            st = state.get("structure")
+            C = state.get("matrix", None if st is None else st.matrix_ref)
+            state = {"_values": state["values"], "_shape": state["shape"]} | {
+                "_matrix": None if isinstance(C, GroupMatrix) else C,
+                "_names": state["names"],
+                "_structure": st,
+            }
+        self.__dict__.update(state)
+        self._derived = _derived_cache()
+
+    # --- the attributes (read-only) -------------------------------------------
+
+    @property
+    def matrix(self) -> np.ndarray | sparse.sparray:
+        """The matrix ``C`` (read-only), built from the group codes when first read."""
+        if self._matrix is None:
+            # grouped invariants: never built by a release, only when asked for
+            self._matrix = structure_matrix(self._structure)
+        return self._matrix
+
+    @property
+    def values(self) -> np.ndarray | None:
+        """The invariant values ``c`` (read-only), or None."""
+        return self._values
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape of the data the invariants act on."""
+        return self._shape
+
+    @property
+    def names(self) -> tuple[str, ...] | None:
+        """One label per invariant row, or None."""
+        return self._names
+
+    @property
+    def structure(self) -> Structure | None:
+        """The read-only :class:`Structure` of structured invariants (None: a general ``C``)."""
+        return self._structure
 
     def _matrix_shape(self) -> tuple[int, int]:
-        C = self.__dict__.get("matrix")
-        return C.shape if C is not None else self.structure.matrix_ref.shape
+        C = self._matrix
+        return C.shape if C is not None else self._structure.matrix_ref.shape
 
     def _same_matrix(self, other: Invariants) -> bool:
         a, b = (getattr(i.structure, "matrix_ref", None) for i in (self, other))
@@ -202,16 +239,15 @@ class Invariants:
     @property
     def rank(self) -> int:
         """Dimension of the row space of ``C`` (``n_c``); ``n - rank`` is dim ker C."""
-        if "rank" not in self._cache:
-            kind = self.kind
-            if kind in _GROUPED:
-                r = self.group_codes()[1]
-            elif kind == "one_way_margins":
-                r = 1 + sum(s - 1 for s in self.shape)
-            else:
-                r = int(self._row_basis().shape[0])
-            self._cache["rank"] = r
-        return self._cache["rank"]
+        return self._cached("rank", self._compute_rank)
+
+    def _compute_rank(self) -> int:
+        kind = self.kind
+        if kind in _GROUPED:
+            return self.group_codes()[1]
+        if kind == "one_way_margins":
+            return 1 + sum(s - 1 for s in self.shape)
+        return int(self._row_basis().shape[0])
 
     # --- structure accessors ---------------------------------------------------
 
@@ -269,29 +305,6 @@ class Invariants:
     def _groups(self) -> GroupMatrix:
         """The groups of grouped invariants (their codes and maps, shared by every copy)."""
         return self._cached("group_matrix", lambda: structure_groups(self.structure))
-
-    def projector_diagonal(self) -> np.ndarray:
-        r"""The diagonal of :math:`\Pi_N` as a flat ``(n,)`` array, without forming ``Pi_N``.
-
-        ``1 - 1/m_g`` for a cell in a group of ``m_g`` cells, ``1 - rank/n``
-        for one-way margins, ``1 - ||Q_R e_i||^2`` for a general ``C``.  It is
-        the per-cell variance of unit spherical noise projected onto ``N``
-        (Gao, Gong & Yu 2022, Cor. 14).
-
-        Examples
-        --------
-        >>> from invariantdp.invariants import totals
-        >>> totals([0, 0, 1, 1, 1]).projector_diagonal().round(4)
-        array([0.5   , 0.5   , 0.6667, 0.6667, 0.6667])
-        """
-        kind = self.kind
-        if kind in _GROUPED:
-            codes, _ = self.group_codes()
-            return 1.0 - 1.0 / self._group_counts()[codes]
-        n = self.n_cells
-        if kind == "one_way_margins":
-            return np.full(n, 1.0 - (1.0 + sum(s - 1.0 for s in self.shape)) / n)
-        return 1.0 - np.sum(self._row_basis() ** 2, axis=0)
 
     def as_rows(self, v, *, name: str = "v") -> np.ndarray:
         """``v`` as an ``(m, n)`` array: one vector per row, each flattened in C order.
@@ -376,117 +389,11 @@ class Invariants:
             raise InvariantDPError("these invariants carry no values to check against.")
         check_satisfied(self, self._flat(x, name), name, rtol)
 
-    # --- null-space geometry ---------------------------------------------------
-
-    def project(self, v, *, out=None) -> np.ndarray:
-        r"""Orthogonal projection :math:`\Pi_N v` onto the null space of ``C``.
-
-        ``v`` has shape ``self.shape`` or ``(n,)`` (result has the same shape),
-        or ``(m, n)`` for ``m`` vectors at once.  The method is chosen by
-        structure: group centring for :func:`totals` and :func:`nested_totals`,
-        centring along every axis for :func:`one_way_margins` (double centring
-        for a two-way table), all ``O(n)``; a thin SVD of ``C`` (``v - Q_R Q_R^T
-        v``) for a general matrix.  ``out``, a float array of the shape of
-        ``v`` (``v`` itself allowed), receives the result, as in numpy: a
-        projection of 10^7 cells then needs no new array.
-
-        References
-        ----------
-        Gao, Gong & Yu (2022), Def. 2 and Cor. 11; Cho & Awan, Algorithm 1.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from invariantdp.invariants import totals
-        >>> totals([0, 0, 1, 1, 1]).project(np.array([1.0, 3.0, 0.0, 0.0, 3.0]))
-        array([-1.,  1., -1., -1.,  2.])
-        """
-        v = np.asarray(v, dtype=float)
-        V = self.as_rows(v)
-        target = None if out is None else geo.out_rows(out, v.shape, V.shape)
-        kind = self.kind
-        if kind in _GROUPED:
-            codes, g = self.group_codes()
-            res = geo.group_project(codes, g, self._group_counts(), V, out=target)
-        elif kind == "one_way_margins":
-            res = geo.margins_project(self.shape, V)
-        else:
-            QR = self._row_basis()
-            res = V - (V @ QR.T) @ QR if QR.shape[0] else V.copy()
-        if out is None:
-            return res.reshape(v.shape)
-        if kind not in _GROUPED:  # the grouped centring wrote into `out` itself
-            target[...] = res
-        return out
-
-    def projector(self) -> np.ndarray:
-        """The dense ``n x n`` projector onto ker C (for small ``n`` only)."""
-        n = self.n_cells
-        if n > 5000:
-            raise InvariantDPError(
-                f"`projector` forms an n x n matrix; n ({n}) must be <= 5000. "
-                "Use `project(v)` instead."
-            )
-        return self.project(np.eye(n))
-
-    def null_space_basis(self) -> np.ndarray:
-        """Orthonormal basis ``Q_N`` of ker C as an ``(n, n - rank)`` array.
-
-        Structured invariants use a Helmert basis (see :meth:`null_space_apply`);
-        a general ``C`` uses the SVD, with each column's largest entry
-        made positive so the basis is reproducible.
-        """
-        n, s = self.n_cells, self.n_cells - self.rank
-        if n * s > 50_000_000:
-            raise InvariantDPError(
-                f"`null_space_basis` would hold {n} x {s} numbers; use `null_space_apply`."
-            )
-        if self.kind == "general":
-            return self._null_basis_general().copy()  # the cached basis stays private
-        return self.null_space_apply(np.eye(s)).T if s else np.zeros((n, 0))
-
-    def null_space_apply(self, w) -> np.ndarray:
-        """``Q_N @ w`` for coordinates ``w`` of shape ``(n - rank,)`` or ``(m, n - rank)``.
-
-        Structured invariants never form ``Q_N``: within each group the basis is
-        the Helmert basis (``(1, .., 1, -k, 0, ..)/sqrt(k(k+1))``), and for the
-        one-way margins of a table it is the tensor product of per-axis
-        Helmert bases over every set of two or more axes (the interaction
-        spaces of the table).
-        """
-        w = np.asarray(w, dtype=float)
-        s = self.n_cells - self.rank
-        W = w.reshape(1, -1) if w.ndim == 1 else w
-        if W.ndim != 2 or W.shape[1] != s:
-            raise InvariantDPError(f"`w` must have {s} coordinates per row, got shape {w.shape}.")
-        kind = self.kind
-        if kind in _GROUPED:
-            out = geo.helmert_apply(self._helmert_layout(), W)
-        elif kind == "one_way_margins":
-            out = geo.margins_apply(self.shape, self._margin_helmert(), W)
-        else:
-            out = W @ self._null_basis_general().T
-        return out[0] if w.ndim == 1 else out
-
-    def null_space_coordinates(self, v) -> np.ndarray:
-        """``Q_N.T @ v`` (coordinates of ``v`` in the basis of :meth:`null_space_apply`)."""
-        v = np.asarray(v, dtype=float)
-        V = self.as_rows(v)
-        kind = self.kind
-        if kind in _GROUPED:
-            out = geo.helmert_coordinates(self._helmert_layout(), V)
-        elif kind == "one_way_margins":
-            out = geo.margins_coordinates(self.shape, self._margin_helmert(), V)
-        else:
-            out = V @ self._null_basis_general()
-        return out[0] if v.ndim == 1 or v.shape == self.shape else out
-
     # --- cached structure ------------------------------------------------------
 
     def _cached(self, key: str, compute):
-        if key not in self._cache:
-            self._cache[key] = compute()
-        return self._cache[key]
+        """What is derived from ``C`` under ``key``, computed once for this ``C``."""
+        return self._derived.get(key, compute)
 
     def _group_counts(self) -> np.ndarray:
         return self._groups().counts
@@ -494,30 +401,6 @@ class Invariants:
     def _level_maps(self) -> tuple:
         """For nested totals: the level-``j`` code of every finest group."""
         return self._groups().maps
-
-    def _helmert_layout(self) -> tuple:
-        return self._cached("helmert", lambda: geo.helmert_layout(*self.group_codes()))
-
-    def _margin_helmert(self) -> tuple:
-        return self._cached(
-            "mhelmert", lambda: tuple(read_only(geo.helmert(s)) for s in self.shape)
-        )
-
-    def _row_basis(self) -> np.ndarray:
-        """Orthonormal basis of the row space of a general ``C`` (thin SVD, cached)."""
-        return self._cached("row_basis", lambda: read_only(geo.row_space_basis(self._svd_input())))
-
-    def _svd_input(self) -> np.ndarray:
-        k, n = self.matrix.shape
-        if k * n > DENSE_LIMIT:
-            raise InvariantDPError(
-                f"`matrix` of shape {self.matrix.shape} is too large for a dense SVD; "
-                "use the structured constructors totals/nested_totals/one_way_margins."
-            )
-        return self.dense_matrix()
-
-    def _null_basis_general(self) -> np.ndarray:
-        return self._cached("null", lambda: read_only(geo.null_basis(self._svd_input(), self.rank)))
 
     # --- serialisation -----------------------------------------------------------
 
@@ -590,5 +473,17 @@ class Invariants:
             and self.kind == other.kind
         )
 
-    __hash__ = None
     __repr__ = invariants_repr  # one line at any size
+
+
+def _derived_cache() -> BoundedCache:
+    """What one ``C`` derives (rank, group codes, bases, its document), shared by its copies.
+
+    Bounded by the number of things derived; emptied with every other cache
+    by :func:`~invariantdp._bounded_cache.clear_caches` (they are recomputed).
+    """
+    return BoundedCache("derived from one invariants matrix", maxsize=_DERIVED)
+
+
+#: the number of things an Invariants derives from its C (the keys of _cached)
+_DERIVED = 7

@@ -80,9 +80,20 @@ def freeze_matrix(C):
 class Structure(FrozenDict):
     """A verified, immutable structure, remembering the matrix and shape it was built with.
 
-    An :class:`~invariantdp.invariants.Invariants` built from this very
-    matrix and shape needs no verification; any other combination is
-    checked against the structure.
+    The :attr:`Invariants.structure <invariantdp.invariants.Invariants.structure>`
+    of structured invariants: a read-only mapping with ``"kind"``
+    (``"totals"``, ``"nested_totals"`` or ``"one_way_margins"``) and the
+    labels or group codes of that kind, which select the ``O(n)``
+    projections.  An :class:`~invariantdp.invariants.Invariants` built from
+    this very matrix and shape needs no verification; any other combination
+    is checked against the structure.
+
+    Examples
+    --------
+    >>> from invariantdp.invariants import totals
+    >>> st = totals([0, 0, 1]).structure
+    >>> isinstance(st, Structure), st["kind"]
+    (True, 'totals')
     """
 
     __slots__ = ("matrix_ref", "shape_ref")

@@ -7,17 +7,23 @@ the swapped microdata); both are Releases, and save and load as plain ones.
 The one exception is :func:`distributed_privatize`, which returns one agent's
 share of a release (Algorithm 4 of Gao, Gong & Yu): the shares together are
 the release of the central mechanism.
+Every mechanism is listed, with its noise family and calibration, in
+:data:`MECHANISMS` (:mod:`._registry`; :func:`find_mechanism` looks one up
+by name or alias), the one vocabulary of mechanism names.  The noise laws
+:class:`~invariantdp.distributions.KNormNoise` and
+:class:`~invariantdp.distributions.SubspaceNoise` live with the other laws
+in :mod:`invariantdp.distributions` (their names here are deprecated).
 A mechanism named after its noise law has the suffix ``_mechanism``
 (:func:`laplace_mechanism`, :func:`tulap_mechanism`, ...): the short name
 (``invariantdp.distributions.tulap``) is the law.  The old names ``laplace``,
 ``gaussian``, ``discrete_laplace``, ``discrete_gaussian`` and ``tulap`` are
 deprecated aliases of the mechanisms, kept for one release.
 
-Modules: :mod:`.additive` (Laplace, Gaussian), :mod:`.discrete` (discrete
-Laplace, discrete Gaussian, Tulap), :mod:`.knorm` (l_p and K-norm),
-:mod:`.subspace` (projected and extended, Gao, Gong & Yu), :mod:`.semi_dp`
-and :mod:`.odds_ratio` (Cho & Awan), :mod:`.congenial` (Gong & Meng),
-:mod:`.swapping` (Bailie, Gong & Meng); what they share, including the one
+Modules: :mod:`._additive` (Laplace, Gaussian), :mod:`._integer_noise` (discrete
+Laplace, discrete Gaussian, Tulap), :mod:`._knorm_mechanisms` (l_p and K-norm),
+:mod:`._subspace_mechanisms` (projected and extended, Gao, Gong & Yu), :mod:`._semi_dp`
+and :mod:`._odds_ratio_release` (Cho & Awan), :mod:`._congenial` (Gong & Meng),
+:mod:`._permutation_swap` (Bailie, Gong & Meng); what they share, including the one
 constructor of their releases, is in :mod:`._base`.
 """
 
@@ -32,8 +38,9 @@ from ._congenial import (
     l1_privacy_level,
     l2_postprocess,
 )
+from ._distributed import distributed_privatize
 from ._integer_noise import discrete_gaussian_mechanism, discrete_laplace_mechanism, tulap_mechanism
-from ._knorm_mechanisms import KNormNoise, knorm, lp_mechanism
+from ._knorm_mechanisms import knorm, lp_mechanism
 from ._odds_ratio_release import odds_ratio_release
 from ._permutation_swap import (
     SwappingInvariants,
@@ -43,10 +50,9 @@ from ._permutation_swap import (
     swapping_mape,
     table_on_release_cells,
 )
+from ._registry import MECHANISMS, Mechanism, find_mechanism
 from ._semi_dp import semi_dp_gaussian, semi_dp_knorm
 from ._subspace_mechanisms import (
-    SubspaceNoise,
-    distributed_privatize,
     extended_gaussian,
     extended_laplace,
     projected_gaussian,
@@ -61,8 +67,9 @@ __all__ = [
     "l1_postprocess",
     "l1_privacy_level",
     "l2_postprocess",
-    "KNormNoise",
-    "SubspaceNoise",
+    "MECHANISMS",
+    "Mechanism",
+    "find_mechanism",
     "discrete_gaussian_mechanism",
     "discrete_laplace_mechanism",
     "distributed_privatize",
@@ -86,7 +93,8 @@ __all__ = [
     "table_on_release_cells",
 ]
 
-# the mechanisms' old names, which the noise laws now own (invariantdp.distributions)
+# the mechanisms' old names, which the noise laws now own (invariantdp.distributions), and
+# the noise laws that lived here
 __getattr__ = moved_names(
     __name__,
     {
@@ -95,6 +103,8 @@ __getattr__ = moved_names(
         "discrete_laplace": discrete_laplace_mechanism,
         "discrete_gaussian": discrete_gaussian_mechanism,
         "tulap": tulap_mechanism,
+        "KNormNoise": "invariantdp.distributions.KNormNoise",
+        "SubspaceNoise": "invariantdp.distributions.SubspaceNoise",
         "ConvergenceWarning": "invariantdp.exceptions.ConvergenceWarning",
     },
 )

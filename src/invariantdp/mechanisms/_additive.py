@@ -45,6 +45,12 @@ from .._deprecation import moved_names
 from .._validation import check_epsilon
 from ..distributions._constant import TIMING_DELTA
 from ..exceptions import InvariantDPError
+from ..families._calibration import (
+    exact_gaussian_variance,
+    gaussian_sigma,
+    laplace_scale,
+    rho_of_mu,
+)
 from ..release import NoiseLaw, Release
 from ..secure import random_source
 from ._base import (
@@ -168,7 +174,7 @@ def laplace_mechanism(x, *, epsilon, sensitivity=1.0, rng=None, secure=None, gri
     xv = None if secure else check_data(x)
     size = math.prod(shape) if secure else xv.size
     delta1 = resolve_sensitivity(sensitivity, 1, dim=size)
-    scale = delta1 / epsilon
+    scale = laplace_scale(delta1, epsilon)
     check_float_scale(scale, "sensitivity / epsilon")
     space = np.ndim(sensitivity) != 0
     tv = None
@@ -303,7 +309,7 @@ def gaussian_mechanism(
     xv = None if secure else check_data(x)
     size = math.prod(shape) if secure else xv.size
     delta2 = resolve_sensitivity(sensitivity, 2, dim=size)
-    sigma = delta2 / mu_
+    sigma = gaussian_sigma(delta2, mu=mu_)
     check_float_scale(sigma, "sigma = sensitivity / mu")
     space = np.ndim(sensitivity) != 0
     if secure:
@@ -337,7 +343,7 @@ def _secure_gaussian(x, shape, from_mu, gparams, sensitivity, delta2, grid, gen)
     run time) is (epsilon, delta)-DP.
     """
     if from_mu:
-        rho = gparams["mu"] ** 2 / 2.0
+        rho = rho_of_mu(gparams["mu"])
         params = {"rho": rho}
         how = "sigma = sensitivity / mu: rho = mu^2 / 2 zCDP (CKS 2020, Theorem 4)"
         eps_ref = zcdp_reference_epsilon(rho)
@@ -356,9 +362,9 @@ def _secure_gaussian(x, shape, from_mu, gparams, sensitivity, delta2, grid, gen)
         )
     size = math.prod(shape)
     m = changed_coordinates(sensitivity, size)
-    gamma = grid_for(grid, delta2 / math.sqrt(2.0 * rho), delta2 / math.sqrt(m))
+    gamma = grid_for(grid, gaussian_sigma(delta2, rho=rho), delta2 / math.sqrt(m))
     grid_sens2 = grid_l2_sensitivity_sq(exact_norm(sensitivity, 2), gamma, m)
-    s2 = Fraction(grid_sens2) / (2 * Fraction(rho))
+    s2 = exact_gaussian_variance(grid_sens2, rho=rho)
     check_grid_noise(sqrt_up(s2), "sigma")
     k = secure_grid_index(x, gamma)
     noise, tv = exact_gaussian_noise(s2, shape, gen, eps_ref)

@@ -22,12 +22,12 @@ Mironov (2012); Ghosh, Roughgarden & Sundararajan (2012).
 
 from __future__ import annotations
 
-import functools
 import math
 from fractions import Fraction
 
 import numpy as np
 
+from .._bounded_cache import bounded_cache
 from .._validation import check_positive
 from ..distributions._discrete_laws import (
     GRID_RANGE,
@@ -196,7 +196,7 @@ def zcdp_reference_epsilon(rho: float) -> float:
     return rho + 2.0 * math.sqrt(rho * math.log(1e10))
 
 
-@functools.lru_cache(maxsize=256)
+@bounded_cache(maxsize=256)
 def zcdp_for(epsilon: float, delta: float) -> float:
     """The largest rho (to 1e-9) whose zCDP implies (epsilon, delta)-DP by CKS Cor. 13.
 

@@ -31,14 +31,17 @@ from .._validation import check_delta, check_epsilon, check_positive, check_posi
 from ..distributions import discrete_gaussian as discrete_gaussian_law
 from ..distributions._constant import float_up
 from ..distributions._discrete_laws import MAX_NOISE_SCALE, check_noise_scale, draw_discrete_laplace
-from ..distributions._tulap import (
-    draw_tulap,
-    tulap_bounds,
-    tulap_params,
-    tulap_plan,
-    tulap_privacy_shapes,
-)
+from ..distributions._exact_samplers import tulap_plan
+from ..distributions._tulap import draw_tulap
+from ..distributions._tulap_forms import tulap_bounds, tulap_privacy_shapes
 from ..exceptions import InvariantDPError
+from ..families import TULAP
+from ..families._calibration import (
+    exact_gaussian_variance,
+    gaussian_sigma,
+    laplace_scale,
+    rho_of_mu,
+)
 from ..release import NoiseLaw, Release
 from ..secure import random_source
 from ._base import check_data, guarantee, make_release, resolve_secure, resolve_sensitivity
@@ -173,7 +176,7 @@ def discrete_laplace_mechanism(x, *, epsilon, sensitivity=1, rng=None, secure=No
     epsilon = check_epsilon(epsilon)
     shape, xv = _integer_data(x, secure)
     delta1 = _integer_sensitivity(sensitivity, 1, math.prod(shape))
-    t = delta1 / epsilon
+    t = laplace_scale(delta1, epsilon)
     _check_integer_scale(t, "sensitivity / epsilon")
     tv = None
     if secure:
@@ -264,18 +267,17 @@ def discrete_gaussian_mechanism(
     if (mu is None) == (rho is None):
         raise InvariantDPError(f"give exactly one of `mu` or `rho`; got mu={mu}, rho={rho}.")
     if mu is not None:
-        rho = check_positive("mu", mu) ** 2 / 2.0
+        rho = rho_of_mu(check_positive("mu", mu))
     else:
         rho = check_positive("rho", rho)
     shape, xv = _integer_data(x, secure)
     delta2 = resolve_sensitivity(sensitivity, 2, dim=math.prod(shape))
-    with np.errstate(over="ignore", divide="ignore"):
-        sigma = float(delta2 / np.sqrt(2.0 * rho))
+    sigma = gaussian_sigma(delta2, rho=rho)
     _check_integer_scale(sigma, "sigma")
     tv = None
     if secure:
         d2 = exact_norm(sensitivity, 2)
-        s2 = d2 / (Fraction(mu) ** 2 if mu is not None else 2 * Fraction(rho))
+        s2 = exact_gaussian_variance(d2, **({"mu": mu} if mu is not None else {"rho": rho}))
         xv = secure_integers(x)
         noise, tv = exact_gaussian_noise(s2, shape, gen, zcdp_reference_epsilon(rho))
     else:
@@ -361,7 +363,7 @@ def tulap_mechanism(
     uniform part refined), so the noise law is exactly
     ``Tulap(0, exp(-epsilon), q)`` for the real ``b`` and ``q`` of the doubles
     ``epsilon`` and ``delta``
-    (:func:`~invariantdp.distributions._tulap.draw_tulap_exact`), and every
+    (:func:`~invariantdp.distributions._exact_samplers.draw_tulap_exact`), and every
     draw does the same work, so that the run time says nothing about the noise
     (:mod:`invariantdp.secure`).
 
@@ -442,7 +444,8 @@ def tulap_mechanism(
     shape = shape if secure else xv.shape
     size = math.prod(shape)
     changed = _coordinates_changed(coordinates_changed, size)
-    b, q = tulap_params(epsilon, delta)
+    # the family's calibration: (b, q) = tulap_params(epsilon, delta), scale = sensitivity
+    noise, _ = TULAP.calibrate(epsilon=epsilon, delta=delta, sensitivity=scale)
     shapes = tulap_privacy_shapes(epsilon, delta)
     shapes = tuple(float(v) for v in shapes)
     _check_tulap_scale(epsilon, shapes)
@@ -464,7 +467,7 @@ def tulap_mechanism(
     return make_release(
         value,
         "tulap",
-        NoiseLaw("tulap", {"b": b, "q": q, "scale": scale}),
+        NoiseLaw("tulap", noise),
         guarantee(
             "(epsilon, delta)-DP",
             params,

@@ -33,6 +33,7 @@ from .._rng import as_generator
 from .._validation import check_epsilon, check_positive
 from ..distributions._knorm_law import KNormNoise, check_method
 from ..exceptions import InvariantDPError
+from ..families._calibration import laplace_scale
 from ..release import NoiseLaw, Release
 from ..secure import random_source
 from ._base import (
@@ -45,7 +46,7 @@ from ._base import (
 )
 from ._side_channels import query_adjacency
 
-__all__ = ["KNormNoise", "knorm", "knorm_law", "lp_mechanism"]
+__all__ = ["knorm", "knorm_law", "lp_mechanism"]
 
 
 def knorm_law(norm: str, dim: int, scale: float, vertices=None, space=None) -> NoiseLaw:
@@ -163,13 +164,14 @@ def knorm(
             f"`vertices` must have shape (m, {xv.size}) to match `x`, got {V.shape}."
         )
     gen = as_generator(rng)
-    noise = KNormNoise("polytope", xv.size, delta / epsilon, V)
+    scale = laplace_scale(delta, epsilon)
+    noise = KNormNoise("polytope", xv.size, scale, V)
     method = noise.resolve_method(method)
     v = noise.rvs(random_state=gen, method=method)
     return make_release(
         xv + v.reshape(xv.shape),
         "knorm",
-        knorm_law("polytope", xv.size, delta / epsilon, vertices=V),
+        knorm_law("polytope", xv.size, scale, vertices=V),
         guarantee(
             "epsilon-DP",
             {"epsilon": epsilon},
@@ -267,7 +269,7 @@ def lp_mechanism(x, p, sensitivity=1.0, epsilon=None, *, rng=None, secure=None) 
     epsilon = check_epsilon(epsilon)
     delta = resolve_sensitivity(sensitivity, p, dim=xv.size)
     gen = random_source(rng, False)
-    scale = delta / epsilon
+    scale = laplace_scale(delta, epsilon)
     check_float_scale(scale, "sensitivity / epsilon")
     d = xv.size
     name = {1.0: "l1", 2.0: "l2", np.inf: "linf"}[p]

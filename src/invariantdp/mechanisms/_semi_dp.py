@@ -21,19 +21,20 @@ integer noise in every cell; the margins are not kept).
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
+from .._bounded_cache import bounded_cache
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_counts, check_epsilon, check_positive
-from ..distributions._knorm_law import check_method
+from ..distributions import KNormNoise
+from ..distributions._knorm_law import choose_method
 from ..distributions._polar_sampler import MAX_POLAR_DIM
+from ..families._calibration import gaussian_sigma, laplace_scale
 from ..invariants import one_way_margins
 from ..release import NoiseLaw, Release
 from ..sensitivity import MAX_HULL_DIM, contingency_sensitivity_space
 from ._base import guarantee, make_release, resolve_secure
-from ._knorm_mechanisms import KNormNoise, knorm_law
+from ._knorm_mechanisms import knorm_law
 
 __all__ = ["semi_dp_gaussian", "semi_dp_knorm"]
 
@@ -50,12 +51,12 @@ _SECURE_ALTERNATIVES = (
 )
 
 
-@functools.lru_cache(maxsize=64)
+@bounded_cache(maxsize=64)
 def _margins(shape):
     return one_way_margins(shape)
 
 
-@functools.lru_cache(maxsize=64)
+@bounded_cache(maxsize=64)
 def _space(r, c):
     S = contingency_sensitivity_space(r, c)
     S.setflags(write=False)
@@ -132,7 +133,7 @@ def semi_dp_gaussian(table, *, mu, rng=None, secure=None) -> Release:
     mu = check_positive("mu", mu)
     gen = as_generator(rng)
     inv = _margins(x.shape)
-    sigma = 2.0 / mu
+    sigma = gaussian_sigma(2.0, mu=mu)  # Delta_2(S_Semi) = 2 (Prop. 32)
     e = gen.standard_normal(x.size)
     e *= sigma
     noise = inv.project(e).reshape(x.shape)
@@ -239,24 +240,25 @@ def semi_dp_knorm(table, *, epsilon, rng=None, method: str = "auto", secure=None
             "about 3-fold per dimension: 5 x 5 takes 0.2 s per release, 5 x 6 about 7 s); "
             "use semi_dp_gaussian, which keeps the margins at any size."
         )
-    check_method(method)
-    if method == "auto":
-        method = "triangulation" if s <= MAX_HULL_DIM else "polar"
-    if method != "polar" and s > MAX_HULL_DIM:
-        raise InvariantDPError(
-            f"`method` ({method!r}) needs the facets of K = Hull(S_Semi), enumerated for "
-            f"(r-1)(c-1) <= {MAX_HULL_DIM} only, and `table` ({r} x {c}) has (r-1)(c-1) = "
-            f"{s}; use method='polar' (or 'auto')."
-        )
+    # the rule of KNormNoise, decided from the shape before S_Semi is enumerated: its facets
+    # are enumerated exactly when (r-1)(c-1) <= MAX_HULL_DIM
+    method = choose_method(
+        method,
+        s <= MAX_HULL_DIM,
+        f"K = Hull(S_Semi), enumerated for (r-1)(c-1) <= {MAX_HULL_DIM} only, and `table` "
+        f"({r} x {c}) has (r-1)(c-1) = {s}",
+    )
     epsilon = check_epsilon(epsilon)
     gen = as_generator(rng)
     S = _space(r, c)
-    law = KNormNoise("polytope", x.size, 1.0 / epsilon, S)
+    # the K-norm sensitivity of S_Semi in its own norm is 1 (Prop. 30)
+    scale = laplace_scale(1.0, epsilon)
+    law = KNormNoise("polytope", x.size, scale, S)
     v = law.rvs(random_state=gen, method=method).reshape(x.shape)
     return make_release(
         x + v,
         "semi_dp_knorm",
-        knorm_law("polytope", x.size, 1.0 / epsilon, space={"kind": "contingency", "r": r, "c": c}),
+        knorm_law("polytope", x.size, scale, space={"kind": "contingency", "r": r, "c": c}),
         _semi_dp("epsilon-DP", {"epsilon": epsilon}, x.shape),
         invariants=_margins(x.shape).of(x),
         data_shape=x.shape,

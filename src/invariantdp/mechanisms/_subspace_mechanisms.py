@@ -12,7 +12,8 @@ unbiased, and are ``N``-subspace DP (Def. 5-6).  The projection is chosen by
 the structure of the :class:`~invariantdp.Invariants` (``O(n)`` for totals,
 nested totals and table margins).  Since the noise never depends on the
 data, agents holding parts of ``x`` and a common seed reproduce the central
-release exactly (:func:`distributed_privatize`, Algorithm 4).
+release exactly (:func:`~invariantdp.mechanisms.distributed_privatize`,
+Algorithm 4, in :mod:`._distributed`).
 
 All four mechanisms add floating-point noise drawn from a numpy
 ``Generator``: their releases are **simulations, not for publication** (the
@@ -26,11 +27,9 @@ secure=True)`` on integer counts (exact integer noise; the invariants are not ke
 
 from __future__ import annotations
 
-import numpy as np
-
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_epsilon
-from ..distributions._subspace_laws import SubspaceNoise
+from ..families._calibration import gaussian_sigma, laplace_scale
 from ..invariants import Invariants
 from ..release import NoiseLaw, Release
 from ._base import (
@@ -38,14 +37,11 @@ from ._base import (
     gaussian_calibration,
     guarantee,
     make_release,
-    refuse_secure,
     resolve_secure,
     resolve_sensitivity,
 )
 
 __all__ = [
-    "SubspaceNoise",
-    "distributed_privatize",
     "extended_gaussian",
     "extended_laplace",
     "projected_gaussian",
@@ -108,7 +104,8 @@ def _gaussian(inv, mu, epsilon, delta, sensitivity, transform=None):
     """``(sigma, (definition, params), metadata)`` of Gaussian noise on ``inv.n_cells`` cells."""
     mu, gparams, how = gaussian_calibration(mu, epsilon, delta)
     delta2 = resolve_sensitivity(sensitivity, 2, dim=inv.n_cells, transform=transform)
-    return delta2 / mu, ("GDP", gparams), {"sensitivity": delta2, "norm": "l2", "calibration": how}
+    sigma = gaussian_sigma(delta2, mu=mu)
+    return sigma, ("GDP", gparams), {"sensitivity": delta2, "norm": "l2", "calibration": how}
 
 
 def _laplace(inv, epsilon, sensitivity, transform=None):
@@ -116,7 +113,7 @@ def _laplace(inv, epsilon, sensitivity, transform=None):
     epsilon = check_epsilon(epsilon)
     delta1 = resolve_sensitivity(sensitivity, 1, dim=inv.n_cells, transform=transform)
     return (
-        delta1 / epsilon,
+        laplace_scale(delta1, epsilon),
         ("epsilon-DP", {"epsilon": epsilon}),
         {"sensitivity": delta1, "norm": "l1"},
     )
@@ -371,99 +368,3 @@ def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secur
     return _release(
         "extended_laplace", xv, inv, invariants.null_space_apply(w), b, privacy, metadata, x
     )
-
-
-_MECHANISMS = {
-    "projected_gaussian": projected_gaussian,
-    "projected_laplace": projected_laplace,
-    "extended_gaussian": extended_gaussian,
-    "extended_laplace": extended_laplace,
-}
-
-
-def distributed_privatize(x_local, cells, invariants, *, mechanism, seed, secure=False, **params):
-    r"""One agent's share of a distributed release (Gao, Gong & Yu, Algorithm 4).
-
-    Agent ``l`` holds the entries ``x_local`` of the cells ``cells`` (flat,
-    C-order indices).  It simulates the mechanism's noise ``e`` from the
-    common ``seed`` -- by running the mechanism on zero data with the
-    invariant *structure* (the noise of an additive mechanism does not depend
-    on the data) -- and outputs ``x_local + e[cells]``.  Concatenating the
-    agents' outputs gives exactly (bit for bit) the central release
-    ``mechanism(x, invariants, rng=seed, **params).value``.
-
-    The common seed is the point of the algorithm, and it makes the noise
-    reproducible by every agent: the shares are a **simulation, not for
-    publication** (as are the central float mechanisms, module notes), and
-    ``secure=True`` is refused.
-
-    Parameters
-    ----------
-    x_local : array_like, shape (k,)
-        The agent's confidential entries.
-    cells : array_like of int, shape (k,)
-        Their flat indices in the full data.
-    invariants : Invariants
-        The invariant structure (values are ignored: agents need not know them).
-    mechanism : {"projected_gaussian", "projected_laplace", "extended_gaussian", "extended_laplace"}
-    seed : int or SeedSequence
-        The common seed (a ``Generator`` is refused: its state is not shared).
-    secure : bool, optional
-        Must be False (a shared seed cannot be secure); ``secure=True`` raises.
-    **params
-        Privacy parameters and ``sensitivity`` of the mechanism.
-
-    Returns
-    -------
-    numpy.ndarray, shape (k,)
-        The agent's share, not a :class:`~invariantdp.Release`: its noise
-        ``e[cells]`` is a marginal of the central noise law, which no noise
-        family describes on its own.  The release is the concatenation of
-        the shares, equal to the central ``mechanism(x, invariants,
-        rng=seed, **params)``, whose Release records the law and guarantee.
-
-    References
-    ----------
-    Gao, Gong & Yu (2022), Algorithm 4.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from invariantdp.invariants import totals
-    >>> from invariantdp.mechanisms import distributed_privatize, projected_gaussian
-    >>> x = np.array([4.0, 6.0, 1.0, 9.0]); inv = totals([0, 0, 1, 1])
-    >>> a = distributed_privatize(x[:2], [0, 1], inv, mechanism="projected_gaussian", seed=5, mu=1)
-    >>> b = distributed_privatize(x[2:], [2, 3], inv, mechanism="projected_gaussian", seed=5, mu=1)
-    >>> bool(np.array_equal(np.concatenate([a, b]), projected_gaussian(x, inv, mu=1, rng=5).value))
-    True
-    """
-    refuse_secure(
-        "distributed_privatize (its noise comes from a seed shared by all agents)",
-        secure,
-        alternatives=_SECURE_ALTERNATIVES,
-    )
-    if mechanism not in _MECHANISMS:
-        raise InvariantDPError(
-            f"`mechanism` ({mechanism!r}) must be one of {', '.join(sorted(_MECHANISMS))}."
-        )
-    if isinstance(seed, np.random.Generator) or seed is None:
-        raise InvariantDPError(
-            "`seed` must be an int or SeedSequence shared by all agents, "
-            f"got {type(seed).__name__}."
-        )
-    if not isinstance(invariants, Invariants):
-        raise TypeError(f"`invariants` must be an Invariants, got {type(invariants).__name__}.")
-    xl = check_data(x_local, "x_local").reshape(-1)
-    idx = np.asarray(cells)
-    if idx.dtype.kind not in "iu" or idx.shape != xl.shape:
-        raise InvariantDPError(
-            f"`cells` must be integer indices, one per entry of `x_local` ({xl.size}), "
-            f"got {idx.dtype} of shape {idx.shape}."
-        )
-    if idx.size and (idx.min() < 0 or idx.max() >= invariants.n_cells):
-        raise InvariantDPError(f"`cells` must lie in [0, {invariants.n_cells}).")
-    # values dropped (agents need not know them); the cached projection structure is shared
-    e = _MECHANISMS[mechanism](
-        np.zeros(invariants.shape), invariants.without_values(), rng=seed, **params
-    ).value.reshape(-1)
-    return xl + e[idx]

@@ -13,7 +13,10 @@ import pytensor.tensor as pt  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from invariantdp import mechanisms  # noqa: E402
-from invariantdp.distributions import tulap  # noqa: E402
+from invariantdp.distributions import (  # noqa: E402
+    SubspaceNoise,
+    tulap,
+)
 from invariantdp.distributions._discrete_laws import discrete_gaussian, discrete_laplace  # noqa: E402
 from invariantdp.distributions._tulap_forms import tulap_logcdf, tulap_logpdf  # noqa: E402
 from invariantdp.inference._invariant_likelihoods import projected_gaussian_logpdf  # noqa: E402
@@ -83,7 +86,7 @@ def test_discrete(rng):
 def test_projected_gaussian_matches_likelihood_module(rng, inv):
     n = inv.n_cells
     sigma = 1.7
-    noise = subspace.SubspaceNoise("gaussian", "projected", sigma, inv)
+    noise = SubspaceNoise("gaussian", "projected", sigma, inv)
     for _ in range(10):
         x = rng.normal(50, 10, n)
         y = x + noise.rvs(random_state=rng).reshape(-1)
@@ -125,7 +128,7 @@ def test_projected_gaussian_rank_one_finite_on_space(key, scale, sigma, seed):
     # space was negative (about half of them) had log density -inf.
     inv, f = _rank_one_logp(key, sigma)
     gen = np.random.default_rng(seed)
-    noise = subspace.SubspaceNoise("gaussian", "projected", sigma, inv)
+    noise = SubspaceNoise("gaussian", "projected", sigma, inv)
     for _ in range(8):
         x = scale * gen.normal(size=inv.n_cells)
         y = x + noise.rvs(random_state=gen).reshape(-1)

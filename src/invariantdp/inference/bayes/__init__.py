@@ -5,7 +5,8 @@ Import explicitly: ``from invariantdp.inference import bayes``.
 Modules: :mod:`.distributions` (mechanism likelihoods as PyMC
 distributions, the law of a release given the confidential value:
 ``TulapLikelihood``, ``LaplaceLikelihood``, ``GaussianLikelihood``,
-``DiscreteLaplaceLikelihood``, ``DiscreteGaussianLikelihood`` defined in
+``DiscreteLaplaceLikelihood``, ``DiscreteGaussianLikelihood`` and
+``FormLikelihood``, the base of a user family's likelihood, defined in
 :mod:`._scalar`, ``ProjectedGaussianLikelihood`` in :mod:`._projected`),
 :mod:`.models` (model builders; their shared parts in :mod:`._latent`, and
 :func:`fit` in :mod:`._fit`) and :mod:`.sampler` (the lattice sampler of the
@@ -31,6 +32,7 @@ from ._pymc_likelihoods import likelihood_class, mechanism_likelihood, release_n
 from ._scalar import (
     DiscreteGaussianLikelihood,
     DiscreteLaplaceLikelihood,
+    FormLikelihood,
     GaussianLikelihood,
     LaplaceLikelihood,
     TulapLikelihood,
@@ -40,6 +42,7 @@ __all__ = [
     "DirichletGibbs",
     "DiscreteGaussianLikelihood",
     "DiscreteLaplaceLikelihood",
+    "FormLikelihood",
     "GaussianLikelihood",
     "LaplaceLikelihood",
     "LatticeMetropolis",

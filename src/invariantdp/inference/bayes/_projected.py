@@ -15,6 +15,7 @@ import pytensor.tensor as pt
 
 from ..._fixed_linalg import row_space_basis
 from ..._validation import InvariantDPError, check_positive
+from ...families import PROJECTED_GAUSSIAN_LIKELIHOOD
 from ...invariants import Invariants
 from ._scalar import _LOG_2PI, _generator, _Likelihood
 
@@ -66,6 +67,7 @@ class ProjectedGaussianLikelihood(_Likelihood):
     -3.087877
     """
 
+    form = PROJECTED_GAUSSIAN_LIKELIHOOD
     _noise_keywords = ("sigma", "invariants")
 
     @staticmethod

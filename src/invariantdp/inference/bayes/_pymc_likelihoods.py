@@ -29,7 +29,11 @@ space.
 :func:`mechanism_likelihood` builds the right one from a
 :class:`~invariantdp.Release`.  The scalar classes are defined in
 :mod:`._scalar`, :class:`ProjectedGaussianLikelihood` in :mod:`._projected`; this
-module maps a release's noise law to them.
+module maps a release's noise law to them through its noise family
+(:meth:`NoiseFamily.likelihood <invariantdp.families.NoiseFamily.likelihood>`):
+each class holds the :class:`~invariantdp.families.LikelihoodForm` it
+implements, and the form of a user family, which carries its own ``logp``,
+gets a :class:`~._scalar.FormLikelihood` built from it.
 """
 
 from __future__ import annotations
@@ -38,12 +42,15 @@ import warnings
 
 import numpy as np
 
+from ..._bounded_cache import bounded_cache
 from ..._validation import InvariantDPError
-from ...families import NoiseLikelihood
+from ...families import LikelihoodForm, NoiseLikelihood
+from ...release import Release
 from ._projected import ProjectedGaussianLikelihood
 from ._scalar import (
     DiscreteGaussianLikelihood,
     DiscreteLaplaceLikelihood,
+    FormLikelihood,
     GaussianLikelihood,
     LaplaceLikelihood,
     TulapLikelihood,
@@ -96,11 +103,9 @@ def release_noise(release) -> NoiseLikelihood:
     >>> from invariantdp.mechanisms import discrete_laplace_mechanism
     >>> from invariantdp.inference.bayes import release_noise
     >>> spec = release_noise(discrete_laplace_mechanism([3, 4], epsilon=1.0, rng=0))
-    >>> spec.distribution, spec.integer, spec.structure
+    >>> spec.form.name, spec.integer, spec.structure
     ('DiscreteLaplaceLikelihood', True, 'independent')
     """
-    from ...release import Release
-
     if not isinstance(release, Release):
         raise TypeError(f"`release` must be a Release, got {type(release).__name__}.")
     congenial = bool(release.metadata.get("congenial", False))
@@ -108,7 +113,12 @@ def release_noise(release) -> NoiseLikelihood:
 
 
 def likelihood_class(spec: NoiseLikelihood):
-    """The PyMC distribution class a :class:`~invariantdp.families.NoiseLikelihood` names.
+    """The PyMC distribution class of a :class:`~invariantdp.families.NoiseLikelihood`.
+
+    A built-in :class:`~invariantdp.families.LikelihoodForm` has its class
+    here (``TulapLikelihood``, ...; each class holds its ``form``); any other
+    form (a user family's) gets a class built from its ``logp``, ``logcdf``
+    and ``draw`` (:class:`FormLikelihood`).
 
     Parameters
     ----------
@@ -118,13 +128,13 @@ def likelihood_class(spec: NoiseLikelihood):
     Returns
     -------
     type
-        A PyMC distribution class of this module (``TulapLikelihood``,
-        ``LaplaceLikelihood``, ...).
+        A PyMC distribution class: calling it inside a model (or its
+        ``.dist``) with the confidential value and ``**spec.params``.
 
     Raises
     ------
-    KeyError
-        If ``spec.distribution`` names no class of this module.
+    InvariantDPError
+        If the form is not built in and has no ``logp``.
 
     References
     ----------
@@ -137,7 +147,21 @@ def likelihood_class(spec: NoiseLikelihood):
     >>> likelihood_class(noise_family("laplace").likelihood({"scale": 2.0})).__name__
     'LaplaceLikelihood'
     """
-    return _CLASSES[spec.distribution]
+    cls = _CLASSES.get(spec.form)
+    if cls is not None:
+        return cls
+    if spec.form.logp is None:
+        raise InvariantDPError(
+            f"the likelihood form {spec.form.name!r} has no `logp`: give its LikelihoodForm a "
+            "logp(z, params, xp) so that PyMC can observe the release."
+        )
+    return _form_class(spec.form, tuple(spec.params))
+
+
+@bounded_cache(maxsize=64)
+def _form_class(form: LikelihoodForm, keywords: tuple[str, ...]) -> type:
+    """The :class:`FormLikelihood` of ``form`` with the noise parameters ``keywords``."""
+    return type(form.name, (FormLikelihood,), {"form": form, "_noise_keywords": keywords})
 
 
 def mechanism_likelihood(name, release, confidential, *, flatten=False, **kwargs):
@@ -215,9 +239,9 @@ def mechanism_likelihood(name, release, confidential, *, flatten=False, **kwargs
     return likelihood_class(spec)(name, confidential, observed=obs, **spec.params, **kwargs)
 
 
-#: the classes a noise family's likelihood may name (invariantdp.families)
+#: the PyMC class of each built-in likelihood form (invariantdp.families)
 _CLASSES = {
-    cls.__name__: cls
+    cls.form: cls
     for cls in (
         TulapLikelihood,
         LaplaceLikelihood,

@@ -27,10 +27,18 @@ from ..._validation import check_delta, check_positive
 from ...distributions import tulap
 from ...distributions._discrete_laws import discrete_gaussian, draw_discrete_laplace
 from ...distributions._tulap_forms import tulap_bounds, tulap_logcdf, tulap_logpdf
+from ...families import (
+    DISCRETE_GAUSSIAN_LIKELIHOOD,
+    DISCRETE_LAPLACE_LIKELIHOOD,
+    GAUSSIAN_LIKELIHOOD,
+    LAPLACE_LIKELIHOOD,
+    TULAP_LIKELIHOOD,
+)
 
 __all__ = [
     "DiscreteGaussianLikelihood",
     "DiscreteLaplaceLikelihood",
+    "FormLikelihood",
     "GaussianLikelihood",
     "LaplaceLikelihood",
     "TulapLikelihood",
@@ -45,7 +53,7 @@ def _check_b_q(b, q):
 
 def _generator(rng):
     """numpy Generator from what PyMC passes to ``random`` (a Generator or None)."""
-    return as_generator(rng) if not isinstance(rng, np.random.Generator) else rng
+    return as_generator(rng)
 
 
 def _shifted(mu, size, noise, dtype=None):
@@ -138,6 +146,8 @@ class TulapLikelihood(_Likelihood):
     True
     """
 
+    form = TULAP_LIKELIHOOD
+
     _noise_keywords = ("b", "q", "scale")
 
     @staticmethod
@@ -212,6 +222,8 @@ class LaplaceLikelihood(_Likelihood):
     True
     """
 
+    form = LAPLACE_LIKELIHOOD
+
     @staticmethod
     def _custom(scale):
         const = float(-np.log(2.0 * scale))
@@ -261,6 +273,8 @@ class GaussianLikelihood(_Likelihood):
     >>> bool(abs(v - stats.norm.logpdf(0.3, 1.0, 2.0)) < 1e-12)
     True
     """
+
+    form = GAUSSIAN_LIKELIHOOD
 
     _noise_keywords = ("sigma",)
 
@@ -326,6 +340,8 @@ class DiscreteLaplaceLikelihood(_Likelihood):
     True
     """
 
+    form = DISCRETE_LAPLACE_LIKELIHOOD
+
     @staticmethod
     def _custom(t):
         const = float(np.log(np.tanh(0.5 / t)))
@@ -379,6 +395,8 @@ class DiscreteGaussianLikelihood(_Likelihood):
     True
     """
 
+    form = DISCRETE_GAUSSIAN_LIKELIHOOD
+
     _noise_keywords = ("sigma",)
 
     @staticmethod
@@ -399,6 +417,73 @@ class DiscreteGaussianLikelihood(_Likelihood):
             )
 
         return {"logp": logp, "random": random, "dtype": "int64"}
+
+
+# ---------------------------------------------------------------------------
+# the likelihood form of a user family
+# ---------------------------------------------------------------------------
+
+
+class FormLikelihood(_Likelihood):
+    r"""The likelihood of a :class:`~invariantdp.families.LikelihoodForm` given by its ``logp``.
+
+    The base of the class :func:`~invariantdp.inference.bayes.likelihood_class`
+    builds for a form that is not built in (a user family's): its ``form``
+    and its noise keywords (the params of the family's
+    :class:`~invariantdp.families.NoiseLikelihood`) are set on the subclass.
+    The log density is ``form.logp(y - mu, params, pytensor.tensor)``, the
+    log cdf ``form.logcdf`` when given, and draws ``mu + form.draw(gen,
+    shape, params)``.
+
+    References
+    ----------
+    Ju, Awan, Gong & Rao (2022), "Data augmentation MCMC for Bayesian
+    inference from privatized data", NeurIPS 35.
+
+    Examples
+    --------
+    >>> import numpy as np, pymc as pm
+    >>> from invariantdp.families import LikelihoodForm, NoiseLikelihood
+    >>> from invariantdp.inference.bayes import likelihood_class
+    >>> form = LikelihoodForm("ExampleLaplaceLikelihood",
+    ...                       logp=lambda z, p, xp: -xp.abs(z) / p["s"] - np.log(2 * p["s"]))
+    >>> cls = likelihood_class(NoiseLikelihood(form, {"s": 2.0}))
+    >>> round(float(pm.logp(cls.dist(1.0, s=2.0), 0.3).eval()), 6)  # Laplace(1, 2) at 0.3
+    -1.736294
+    """
+
+    form = None
+    _noise_keywords: tuple[str, ...] = ()
+
+    @classmethod
+    def _params(cls, **noise):
+        missing = [k for k in cls._noise_keywords if k not in noise]
+        if missing:
+            raise TypeError(f"{cls.__name__} needs the keyword arguments {missing}.")
+        return (dict(noise),)
+
+    @classmethod
+    def _custom(cls, params):
+        form = cls.form
+
+        def logp(value, mu, **_):
+            return form.logp(value - mu, params, pt)
+
+        out = {"logp": logp, "dtype": "floatX"}
+        if form.logcdf is not None:
+
+            def logcdf(value, mu, **_):
+                return form.logcdf(value - mu, params, pt)
+
+            out["logcdf"] = logcdf
+        if form.draw is not None:
+
+            def random(mu, rng=None, size=None):
+                gen = _generator(rng)
+                return _shifted(mu, size, lambda s: form.draw(gen, s, params), float)
+
+            out["random"] = random
+        return out
 
 
 # the names before issue 11, kept (without a warning) for the modules of this package

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..._deprecation import renamed_keywords
+from ..._deprecation import deprecated, renamed_keywords
 from ..._progress import show_progress
 from ..._results import Summary
 from ..._rng import as_generator
@@ -98,6 +98,12 @@ class ConditionalRelease(Release):
         )
 
 
+#: Gong & Meng's name of the discrete Laplace mechanism, this function's former spelling
+_DOUBLE_GEOMETRIC = deprecated(
+    "the mechanism name 'double_geometric' of conditional_release()", "'discrete_laplace'"
+)
+
+
 @renamed_keywords(n_draws="draws", n_chains="chains", n_tune="tune")
 def conditional_release(
     x,
@@ -129,17 +135,20 @@ def conditional_release(
     x : array_like
         Confidential query :math:`s^*`, of the shape of ``invariants``
         (integer counts for the integer-valued mechanisms).
-    mechanism : {"double_geometric", "discrete_gaussian", "laplace", "gaussian"}
+    mechanism : {"discrete_laplace", "discrete_gaussian", "laplace", "gaussian"}
         The unconstrained additive mechanism :math:`M` (Definitions 1.1-1.2;
-        Lemma 13 of Gao et al.), independent noise on every cell.
+        Lemma 13 of Gao et al.), independent noise on every cell, by its name
+        in :data:`~invariantdp.mechanisms.MECHANISMS`.  ``"discrete_laplace"``
+        is Gong & Meng's double geometric mechanism (``"double_geometric"``,
+        its former name here, still works with a ``DeprecationWarning``).
     invariants : Invariants
         Equality invariants :math:`A s = a`; values default to those of ``x``
         and, when given, must be satisfied by ``x``.
     inequalities : None, "nonnegative", LinearInequalities or (B, b)
         Inequality invariants :math:`B s \ge b`.
     epsilon : float
-        Laplace / double geometric: noise rate ``epsilon / sensitivity`` per
-        cell (:math:`a = e^{-\epsilon/\nabla}` in Eq. 1.3).
+        Laplace / discrete Laplace (double geometric): noise rate
+        ``epsilon / sensitivity`` per cell (:math:`a = e^{-\epsilon/\nabla}` in Eq. 1.3).
     mu : float
         Gaussian: :math:`\mu`-GDP of the unconstrained mechanism,
         ``sigma = sensitivity / mu``.
@@ -218,6 +227,9 @@ def conditional_release(
     >>> res.method, round(float(res.value.sum()), 9)
     ('exact', 100.0)
     """
+    if isinstance(mechanism, str) and mechanism == "double_geometric":
+        _DOUBLE_GEOMETRIC.warn(stacklevel=3)  # the caller, past the renamed_keywords wrapper
+        mechanism = "discrete_laplace"
     resolve_secure(
         secure,
         rng,

@@ -27,7 +27,9 @@ from ..._validation import (
     check_positive,
     check_positive_int,
 )
+from ...families._calibration import gaussian_sigma, laplace_rate
 from ...invariants import Invariants
+from .._registry import find_mechanism
 
 __all__ = ["LinearInequalities"]
 
@@ -36,27 +38,37 @@ __all__ = ["LinearInequalities"]
 class Unconstrained:
     """What the congenial mechanism needs to know of its unconstrained mechanism ``M``."""
 
+    name: str  # its name in the registry (invariantdp.mechanisms.MECHANISMS)
     integer: bool  # integer-valued noise
     laplace_type: bool  # log p(u) = -rate |u|; else -u^2 / (2 sigma^2)
     parameter: str  # the privacy parameter that calibrates it
     family: str  # the noise law's family in the release
     scale_key: str  # and its scale parameter (1 / rate or sigma)
 
+    @classmethod
+    def of(cls, name: str, parameter: str) -> Unconstrained:
+        m = find_mechanism(name)
+        return cls(m.name, m.noise_family.integer, m.norm == "l1", parameter, m.family, m.scale)
 
-#: the ``mechanism`` argument of conditional_release (Gong & Meng, Definitions 1.1-1.2)
+
+#: the ``mechanism`` argument of conditional_release and the privacy parameter it is
+#: calibrated by (Gong & Meng, Definitions 1.1-1.2: their double geometric mechanism is the
+#: discrete Laplace of scale 1 / rate)
 MECHANISMS = {
-    # Gong & Meng's double geometric law is the discrete Laplace of scale 1 / rate
-    "double_geometric": Unconstrained(True, True, "epsilon", "discrete_laplace", "scale"),
-    "discrete_gaussian": Unconstrained(True, False, "rho", "discrete_gaussian", "sigma"),
-    "laplace": Unconstrained(False, True, "epsilon", "laplace", "scale"),
-    "gaussian": Unconstrained(False, False, "mu", "gaussian", "scale"),
+    name: Unconstrained.of(name, parameter)
+    for name, parameter in (
+        ("discrete_laplace", "epsilon"),
+        ("discrete_gaussian", "rho"),
+        ("laplace", "epsilon"),
+        ("gaussian", "mu"),
+    )
 }
 
 #: privacy parameter -> (what it is, (rate, sigma) of the noise from it and the sensitivity)
 _CALIBRATION = {
-    "epsilon": ("DP", lambda v, s: (v / s, np.nan)),
-    "mu": ("Gaussian DP", lambda v, s: (np.nan, s / v)),
-    "rho": ("zCDP", lambda v, s: (np.nan, s / np.sqrt(2.0 * v))),
+    "epsilon": ("DP", lambda v, s: (laplace_rate(s, v), np.nan)),
+    "mu": ("Gaussian DP", lambda v, s: (np.nan, gaussian_sigma(s, mu=v))),
+    "rho": ("zCDP", lambda v, s: (np.nan, gaussian_sigma(s, rho=v))),
 }
 
 
