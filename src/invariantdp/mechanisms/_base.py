@@ -34,9 +34,10 @@ from dataclasses import fields
 import numpy as np
 
 from .._deprecation import deprecated_property
+from .._label_text import value_name_of
 from .._validation import check_delta, check_epsilon, check_finite_array, check_positive
 from ..exceptions import InvariantDPError, SimulationWarning
-from ..labels import labels_of
+from ..labels import labels_of, labels_to_doc
 from ..privacy import eps_delta_to_gdp
 from ..release import PrivacyGuarantee, Release
 from ..secure import SecureGenerator
@@ -58,6 +59,7 @@ __all__ = [
     "release_part",
     "resolve_secure",
     "resolve_sensitivity",
+    "warn_unasked_simulation",
 ]
 
 SECURE = "secure"
@@ -113,6 +115,7 @@ def resolve_secure(
     ``None``        secure, unless ``rng`` is a seed or a     simulation; a
                     numpy generator (then a simulation)       :class:`SimulationWarning`
                                                               if ``rng`` is None
+                                                              (:func:`warn_unasked_simulation`)
     ``True``        secure (``rng`` must be None or a         refused (:func:`refuse_secure`,
                     :class:`~invariantdp.secure.SecureGenerator`)  naming ``alternatives``)
     ``False``       simulation, as asked                      simulation, as asked
@@ -122,7 +125,9 @@ def resolve_secure(
     secure path (a Dask frame or a ``seed_policy`` for the swap).  The
     warning is the only trace of a simulation nobody asked for: a seed (or
     ``secure=False``) says a simulation is intended, and a release to
-    publish needs the secure path anyway.
+    publish needs the secure path anyway.  It is given once the release is
+    made (:func:`warn_unasked_simulation`), so that a call refused for bad
+    arguments raises its error alone.
 
     Parameters
     ----------
@@ -134,7 +139,7 @@ def resolve_secure(
         Whether the secure path exists for this call.
     alternatives : str
         With ``exact=False``: what to use for a release to publish, named when
-        ``secure=True`` is refused and in the warning.
+        ``secure=True`` is refused.
 
     Returns
     -------
@@ -149,20 +154,14 @@ def resolve_secure(
 
     References
     ----------
-    Mironov (2012), ACM CCS (why a numpy release is never for publication);
-    issue 22, section 4 ("no silent simulation").
+    Mironov (2012), ACM CCS (why a numpy release is never for publication).
 
     Examples
     --------
     >>> resolve_secure(None, None, "tulap_mechanism"), resolve_secure(None, 7, "tulap_mechanism")
     (True, False)
-    >>> import warnings
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     resolve_secure(None, None, "knorm", exact=False, alternatives="tulap_mechanism")
+    >>> resolve_secure(None, None, "knorm", exact=False, alternatives="tulap_mechanism")
     False
-    >>> caught[0].category.__name__
-    'SimulationWarning'
     """
     if secure is not None and not isinstance(secure, bool):
         raise TypeError(
@@ -170,19 +169,42 @@ def resolve_secure(
         )
     if not exact:
         refuse_secure(mechanism, bool(secure), alternatives=alternatives)
-        if secure is None and rng is None:
-            warnings.warn(
-                f"{mechanism} drew its noise from an unseeded numpy generator: a simulation, "
-                "not for publication. Pass `rng=` (a seed or a "
-                "Generator) or `secure=False` to say a simulation is intended; for a release "
-                f"to publish use {alternatives}.",
-                SimulationWarning,
-                stacklevel=3,
-            )
         return False
     if secure is not None:
         return secure
     return rng is None or isinstance(rng, SecureGenerator)
+
+
+def warn_unasked_simulation(
+    secure, rng, mechanism: str, alternatives: str, *, stacklevel: int = 3
+) -> None:
+    """Warn that a simulation was made without being asked for (the rule: :func:`resolve_secure`).
+
+    Called by a mechanism without an exact sampler (or a call of one without
+    a secure path) once its release is made, with the ``secure`` and ``rng``
+    its caller gave: neither a seed nor ``secure=False`` said that a
+    simulation was intended.  ``stacklevel`` points the warning at the
+    mechanism's caller (3 from the mechanism's own body; one more per
+    wrapper in between).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_unasked_simulation(None, None, "knorm", "tulap_mechanism")
+    >>> caught[0].category.__name__
+    'SimulationWarning'
+    >>> warn_unasked_simulation(None, 7, "knorm", "tulap_mechanism")  # a seed: asked for
+    """
+    if secure is None and rng is None:
+        warnings.warn(
+            f"{mechanism} drew its noise from an unseeded numpy generator: a simulation, "
+            "not for publication. Pass `rng=` (a seed or a Generator) or `secure=False` to "
+            f"say a simulation is intended; for a release to publish use {alternatives}.",
+            SimulationWarning,
+            stacklevel=stacklevel,
+        )
 
 
 def check_data(x, name: str = "x") -> np.ndarray:
@@ -312,16 +334,25 @@ def make_release(
     subclass of :class:`~invariantdp.Release` as ``cls`` and the subclass's
     own fields as ``extra``.  ``labels`` is the data given to the mechanism
     (a pandas object keeps its index and columns in the release,
-    :mod:`invariantdp.labels`) or its labels; labels that do not fit the
-    value's shape (a query of the data) are not kept.
+    :mod:`invariantdp.labels`, and a ``Series`` its name as
+    ``metadata["value_name"]``) or its labels; labels that fit the data but
+    not the value (a query of the data) are kept as
+    ``metadata["data_labels"]`` (:attr:`Release.data_labels
+    <invariantdp.Release.data_labels>`).
     """
     matrix = None if query is None or isinstance(query, str) else query
     note = {"query": query} if isinstance(query, str) else {}
+    axes = labels if isinstance(labels, tuple | type(None)) else labels_of(labels)
+    if axes is not None:
+        sizes = tuple(len(a.labels) for a in axes)
+        if sizes != np.shape(value):
+            if sizes == tuple(data_shape or ()):
+                note["data_labels"] = labels_to_doc(axes)
+            axes = None
+        elif (name := value_name_of(labels)) is not None:
+            note["value_name"] = name
     metadata = {**note, **randomness_note(secure), **metadata}
     # the fields of Release in order; a subclass's own fields are keyword-only
-    axes = labels if isinstance(labels, tuple | type(None)) else labels_of(labels)
-    if axes is not None and tuple(len(a.labels) for a in axes) != np.shape(value):
-        axes = None
     fields_ = (value, mechanism, noise, guarantee, invariants, matrix, data_shape, metadata, axes)
     return cls(*fields_, **(extra or {}))
 

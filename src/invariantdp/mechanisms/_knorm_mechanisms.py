@@ -43,6 +43,7 @@ from ._base import (
     make_release,
     resolve_secure,
     resolve_sensitivity,
+    warn_unasked_simulation,
 )
 from ._side_channels import query_adjacency
 
@@ -168,7 +169,7 @@ def knorm(
     noise = KNormNoise("polytope", xv.size, scale, V)
     method = noise.resolve_method(method)
     v = noise.rvs(random_state=gen, method=method)
-    return make_release(
+    release = make_release(
         xv + v.reshape(xv.shape),
         "knorm",
         knorm_law("polytope", xv.size, scale, vertices=V),
@@ -184,9 +185,15 @@ def knorm(
             "norm": "polytope",
             "method": method,
         },
-        secure=secure,
         labels=x,
     )
+    warn_unasked_simulation(secure, rng, "knorm", _SECURE_ALTERNATIVES)
+    return release
+
+
+_LP_ALTERNATIVES = (
+    "laplace_mechanism(..., secure=True) (the l1 case) or gaussian_mechanism(..., secure=True)"
+)
 
 
 def _check_p(p):
@@ -254,14 +261,7 @@ def lp_mechanism(x, p, sensitivity=1.0, epsilon=None, *, rng=None, secure=None) 
     >>> r.noise.params["norm"], r.simulation
     ('linf', True)
     """
-    resolve_secure(
-        secure,
-        rng,
-        "lp_mechanism",
-        exact=False,
-        alternatives="laplace_mechanism(..., secure=True) (the l1 case) or "
-        "gaussian_mechanism(..., secure=True)",
-    )
+    resolve_secure(secure, rng, "lp_mechanism", exact=False, alternatives=_LP_ALTERNATIVES)
     if epsilon is None:
         raise TypeError("`epsilon` is required: lp_mechanism(x, p, sensitivity, epsilon).")
     xv = check_data(x)
@@ -276,7 +276,7 @@ def lp_mechanism(x, p, sensitivity=1.0, epsilon=None, *, rng=None, secure=None) 
     v = KNormNoise(name, d, scale).rvs(random_state=gen)
     # l1 noise is i.i.d. Laplace: recorded as that family, which every consumer knows
     law = NoiseLaw("laplace", {"scale": scale}) if p == 1 else knorm_law(name, d, scale)
-    return make_release(
+    release = make_release(
         xv + v.reshape(xv.shape),
         f"lp_mechanism[{name}]",
         law,
@@ -293,3 +293,5 @@ def lp_mechanism(x, p, sensitivity=1.0, epsilon=None, *, rng=None, secure=None) 
         },
         labels=x,
     )
+    warn_unasked_simulation(secure, rng, "lp_mechanism", _LP_ALTERNATIVES)
+    return release

@@ -97,4 +97,5 @@ def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None, secure=None) -> R
         data_shape=(2, 2),
         metadata={"statistic": "x11"},
         secure=secure,
+        labels=table,  # a DataFrame's labels name x11 and the odds ratio (data_labels)
     )

@@ -68,7 +68,13 @@ from .._validation import InvariantDPError, check_in_open_unit, check_positive_i
 from ..privacy import swapping_epsilon
 from ..release import NoiseLaw, Release
 from ..secure import random_source
-from ._base import guarantee, make_release, release_part, resolve_secure
+from ._base import (
+    guarantee,
+    make_release,
+    release_part,
+    resolve_secure,
+    warn_unasked_simulation,
+)
 from ._permutation import root_entropy, sources_by_stratum, sources_global, sources_secure
 from ._swap_dask import ROW, swap_dask
 from ._swap_table import (
@@ -289,6 +295,10 @@ def table_on_release_cells(release: Release, data: pd.DataFrame) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 
+#: a Dask frame has no secure swap (its strata are drawn in parallel from seeds)
+_DASK_ALTERNATIVE = "permutation_swap on a pandas DataFrame (`.compute()` it first)"
+
+
 def permutation_swap(
     data, *, swap, match=(), swap_rate, rng=None, seed_policy=None, secure=None
 ) -> SwapResult:
@@ -403,12 +413,9 @@ def permutation_swap(
             )
         if kind != "pandas":
             raise InvariantDPError("`secure=True` needs a pandas DataFrame; call .compute() first.")
+    asked = (secure, rng if seed_policy is None else seed_policy)  # a policy asks for a simulation
     secure = resolve_secure(
-        secure,
-        rng,
-        "permutation_swap",
-        exact=kind == "pandas" and seed_policy is None,
-        alternatives="permutation_swap on a pandas DataFrame, without `seed_policy`",
+        secure, rng, "permutation_swap", exact=kind == "pandas" and seed_policy is None
     )
     if secure:
         sgen = random_source(rng, True)
@@ -427,7 +434,9 @@ def permutation_swap(
     roles = (swap, match, rest)
     if kind == "dask":
         swapped, table, levels = swap_dask(data, roles, swap_rate, root_entropy(gen))
-        return _swap_result(swapped, table, levels, roles, swap_rate, "stratum", None)
+        result = _swap_result(swapped, table, levels, roles, swap_rate, "stratum", None)
+        warn_unasked_simulation(*asked, "permutation_swap", _DASK_ALTERNATIVE)
+        return result
 
     x = encode(data, roles, read_all=secure)
     if secure:

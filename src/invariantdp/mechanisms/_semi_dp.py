@@ -33,7 +33,7 @@ from ..families._calibration import gaussian_sigma, laplace_scale
 from ..invariants import one_way_margins
 from ..release import NoiseLaw, Release
 from ..sensitivity import MAX_HULL_DIM, contingency_sensitivity_space
-from ._base import guarantee, make_release, resolve_secure
+from ._base import guarantee, make_release, resolve_secure, warn_unasked_simulation
 from ._knorm_mechanisms import knorm_law
 
 __all__ = ["semi_dp_gaussian", "semi_dp_knorm"]
@@ -137,7 +137,7 @@ def semi_dp_gaussian(table, *, mu, rng=None, secure=None) -> Release:
     e = gen.standard_normal(x.size)
     e *= sigma
     noise = inv.project(e).reshape(x.shape)
-    return make_release(
+    release = make_release(
         x + noise,
         "semi_dp_gaussian",
         NoiseLaw("projected_gaussian", {"scale": sigma, "invariants": inv.structure_dict()}),
@@ -145,9 +145,11 @@ def semi_dp_gaussian(table, *, mu, rng=None, secure=None) -> Release:
         invariants=inv.of(x),
         data_shape=x.shape,
         metadata={"sensitivity": 2.0, "norm": "l2", "a(t)": 3},
-        secure=secure,
+        secure=False,
         labels=table,
     )
+    warn_unasked_simulation(secure, rng, "semi_dp_gaussian", _SECURE_ALTERNATIVES)
+    return release
 
 
 def semi_dp_knorm(table, *, epsilon, rng=None, method: str = "auto", secure=None) -> Release:
@@ -255,7 +257,7 @@ def semi_dp_knorm(table, *, epsilon, rng=None, method: str = "auto", secure=None
     scale = laplace_scale(1.0, epsilon)
     law = KNormNoise("polytope", x.size, scale, S)
     v = law.rvs(random_state=gen, method=method).reshape(x.shape)
-    return make_release(
+    release = make_release(
         x + v,
         "semi_dp_knorm",
         knorm_law("polytope", x.size, scale, space={"kind": "contingency", "r": r, "c": c}),
@@ -263,6 +265,8 @@ def semi_dp_knorm(table, *, epsilon, rng=None, method: str = "auto", secure=None
         invariants=_margins(x.shape).of(x),
         data_shape=x.shape,
         metadata={"sensitivity": 1.0, "norm": "K", "a(t)": 3, "method": method},
-        secure=secure,
+        secure=False,
         labels=table,
     )
+    warn_unasked_simulation(secure, rng, "semi_dp_knorm", _SECURE_ALTERNATIVES)
+    return release

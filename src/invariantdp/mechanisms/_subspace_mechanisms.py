@@ -39,6 +39,7 @@ from ._base import (
     make_release,
     resolve_secure,
     resolve_sensitivity,
+    warn_unasked_simulation,
 )
 
 __all__ = [
@@ -119,14 +120,18 @@ def _laplace(inv, epsilon, sensitivity, transform=None):
     )
 
 
-def _release(name, xv, inv, noise, scale, privacy, metadata, labels=None) -> Release:
+def _release(name, xv, inv, noise, scale, privacy, metadata, labels, asked) -> Release:
     """The release ``x + noise`` of the subspace mechanism ``name`` (a simulation).
 
     ``noise`` is a new array of the mechanism's own: the value is summed into
     it (the same numbers as ``x + noise``, without another array of n cells).
+    ``asked`` is the ``(secure, rng)`` of the call: neither says a simulation
+    was intended, the release is made with a warning.
     """
     value = noise.reshape(xv.shape)
     value += xv
+    # the mechanism's caller is one frame further than for a call from its body
+    warn_unasked_simulation(*asked, name, _SECURE_ALTERNATIVES, stacklevel=4)
     return make_release(
         value,
         name,
@@ -201,7 +206,9 @@ def projected_gaussian(
     e = as_generator(rng).standard_normal(inv.n_cells)
     e *= sigma
     noise = invariants.project(e, out=e)  # e is ours: projected where it lies
-    return _release("projected_gaussian", xv, inv, noise, sigma, privacy, metadata, x)
+    return _release(
+        "projected_gaussian", xv, inv, noise, sigma, privacy, metadata, x, (secure, rng)
+    )
 
 
 def projected_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secure=None) -> Release:
@@ -254,7 +261,7 @@ def projected_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secu
     xv, inv = _prepare(x, invariants)
     b, privacy, metadata = _laplace(inv, epsilon, sensitivity)
     noise = invariants.project(as_generator(rng).laplace(0.0, b, size=inv.n_cells))
-    return _release("projected_laplace", xv, inv, noise, b, privacy, metadata, x)
+    return _release("projected_laplace", xv, inv, noise, b, privacy, metadata, x, (secure, rng))
 
 
 def _null_transform(invariants):
@@ -309,7 +316,7 @@ def extended_gaussian(
     e = as_generator(rng).standard_normal(inv.n_cells - inv.rank)
     e *= sigma
     noise = invariants.null_space_apply(e)
-    return _release("extended_gaussian", xv, inv, noise, sigma, privacy, metadata, x)
+    return _release("extended_gaussian", xv, inv, noise, sigma, privacy, metadata, x, (secure, rng))
 
 
 def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secure=None) -> Release:
@@ -365,6 +372,5 @@ def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secur
         inv, epsilon, sensitivity, transform=_null_transform(invariants)
     )
     w = as_generator(rng).laplace(0.0, b, size=inv.n_cells - inv.rank)
-    return _release(
-        "extended_laplace", xv, inv, invariants.null_space_apply(w), b, privacy, metadata, x
-    )
+    noise = invariants.null_space_apply(w)
+    return _release("extended_laplace", xv, inv, noise, b, privacy, metadata, x, (secure, rng))

@@ -19,7 +19,13 @@ from ..._validation import InvariantDPError, check_positive, check_positive_int
 from ...exceptions import ConvergenceWarning
 from ...invariants import Invariants
 from ...release import NoiseLaw, Release
-from .._base import guarantee, make_release, release_part, resolve_secure
+from .._base import (
+    guarantee,
+    make_release,
+    release_part,
+    resolve_secure,
+    warn_unasked_simulation,
+)
 from ._diagnostics import SamplerDiagnostics, diagnose
 from ._exact_conditional import exact_plan, run_exact
 from ._mcmc import run_gibbs, run_mis
@@ -101,6 +107,13 @@ class ConditionalRelease(Release):
 #: Gong & Meng's name of the discrete Laplace mechanism, this function's former spelling
 _DOUBLE_GEOMETRIC = deprecated(
     "the mechanism name 'double_geometric' of conditional_release()", "'discrete_laplace'"
+)
+
+
+#: what to use for a release to publish (no sampler here is exact)
+_ALTERNATIVES = (
+    "discrete_laplace_mechanism(x, ..., secure=True) or discrete_gaussian_mechanism(x, ..., "
+    "secure=True) (exact integer noise, not conditioned on the invariants)"
 )
 
 
@@ -230,15 +243,7 @@ def conditional_release(
     if isinstance(mechanism, str) and mechanism == "double_geometric":
         _DOUBLE_GEOMETRIC.warn(stacklevel=3)  # the caller, past the renamed_keywords wrapper
         mechanism = "discrete_laplace"
-    resolve_secure(
-        secure,
-        rng,
-        "conditional_release",
-        exact=False,
-        alternatives="discrete_laplace_mechanism(x, ..., secure=True) or "
-        "discrete_gaussian_mechanism(x, ..., secure=True) (exact integer noise, not "
-        "conditioned on the invariants)",
-    )
+    resolve_secure(secure, rng, "conditional_release", exact=False, alternatives=_ALTERNATIVES)
     if sampler not in SAMPLERS:
         raise InvariantDPError(
             f"`sampler` ({sampler!r}) must be one of {', '.join(map(repr, SAMPLERS))}."
@@ -313,9 +318,12 @@ def conditional_release(
         "method": sampler,
         "inequalities": ineq,
     }
-    return _conditional_release(
+    release = _conditional_release(
         value, mechanism, target, privacy, invariants, values, sensitivity, sampling, x
     )
+    # the caller of conditional_release, past the renamed_keywords wrapper
+    warn_unasked_simulation(secure, rng, "conditional_release", _ALTERNATIVES, stacklevel=4)
+    return release
 
 
 _DATASPACE = "data sets whose query satisfies the released invariants"
