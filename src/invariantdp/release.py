@@ -725,7 +725,7 @@ class Release:
         >>> r.summary().as_dict()["labels"]
         'sex (F, M)'
         >>> r.summary().as_dict()["value (count)"]
-        'F: 348; M: 1067'
+        'F: 346; M: 1066'
         """
         names = self._value_names()
         if names is None:

@@ -249,7 +249,7 @@ class OddsRatioTestResult(TidyResult):
     x11_cell : str
         The cell x11 on the table's labels (``"men, admitted"``; ``"row 1,
         column 1"`` for a table without labels).
-    odds_ratio_of : str
+    compares : str
         What the odds ratio ``(x11 x22) / (x12 x21)`` compares: the odds of
         the first column in the first row against the second row (``"odds
         of admitted, men vs women"``).
@@ -287,7 +287,7 @@ class OddsRatioTestResult(TidyResult):
     noise: str
     method: str = "semi-DP UMPU odds-ratio test (Cho & Awan, Thm 37)"
     x11_cell: str = _UNLABELLED.x11
-    odds_ratio_of: str = _UNLABELLED.odds_ratio
+    compares: str = _UNLABELLED.odds_ratio
     margin_names: tuple[str, str, str, str] = _UNLABELLED.margins
     _noise: NoiseTails = field(default=None, repr=False, compare=False)
 
@@ -338,7 +338,7 @@ class OddsRatioTestResult(TidyResult):
                     f"epsilon={self.epsilon:g}, delta={self.delta:g}, semi-DP a(t)=3",
                 )
             )
-        rows.append(("odds ratio", self.odds_ratio_of))
+        rows.append(("odds ratio", self.compares))
         rows.append(("null odds ratio", self.null_odds_ratio))
         estimate = "odds-ratio estimate (median-unbiased)"
         rows += hypothesis_test_rows(self, confidence_level, estimate)
@@ -412,7 +412,7 @@ def umpu_odds_ratio_test(
     OddsRatioTestResult
         With ``statistic``, ``pvalue``, ``estimate``,
         ``confidence_interval()`` and ``summary()``; ``x11_cell`` and
-        ``odds_ratio_of`` say which cell x11 is and which way the odds ratio
+        ``compares`` say which cell x11 is and which way the odds ratio
         points.
 
     Raises
@@ -471,7 +471,7 @@ def umpu_odds_ratio_test(
         delta=tn.delta,
         noise=tn.description,
         x11_cell=text.x11,
-        odds_ratio_of=text.odds_ratio,
+        compares=text.odds_ratio,
         margin_names=text.margins,
         _noise=tn,
     )

@@ -18,7 +18,7 @@ Every release records its noise law with :func:`knorm_law` (family
 recorded as the family ``"laplace"``.  **Simulation only.**  The noise is floating point, drawn from
 a numpy ``Generator``: attackable through its low-order bits (Mironov 2012)
 and reproducible from a seed.  ``secure=True`` is refused, and a call
-without ``rng`` (or ``secure=False``) warns
+with neither ``rng`` nor ``secure=False`` warns
 (:class:`~invariantdp.exceptions.SimulationWarning`); for a release to
 publish, use ``discrete_laplace_mechanism`` / ``discrete_gaussian_mechanism``
 (integer counts) or ``laplace_mechanism`` / ``gaussian_mechanism`` with

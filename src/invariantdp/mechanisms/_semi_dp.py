@@ -10,7 +10,7 @@ Sec. 5.1).
 Both mechanisms add floating-point noise drawn from a numpy ``Generator``:
 their releases are **simulations, not for publication** (the low-order bits
 of float noise leak, Mironov 2012; a seed makes the noise reproducible), and
-``secure=True`` is refused; called without ``rng`` (or ``secure=False``)
+``secure=True`` is refused; called with neither ``rng`` nor ``secure=False``
 they warn (:class:`~invariantdp.exceptions.SimulationWarning`).  For a release to publish, use
 ``odds_ratio_release(table, ..., secure=True)`` for a 2 x 2 table (the
 semi-DP Tulap release of ``x11``, which keeps the margins), or

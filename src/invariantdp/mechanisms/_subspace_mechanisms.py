@@ -19,7 +19,7 @@ All four mechanisms add floating-point noise drawn from a numpy
 ``Generator``: their releases are **simulations, not for publication** (the
 low-order bits of float noise leak, Mironov 2012; a seed makes the noise
 reproducible -- which is exactly what Algorithm 4 relies on), and
-``secure=True`` is refused; called without ``rng`` (or ``secure=False``)
+``secure=True`` is refused; called with neither ``rng`` nor ``secure=False``
 they warn (:class:`~invariantdp.exceptions.SimulationWarning`).  For a release to publish, use
 ``discrete_laplace_mechanism`` / ``discrete_gaussian_mechanism(x, ...,
 secure=True)`` on integer counts (exact integer noise; the invariants are not kept).

@@ -53,8 +53,8 @@ draw no noise).  The target and the inequalities are in :mod:`._targets`.
 Every sampler draws from a numpy ``Generator`` in floating point (the exact
 sampler too: its probabilities are floats), so a conditional release is a
 **simulation, not for publication** (Mironov 2012 for float noise; a seed
-makes it reproducible), and ``secure=True`` is refused; called without
-``rng`` (or ``secure=False``) it warns
+makes it reproducible), and ``secure=True`` is refused; called with neither
+``rng`` nor ``secure=False`` it warns
 (:class:`~invariantdp.exceptions.SimulationWarning`).  For a release to
 publish, use ``discrete_laplace_mechanism`` /
 ``discrete_gaussian_mechanism(x, ..., secure=True)`` (exact integer noise, not
