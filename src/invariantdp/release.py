@@ -145,18 +145,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from ._deprecation import moved_names
 from ._guarantee import PrivacyGuarantee
-from ._label_text import (
-    axes_text,
-    invariant_names,
-    named_values,
-    two_by_two_text,
-    value_name_of,
-)
+from ._label_text import value_name_of
 from ._published_fields import published_fields
+from ._release_labels import LabelledValues
 from ._results import Summary, format_table, short_text, summarise_params
 from ._schema import (
     FORMAT_VERSION,  # noqa: F401 - the newest document version this module reads
@@ -176,14 +170,7 @@ from ._validation import (
 )
 from .families import NoiseFamily, SchemaContext, noise_family
 from .invariants import Invariants
-from .labels import (
-    AxisLabels,
-    cell_names,
-    check_labels,
-    labels_from_doc,
-    labels_to_doc,
-    to_pandas,
-)
+from .labels import AxisLabels, check_labels, labels_to_doc
 
 __all__ = ["NoiseLaw", "PrivacyGuarantee", "Release"]
 
@@ -260,7 +247,7 @@ class NoiseLaw:
 
 
 @dataclass(frozen=True, eq=False)
-class Release:
+class Release(LabelledValues):
     """A differentially private release with its invariants.
 
     Attributes
@@ -346,22 +333,6 @@ class Release:
         object.__setattr__(self, "metadata", freeze(self.metadata))
         object.__setattr__(self, "labels", check_labels(self.labels, value.shape))
         self._check_names()
-
-    def _check_names(self) -> None:
-        """``metadata["value_name"]`` and ``["data_labels"]``, when present, fit the release."""
-        name = self.metadata.get("value_name")
-        if name is not None and not isinstance(name, str):
-            raise InvariantDPError(
-                f"`metadata.value_name` ({format_value(name)}) must be a string (the name of "
-                "the values)."
-            )
-        doc = self.metadata.get("data_labels")
-        if doc is not None:
-            if self.data_shape is None:
-                raise InvariantDPError(
-                    "`metadata.data_labels` needs the `data_shape` of the data they label."
-                )
-            labels_from_doc("metadata.data_labels", thaw(doc), self.data_shape)
 
     # --- serialisation -----------------------------------------------------
 
@@ -571,78 +542,12 @@ class Release:
             data = fh.read(max_bytes + 1)  # the file may have grown since
         return cls.from_json(data, max_bytes=max_bytes, max_cells=max_cells)
 
-    # --- pandas -------------------------------------------------------------
-
-    @property
-    def value_name(self) -> str:
-        """The name of the values: that of the ``Series`` they were made from, else ``"value"``.
-
-        Recorded as ``metadata["value_name"]`` by the mechanisms and
-        :meth:`from_published`; :meth:`to_series` and :meth:`to_frame` name
-        the values by it.
-
-        Examples
-        --------
-        >>> import pandas as pd
-        >>> x = pd.Series([120, 80], index=pd.Index(["Ada", "Bay"], name="county"), name="count")
-        >>> Release.from_published(x, noise="discrete_gaussian", variance=4.0).value_name
-        'count'
-        """
-        return self.metadata.get("value_name") or "value"
-
-    @property
-    def data_labels(self) -> tuple[AxisLabels, ...] | None:
-        """The labels of the confidential data: :attr:`labels`, or those recorded for a query.
-
-        A release whose value is a query of labelled data (the x11 of a 2 x 2
-        table given as a ``DataFrame``) keeps the data's labels in
-        ``metadata["data_labels"]``; a release of the data themselves has
-        them as :attr:`labels`.  None when the data had no labels.
-
-        Examples
-        --------
-        >>> import pandas as pd
-        >>> from invariantdp.mechanisms import odds_ratio_release
-        >>> t = pd.DataFrame([[12, 5], [4, 9]], index=pd.Index(["a", "b"], name="group"),
-        ...                  columns=["yes", "no"])
-        >>> r = odds_ratio_release(t, epsilon=1.0, rng=1)
-        >>> r.labels is None, r.data_labels[0]
-        (True, AxisLabels(name='group', labels=('a', 'b')))
-        """
-        doc = self.metadata.get("data_labels")
-        if doc is not None:
-            return labels_from_doc("metadata.data_labels", thaw(doc), self.data_shape)
-        if self.labels is not None and self.data_shape == self.value.shape:
-            return self.labels
-        return None
-
-    def to_series(self) -> pd.Series:
-        """The value as a ``Series`` on its labels (the product of the axes for a table).
-
-        The ``Series`` is named by :attr:`value_name`: the name of the values
-        the release was made from (``"count"``), or ``"value"``.
-
-        Examples
-        --------
-        >>> import pandas as pd
-        >>> x = pd.Series([120, 80], index=pd.Index(["Ada", "Bay"], name="county"), name="count")
-        >>> r = Release.from_published(x, noise="discrete_gaussian", variance=4.0)
-        >>> r.to_series()
-        county
-        Ada    120
-        Bay     80
-        Name: count, dtype: int64
-        """
-        out = to_pandas(self.value, self.labels)
-        if isinstance(out, pd.DataFrame):
-            out = out.stack(future_stack=True)
-        return out.rename(self.value_name)
-
-    def to_frame(self) -> pd.DataFrame:
-        """The value as a ``DataFrame``: the table itself for a 2-D value, else one
-        column named by :attr:`value_name` on the labels."""
-        out = to_pandas(self.value, self.labels)
-        return out if isinstance(out, pd.DataFrame) else out.to_frame(self.value_name)
+    # --- labels and pandas (invariantdp._release_labels) ----------------------
+    # named here too, so that the API pages (which list a class's own members) show them
+    value_name = LabelledValues.value_name
+    data_labels = LabelledValues.data_labels
+    to_series = LabelledValues.to_series
+    to_frame = LabelledValues.to_frame
 
     # --- provenance -----------------------------------------------------------
 
@@ -694,21 +599,6 @@ class Release:
 
     __hash__ = None
 
-    def _value_names(self) -> list[str] | None:
-        """Names of the released entries: their labels, or the data cells a query selects."""
-        if self.labels is not None:
-            return cell_names(self.labels, self.value.shape)
-        axes, q = self.data_labels, self.query
-        if axes is None:
-            return None
-        cells = cell_names(axes, self.data_shape)
-        if q is None:  # the data themselves, reshaped
-            return cells if len(cells) == self.value.size else None
-        one_cell = (np.count_nonzero(q, axis=1) == 1) & np.isclose(q.sum(axis=1), 1.0)
-        if not one_cell.all():
-            return None
-        return [cells[j] for j in np.argmax(q != 0, axis=1)]
-
     def summary(self) -> Summary:
         """A short table: one line per field, the values on their labels, long ones abbreviated.
 
@@ -727,12 +617,6 @@ class Release:
         >>> r.summary().as_dict()["value (count)"]
         'F: 346; M: 1066'
         """
-        names = self._value_names()
-        if names is None:
-            shown = np.array2string(self.value, precision=4, threshold=12)
-        else:
-            shown = named_values(names, self.value)
-        value_row = "value" if self.value_name == "value" else f"value ({self.value_name})"
         rows = [
             ("mechanism", short_text(self.mechanism)),
             (
@@ -741,32 +625,12 @@ class Release:
                 if self.simulation
                 else short_text(self.metadata.get("randomness", "not recorded")),
             ),
-        ]
-        axes = self.data_labels
-        if self.labels is not None:
-            rows.append(("labels", axes_text(self.labels)))
-        elif axes is not None:
-            rows.append(("data labels", axes_text(axes)))
-        rows += [
-            (value_row, shown),
+            *self._value_rows(),
             ("noise", f"{self.noise.family} {summarise_params(self.noise.params)}"),
             ("guarantee", self.guarantee.describe()),
             ("adjacency", short_text(self.guarantee.adjacency, 200)),
+            *self._invariant_rows(),
         ]
-        if self.metadata.get("statistic") == "x11" and self.data_shape == (2, 2):
-            # the x11 of a 2 x 2 table (odds_ratio_release): which way its odds ratio points
-            rows.append(("odds ratio", two_by_two_text(axes).odds_ratio))
-        inv = self.invariants
-        if inv is not None and inv.values is not None:
-            inv_names = invariant_names(inv, axes)
-            rows.append(
-                (
-                    "invariants",
-                    np.array2string(inv.values, precision=6, threshold=12)
-                    if inv_names is None
-                    else named_values(inv_names, inv.values, decimals=6),
-                )
-            )
         return format_table("Differentially private release", rows)
 
     def __repr__(self) -> str:

@@ -114,11 +114,8 @@ def knorm(
         ``<= MAX_HULL_DIM`` and few enough vertices) and the polar sampler
         beyond.
     secure : None or bool, optional
-        A simulation in any case: the noise is floating point, not for
-        publication (module notes).  None (the default) warns
-        (:class:`~invariantdp.exceptions.SimulationWarning`) when ``rng`` is not
-        given either; False says a simulation is intended; True raises and names
-        the mechanisms with an exact sampler.
+        None (default) or False: a simulation (floating-point noise; None without
+        ``rng`` warns, ``SimulationWarning``); True is refused (module notes).
 
     Returns
     -------
@@ -238,10 +235,8 @@ def lp_mechanism(x, p, sensitivity=1.0, epsilon=None, *, rng=None, secure=None) 
         sensitivity, epsilon)`` or by keyword).
     rng : None, int, SeedSequence or numpy.random.Generator
     secure : None or bool, optional
-        A simulation in any case: there is no exact l_p sampler.  None (the
-        default) warns (:class:`~invariantdp.exceptions.SimulationWarning`) when
-        ``rng`` is not given either; False says a simulation is intended; True
-        raises and names the mechanisms with an exact sampler.
+        None (default) or False: a simulation (no exact l_p sampler; None
+        without ``rng`` warns, ``SimulationWarning``); True is refused.
 
     Returns
     -------

@@ -104,11 +104,8 @@ def semi_dp_gaussian(table, *, mu, rng=None, secure=None) -> Release:
         GDP parameter ``mu > 0``.
     rng : None, int, SeedSequence or numpy.random.Generator
     secure : None or bool, optional
-        A simulation in any case: the Gaussian noise is floating point, not for
-        publication (module notes).  None (the default) warns
-        (:class:`~invariantdp.exceptions.SimulationWarning`) when ``rng`` is not
-        given either; False says a simulation is intended; True raises and names
-        the mechanisms with an exact sampler.
+        None (default) or False: a simulation (floating-point noise; None without
+        ``rng`` warns, ``SimulationWarning``); True is refused (module notes).
 
     Returns
     -------
@@ -197,11 +194,8 @@ def semi_dp_knorm(table, *, epsilon, rng=None, method: str = "auto", secure=None
     rng : None, int, SeedSequence or numpy.random.Generator
     method : {"auto", "triangulation", "rejection", "polar"}
     secure : None or bool, optional
-        A simulation in any case: the noise is floating point, not for
-        publication (module notes).  None (the default) warns
-        (:class:`~invariantdp.exceptions.SimulationWarning`) when ``rng`` is not
-        given either; False says a simulation is intended; True raises and names
-        the mechanisms with an exact sampler.
+        None (default) or False: a simulation (floating-point noise; None without
+        ``rng`` warns, ``SimulationWarning``); True is refused (module notes).
 
     Returns
     -------

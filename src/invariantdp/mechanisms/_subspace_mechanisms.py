@@ -169,11 +169,8 @@ def projected_gaussian(
         :math:`\Delta_2(A)` (default 1), or the sensitivity space of the query.
     rng : None, int, SeedSequence or numpy.random.Generator
     secure : None or bool, optional
-        A simulation in any case: the noise is floating point, not for
-        publication (module notes).  None (the default) warns
-        (:class:`~invariantdp.exceptions.SimulationWarning`) when ``rng`` is not
-        given either; False says a simulation is intended; True raises and names
-        the mechanisms with an exact sampler.
+        None (default) or False: a simulation (floating-point noise; None without
+        ``rng`` warns, ``SimulationWarning``); True is refused (module notes).
 
     Returns
     -------
@@ -232,11 +229,8 @@ def projected_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secu
         :math:`\Delta_1(A)` (default 1) or a sensitivity space.
     rng : None, int, SeedSequence or numpy.random.Generator
     secure : None or bool, optional
-        A simulation in any case: the noise is floating point, not for
-        publication (module notes).  None (the default) warns
-        (:class:`~invariantdp.exceptions.SimulationWarning`) when ``rng`` is not
-        given either; False says a simulation is intended; True raises and names
-        the mechanisms with an exact sampler.
+        None (default) or False: a simulation (floating-point noise; None without
+        ``rng`` warns, ``SimulationWarning``); True is refused (module notes).
 
     Returns
     -------
@@ -342,11 +336,8 @@ def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secur
         :math:`\Delta_1(Q_N^T A)` (default 1) or the sensitivity space of ``A``.
     rng : None, int, SeedSequence or numpy.random.Generator
     secure : None or bool, optional
-        A simulation in any case: the noise is floating point, not for
-        publication (module notes).  None (the default) warns
-        (:class:`~invariantdp.exceptions.SimulationWarning`) when ``rng`` is not
-        given either; False says a simulation is intended; True raises and names
-        the mechanisms with an exact sampler.
+        None (default) or False: a simulation (floating-point noise; None without
+        ``rng`` warns, ``SimulationWarning``); True is refused (module notes).
 
     Returns
     -------

@@ -197,11 +197,9 @@ def conditional_release(
         R-hat > 1.01 or ESS < 100.
     rng : None, int, SeedSequence or numpy.random.Generator
     secure : None or bool, optional
-        A simulation in any case: every sampler here works in floating point
-        from a numpy ``Generator``, not for publication (module notes).  None
-        (the default) warns (:class:`~invariantdp.exceptions.SimulationWarning`)
-        when ``rng`` is not given either; False says a simulation is intended;
-        True raises and names the mechanisms with an exact sampler.
+        None (default) or False: a simulation (every sampler here works in
+        floating point; None without ``rng`` warns, ``SimulationWarning``);
+        True is refused and names the secure mechanisms (module notes).
     progress : bool, optional
         Show a progress bar of the MCMC samplers (default: in a terminal or
         a notebook, not under CI; :mod:`invariantdp._progress`).
