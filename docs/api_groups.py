@@ -121,6 +121,7 @@ GROUPS = {
                 "invariantdp.labels.AxisLabels",
                 "invariantdp.labels.labels_of",
                 "invariantdp.labels.cell_names",
+                "invariantdp.labels.label_text",
                 "invariantdp.labels.check_labels",
                 "invariantdp.labels.to_pandas",
                 "invariantdp.labels.labels_to_doc",
@@ -447,6 +448,7 @@ GROUPS = {
         "sections": {
             "Bundled data": [
                 "invariantdp.datasets.aspirin_myocardial_infarction",
+                "invariantdp.datasets.berkeley_admissions",
                 "invariantdp.datasets.fisher_tea_tasting",
                 "invariantdp.datasets.congenial_sex_by_age",
                 "invariantdp.datasets.massachusetts_1940_ownership",
@@ -517,6 +519,7 @@ NOT_IN_REFERENCE = {
         "invariantdp.cli.odds_ratio.run_test",
         "invariantdp.cli.release.register",
         "invariantdp.cli.release.run_release",
+        "invariantdp.cli.release.CONGENIAL",
         "invariantdp.cli.release.EXACT",
         "invariantdp.cli.release.MECHANISMS",
         "invariantdp.cli.release.SIMULATION_ONLY",
