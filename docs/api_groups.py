@@ -521,7 +521,7 @@ NOT_IN_REFERENCE = {
         "invariantdp.cli.release.run_release",
         "invariantdp.cli.release.CONGENIAL",
         "invariantdp.cli.release.EXACT",
-        "invariantdp.cli.release.MECHANISMS",
+        "invariantdp.cli.release.NAMES",
         "invariantdp.cli.release.SIMULATION_ONLY",
         "invariantdp.cli.release.ZCDP",
         "invariantdp.cli.swap.register",
