@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from invariantdp.cli import main
-from invariantdp.inference._likelihood_models import PrivatizedLogLinear, PrivatizedPoisson
+from invariantdp.inference import PrivatizedLogLinear, PrivatizedPoisson
 from invariantdp.invariants import totals
 from invariantdp.mechanisms import projected_gaussian, semi_dp_gaussian
 
