@@ -30,6 +30,7 @@ from invariantdp.mechanisms import (
     l2_postprocess,
     projected_gaussian,
 )
+from invariantdp.release import NoiseLaw
 
 
 def _dg(y, sigma, invariants=None):
@@ -264,6 +265,9 @@ def test_observe_release_refusals():
         observe_release(rel)
     with pytest.raises(TypeError, match="`release` must be an invariantdp.Release"):
         observe_release(s)
+    coarse = Release.from_published(s, noise=NoiseLaw("grid_gaussian", {"grid": 1.0, "sigma": 0.5}))
+    with pytest.raises(ValueError, match=r"sigma \(0.5\) below its grid \(1\)"):
+        observe_release(coarse)
 
 
 def test_the_noise_covariance_of_each_structure():

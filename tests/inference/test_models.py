@@ -12,6 +12,7 @@ from invariantdp.invariants import totals
 from invariantdp.mechanisms import (
     conditional_release,
     discrete_gaussian_mechanism,
+    gaussian_mechanism,
     laplace_mechanism,
     projected_gaussian,
     semi_dp_gaussian,
@@ -226,3 +227,15 @@ def test_wald_coverage_slow(name):
     cover, method = _slope_coverage(RELEASES[name], 1000, seed=42)
     print(f"95% Wald coverage of the slope, {name} ({method}): {cover:.3f}")
     assert 0.93 <= cover <= 0.97  # 1000 replicates: binomial sd 0.7 points
+
+
+def test_a_secure_gaussian_release_fits():
+    # the secure Gaussian mechanism's noise lives on a grid of about sigma / 2^20: Gaussian
+    rng = np.random.default_rng(33)
+    s = rng.poisson(np.exp(X40 @ BETA40)).astype(float)
+    rel = gaussian_mechanism(s, mu=0.25, secure=True)
+    assert rel.noise.family == "grid_gaussian"
+    model = PrivatizedPoisson(rel, X40)
+    assert model.sigma == pytest.approx(4.0, rel=1e-5)
+    res = model.fit(disp=0)
+    assert np.all(np.abs(res.params - BETA40) < 4 * res.bse)

@@ -41,7 +41,7 @@ __all__ = ["ReleaseObservation", "observe_release"]
 
 #: the families whose likelihood form is Gaussian or discrete Gaussian (for the messages)
 GAUSSIAN_TYPE = (
-    "gaussian, discrete_gaussian, projected_gaussian, extended_gaussian or "
+    "gaussian, grid_gaussian, discrete_gaussian, projected_gaussian, extended_gaussian or "
     "correlated_gaussian (with or without invariants)"
 )
 
@@ -138,7 +138,8 @@ def observe_release(release, *, what: str = "release") -> ReleaseObservation:
     ----------
     release : Release
         A release of counts (the cells themselves) with Gaussian-type noise:
-        ``gaussian``, ``discrete_gaussian``, ``projected_gaussian``,
+        ``gaussian``, ``grid_gaussian`` (the secure Gaussian mechanism's),
+        ``discrete_gaussian``, ``projected_gaussian``,
         ``extended_gaussian`` or ``correlated_gaussian``, with or without
         invariants, unconditioned or conditioned on its equality invariants
         (:func:`~invariantdp.mechanisms.conditional_release`).
