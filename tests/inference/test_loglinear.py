@@ -11,6 +11,8 @@ from invariantdp.inference import PrivatizedLogLinear
 from invariantdp.invariants import totals
 from invariantdp.mechanisms import discrete_gaussian_mechanism, semi_dp_gaussian
 
+from .size_checks import check_size_and_power
+
 SEX = ["F", "M"]
 AGE = ["0-17", "18-64", "65+"]
 
@@ -145,35 +147,13 @@ def _size_and_power(n_rep, seed, K=3):
     return {m: np.array(v) for m, v in p.items()}, {m: v / (n_rep // 4) for m, v in power.items()}
 
 
-def _check_size(p, n_rep):
-    for method, pv in p.items():
-        rate = np.mean(pv < 0.05)
-        # at or below the level within Monte Carlo error (2.5 binomial sd)
-        assert rate <= 0.05 + 2.5 * np.sqrt(0.05 * 0.95 / n_rep), (method, rate)
-        assert stats.kstest(pv, "uniform").pvalue > 1e-3, method
-
-
 def test_conditional_independence_size_uniformity_and_power():
     # 3 counties x sex x age, discrete Gaussian rho = 0.5 and the state total (exact likelihood)
     p, power = _size_and_power(200, seed=11)
-    print(
-        "sex x age given county, 200 null releases: size "
-        + ", ".join(f"{m} {np.mean(v < 0.05):.3f}" for m, v in p.items())
-        + "; power at odds ratio 1.49 in every county: "
-        + ", ".join(f"{m} {v:.2f}" for m, v in power.items())
-    )
-    _check_size(p, 200)
-    assert min(power.values()) > 0.6
+    check_size_and_power("sex x age given county (power at odds ratio 1.49)", p, power, 200, 0.6)
 
 
 @pytest.mark.slow
 def test_conditional_independence_size_uniformity_and_power_slow():
     p, power = _size_and_power(1000, seed=12)
-    print(
-        "sex x age given county, 1000 null releases: size "
-        + ", ".join(f"{m} {np.mean(v < 0.05):.3f}" for m, v in p.items())
-        + "; power at odds ratio 1.49: "
-        + ", ".join(f"{m} {v:.3f}" for m, v in power.items())
-    )
-    _check_size(p, 1000)
-    assert min(power.values()) > 0.6
+    check_size_and_power("sex x age given county (power at odds ratio 1.49)", p, power, 1000, 0.6)

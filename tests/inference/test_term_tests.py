@@ -13,6 +13,8 @@ from invariantdp.inference import LikelihoodRatioTestResult, PrivatizedPoisson
 from invariantdp.invariants import totals
 from invariantdp.mechanisms import discrete_gaussian_mechanism, projected_gaussian
 
+from .size_checks import check_size_and_power
+
 N = 40
 STATE = totals(np.zeros(N, dtype=int))
 
@@ -112,38 +114,17 @@ def _size_and_power(n_rep, seed):
     return {m: np.array(v) for m, v in p.items()}, {m: v / n_alt for m, v in hits.items()}
 
 
-def _check(p, n_rep):
-    for method, pv in p.items():
-        rate = np.mean(pv < 0.05)
-        assert rate <= 0.05 + 2.5 * np.sqrt(0.05 * 0.95 / n_rep), (method, rate)
-        assert stats.kstest(pv, "uniform").pvalue > 1e-3, method
-
-
 def test_size_uniformity_and_power_of_a_group_of_terms():
     # two covariates, truly null, in a regression of 40 county counts (discrete Gaussian,
     # rho = 0.5, exact state total: the exact likelihood)
     p, power = _size_and_power(200, seed=5)
-    print(
-        "x1, x2 = 0 on 200 null releases: size "
-        + ", ".join(f"{m} {np.mean(v < 0.05):.3f}" for m, v in p.items())
-        + "; power at (0.08, 0.08): "
-        + ", ".join(f"{m} {v:.2f}" for m, v in power.items())
-    )
-    _check(p, 200)
-    assert min(power.values()) > 0.5
+    check_size_and_power("x1, x2 = 0 (power at 0.08, 0.08)", p, power, 200, 0.5)
 
 
 @pytest.mark.slow
 def test_size_uniformity_and_power_of_a_group_of_terms_slow():
     p, power = _size_and_power(1000, seed=6)
-    print(
-        "x1, x2 = 0 on 1000 null releases: size "
-        + ", ".join(f"{m} {np.mean(v < 0.05):.3f}" for m, v in p.items())
-        + "; power at (0.08, 0.08): "
-        + ", ".join(f"{m} {v:.3f}" for m, v in power.items())
-    )
-    _check(p, 1000)
-    assert min(power.values()) > 0.5
+    check_size_and_power("x1, x2 = 0 (power at 0.08, 0.08)", p, power, 1000, 0.5)
 
 
 def test_a_formula_group_of_terms_on_a_projected_release():

@@ -138,15 +138,20 @@ class PrivatizedCountModel(GenericLikelihoodModel):
                 break
             H = self._newton_hessian(theta)
             info = -0.5 * (H + H.T)
-            shift = 0.0
+            if not np.all(np.isfinite(info)):
+                break
             scale = max(float(np.max(np.abs(np.diag(info)))), 1e-12)
-            while True:
+            step = None
+            for shift in (0.0, *(scale * 4.0**k * 1e-8 for k in range(30))):
+                # the smallest Levenberg shift that makes the information positive definite
                 try:
-                    step = np.linalg.solve(info + shift * np.eye(theta.size), g)
                     np.linalg.cholesky(info + shift * np.eye(theta.size))
-                    break
                 except np.linalg.LinAlgError:
-                    shift = max(4.0 * shift, 1e-8 * scale)
+                    continue
+                step = np.linalg.solve(info + shift * np.eye(theta.size), g)
+                break
+            if step is None:
+                break
             t = 1.0
             while t > 1e-12:
                 new = theta + t * step

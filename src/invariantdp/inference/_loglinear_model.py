@@ -68,8 +68,10 @@ class IndependenceTestResult(TidyResult):
         Upper-tail chi-squared p-value of :attr:`statistic`.
     method : str
         ``"pearson"`` (generalised Pearson: the score statistic of the
-        interactions at the independence fit, with the release's covariance;
-        Pearson's X^2 at ``sigma = 0``) or ``"lr"`` (likelihood ratio).
+        interactions at the independence fit, with the release's likelihood;
+        Pearson's X^2 when the noise vanishes, for margins conditioned on or
+        the exact likelihood) or ``"lr"`` (likelihood ratio; the deviance G^2
+        when the noise vanishes, with the exact likelihood).
     sigma : float
         The release's noise standard deviation (of one cell).
     given : str or None
@@ -437,9 +439,10 @@ class PrivatizedLogLinear(PrivatizedCountModel):
         :math:`T = (y - E_0)^\top (V_0 + \Sigma_e)^+ (y - E_0)` with
         :math:`E_0` the independence table on the margins (Pearson's
         statistic at :math:`\sigma = 0`); otherwise Rao's score statistic of
-        :math:`\gamma` at the independence fit (Pearson's X^2 for the
-        confidential counts).  ``"lr"``: twice the log-likelihood ratio of the
-        saturated fit against independence.  Both are asymptotically
+        :math:`\gamma` at the independence fit (with the exact likelihood,
+        Pearson's X^2 of the counts as the noise vanishes).  ``"lr"``: twice
+        the log-likelihood ratio of the saturated fit against independence
+        (then the deviance G^2).  Both are asymptotically
         :math:`\chi^2_{K(r-1)(c-1)}` under independence.
         """
         if method not in ("pearson", "lr"):
