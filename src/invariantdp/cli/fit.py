@@ -9,7 +9,7 @@ Sub-commands::
                               [--independence-method pearson|lr]
                               [--likelihood auto|exact|gaussian] [--json]
 
-Both take a release with Gaussian-type noise (``gaussian``,
+Both take a release with Gaussian-type noise (``gaussian``, ``grid_gaussian``,
 ``discrete_gaussian``, ``projected_gaussian``, ``extended_gaussian``,
 ``correlated_gaussian``), with or without invariants, and condition on the
 invariants (:mod:`invariantdp.inference._count_likelihoods`: the exact
@@ -65,8 +65,8 @@ _LIKELIHOOD_HELP = (
     "'gaussian', or 'auto' (default: exact for discrete Gaussian sigma <= 5 where it applies)"
 )
 _GAUSSIAN_TYPE = (
-    "Gaussian-type noise: gaussian, discrete_gaussian, projected_gaussian, extended_gaussian or "
-    "correlated_gaussian, with or without invariants"
+    "Gaussian-type noise: gaussian, grid_gaussian, discrete_gaussian, projected_gaussian, "
+    "extended_gaussian or correlated_gaussian, with or without invariants"
 )
 
 

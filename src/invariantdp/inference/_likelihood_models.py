@@ -195,7 +195,7 @@ class PrivatizedPoisson(PrivatizedCountModel):
     Model: :math:`s_i \sim \mathrm{Poisson}(\lambda_i)` independently,
     :math:`\log\lambda_i = x_i^\top\beta + \mathrm{offset}_i`; the release is
     :math:`y = s + e` with noise of any Gaussian-type family (``gaussian``,
-    ``discrete_gaussian``, ``projected_gaussian``, ``extended_gaussian``,
+    ``grid_gaussian``, ``discrete_gaussian``, ``projected_gaussian``, ``extended_gaussian``,
     ``correlated_gaussian``), with or without invariants :math:`C s = t`
     published exactly, the noise keeping them or not.  The log-likelihood is
     that of the release conditioned on the invariants (Gong & Meng, Eq. 2.3;

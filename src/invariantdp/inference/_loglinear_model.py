@@ -225,8 +225,9 @@ class PrivatizedLogLinear(PrivatizedCountModel):
 
     The table (an r x c release, or a table with strata: county x sex x age
     with ``given="county"``) is released with Gaussian-type noise
-    (``gaussian``, ``discrete_gaussian``, ``projected_gaussian``,
-    ``extended_gaussian``, ``correlated_gaussian``) and any invariants.  The
+    (``gaussian``, ``grid_gaussian``, ``discrete_gaussian``,
+    ``projected_gaussian``, ``extended_gaussian``, ``correlated_gaussian``) and
+    any invariants.  The
     saturated log-linear model (module notes) has the interactions
     :math:`\gamma` of rows and columns within each stratum;
     :meth:`test_independence` tests :math:`\gamma = 0`: independence of an
