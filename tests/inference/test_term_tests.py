@@ -9,9 +9,17 @@ import pytest
 from scipy import stats
 
 from invariantdp import Release
-from invariantdp.inference import LikelihoodRatioTestResult, PrivatizedPoisson
+from invariantdp.inference import (
+    LikelihoodRatioTestResult,
+    PrivatizedLogLinear,
+    PrivatizedPoisson,
+)
 from invariantdp.invariants import totals
-from invariantdp.mechanisms import discrete_gaussian_mechanism, projected_gaussian
+from invariantdp.mechanisms import (
+    discrete_gaussian_mechanism,
+    projected_gaussian,
+    semi_dp_gaussian,
+)
 
 from .size_checks import check_size_and_power
 
@@ -142,3 +150,12 @@ def test_a_formula_group_of_terms_on_a_projected_release():
     names = [n for n in full.params.index if ":" in n]
     wald = full.wald_test(", ".join(f"{n} = 0" for n in names), scalar=True)
     assert wald.df_denom == 3 and abs(wald.statistic - lr) < max(1.0, 0.5 * lr)
+
+
+def test_a_fit_given_the_margins_is_compared_only_with_its_own_kind():
+    rel = semi_dp_gaussian([[60, 20, 30], [25, 55, 31]], mu=0.5, rng=3)
+    given_margins = PrivatizedLogLinear(rel)
+    assert given_margins.conditioned_on_margins
+    joint = PrivatizedPoisson(rel, given_margins.exog[:, :1]).fit(disp=0)
+    with pytest.raises(ValueError, match="same release with the same likelihood"):
+        given_margins.fit(disp=0).compare_lr_test(joint)

@@ -61,7 +61,8 @@ class PrivatizedCountModel(GenericLikelihoodModel):
         """Observe ``obs`` with the count likelihood ``likelihood`` (a name or an object)."""
         self.observation = obs
         self._lik = count_likelihood(obs, likelihood) if isinstance(likelihood, str) else likelihood
-        self.likelihood_key = _likelihood_key(obs, self._lik.method)
+        # a likelihood given part of the data (the margins) is compared only with its own kind
+        self.likelihood_key = _likelihood_key(obs, getattr(self._lik, "key", self._lik.method))
 
     @property
     def likelihood_method(self) -> str:

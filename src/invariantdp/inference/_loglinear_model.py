@@ -481,6 +481,7 @@ class _GaussianGivenMargins:
     """The likelihood of the release given its invariant margins (module notes)."""
 
     method = "gaussian"
+    key = "gaussian given the margins"
 
     def __init__(self, model: PrivatizedLogLinear, obs):
         self.model = model
