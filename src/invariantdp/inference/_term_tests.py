@@ -15,8 +15,18 @@ statsmodels' results do:
 
 All three use the likelihood of the release (noise and invariants included),
 so their reference chi-squared law holds for the released counts, not only
-for the confidential ones; their size and power are checked by simulation in
-``tests/inference/test_term_tests.py``.
+for the confidential ones.  Their size and power, by simulation (1,000
+releases under the null; ``tests/inference/test_term_tests.py`` and
+``test_loglinear.py``), with discrete Gaussian noise at rho = 0.5 and the
+state total exact:
+
+* two null covariates of a regression of 40 county counts: size 0.046
+  (likelihood ratio) and 0.045 (Wald) at the 5% level; power 0.74 when both
+  coefficients are 0.08;
+* sex x age given the county (3 counties): size 0.050 (likelihood ratio)
+  and 0.047 (score); power 0.86 at an odds ratio of 1.49 in every county.
+
+The p-values are uniform under the null (Kolmogorov-Smirnov p > 0.001).
 
 References
 ----------
