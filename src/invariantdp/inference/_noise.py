@@ -161,5 +161,6 @@ def warn_if_impossible(u: float, low: float, high: float, noise: NoiseTails, wha
             f"([{low:g}, {high:g}]); noise that large has probability below 1e-12, so check "
             "the statistic and its margins or n: the test answers as if it were possible.",
             UserWarning,
-            stacklevel=3,
+            # the caller of the test, past the test and its renamed_keywords wrapper
+            stacklevel=4,
         )
