@@ -42,6 +42,8 @@ GROUPS = {
                 "invariantdp.invariants.totals",
                 "invariantdp.invariants.nested_totals",
                 "invariantdp.invariants.one_way_margins",
+                "invariantdp.invariants.grand_total",
+                "invariantdp.invariants.group_totals",
                 "invariantdp.invariants.null_space_projector",
                 "invariantdp.invariants.DENSE_LIMIT",
                 "invariantdp.invariants.MAX_DOCUMENT_CELLS",
@@ -119,6 +121,7 @@ GROUPS = {
                 "invariantdp.labels.AxisLabels",
                 "invariantdp.labels.labels_of",
                 "invariantdp.labels.cell_names",
+                "invariantdp.labels.label_text",
                 "invariantdp.labels.check_labels",
                 "invariantdp.labels.to_pandas",
                 "invariantdp.labels.labels_to_doc",
@@ -176,11 +179,16 @@ GROUPS = {
     "estimate": {
         "title": "Estimate",
         "intro": (
-            "Estimates that honour the invariants: post-processing a noisy release "
-            "onto them, and the intervals that results report."
+            "Estimates that honour the invariants: the GLS estimate of every cell and "
+            "sum with its interval, post-processing a noisy release onto them, and "
+            "the intervals that results report."
         ),
         "modules": [],
         "sections": {
+            "Cells and sums with intervals": [
+                "invariantdp.estimate",
+                "invariantdp.CellEstimates",
+            ],
             "Estimates under the invariants": [
                 "invariantdp.mechanisms.l2_postprocess",
                 "invariantdp.mechanisms.l1_postprocess",
@@ -442,6 +450,7 @@ GROUPS = {
         "sections": {
             "Bundled data": [
                 "invariantdp.datasets.aspirin_myocardial_infarction",
+                "invariantdp.datasets.berkeley_admissions",
                 "invariantdp.datasets.fisher_tea_tasting",
                 "invariantdp.datasets.congenial_sex_by_age",
                 "invariantdp.datasets.massachusetts_1940_ownership",
@@ -512,6 +521,7 @@ NOT_IN_REFERENCE = {
         "invariantdp.cli.odds_ratio.run_test",
         "invariantdp.cli.release.register",
         "invariantdp.cli.release.run_release",
+        "invariantdp.cli.release.CONGENIAL",
         "invariantdp.cli.release.EXACT",
         "invariantdp.cli.release.MECHANISMS",
         "invariantdp.cli.release.SIMULATION_ONLY",

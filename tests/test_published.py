@@ -319,3 +319,112 @@ def test_an_unstated_guarantee_needs_a_version_2_document():
     doc["version"] = 1  # a version-1 reader does not know "unstated"
     with pytest.raises(ValueError, match="needs a document of version 2"):
         Release.from_dict(doc)
+
+
+# --- rows published exactly are the invariants (issue 22) --------------------------------
+
+
+def _with_exact_rows(exact, column="rho", noisy=0.5):
+    t = _long().drop(columns="variance").assign(**{column: noisy})
+    return pd.concat([t, pd.DataFrame(exact)], ignore_index=True)
+
+
+def _read_exact(t, column="rho", **kwargs):
+    key = {"rho": "rho_column", "variance": "variance_column"}[column]
+    extra = {"sensitivity": 1.0} if column == "rho" else {}
+    return read_published(
+        t,
+        value_column="count",
+        label_columns=["county", "sex"],
+        noise="discrete_gaussian",
+        **{key: column},
+        **extra,
+        **kwargs,
+    )
+
+
+def test_a_state_total_with_rho_inf_is_read_as_the_invariant(tmp_path):
+    # the call of issue 22 that failed with "`rho` must hold one value ... ([0.5, inf])"
+    t = _with_exact_rows([{"county": None, "sex": None, "count": 180, "rho": np.inf}])
+    t.to_csv(tmp_path / "published.csv", index=False)
+    r = _read_exact(tmp_path / "published.csv")
+    assert r.noise.params["sigma"] == 1.0 and r.value.tolist() == _long()["count"].tolist()
+    assert r.invariants.kind == "totals" and r.invariants.values.tolist() == [180.0]
+    assert r.invariants.apply(np.ones(6)).tolist() == [6.0]
+    assert Release.from_json(r.to_json()) == r
+
+
+def test_variance_zero_rows_are_invariants_and_county_totals_keep_their_structure():
+    t = _with_exact_rows(
+        [
+            {"county": c, "sex": None, "count": v, "variance": 0.0}
+            for c, v in (("Ada", 98), ("Bay", 46), ("Cole", 20))
+        ],
+        column="variance",
+        noisy=4.0,
+    )
+    r = _read_exact(t, column="variance", shape="table")
+    assert r.value.shape == (3, 2) and r.invariants.shape == (3, 2)
+    assert r.invariants.kind == "totals"  # every county once: the O(n) structure
+    assert r.invariants.values.tolist() == [98.0, 46.0, 20.0]
+    assert r.invariants.apply(r.value).tolist() == r.to_frame().sum(axis=1).tolist()
+
+
+def test_totals_of_several_kinds_become_one_matrix_named_by_their_labels():
+    t = _with_exact_rows(
+        [
+            {"county": "All", "sex": "All", "count": 180, "rho": np.inf},
+            {"county": "Ada", "sex": "All", "count": 98, "rho": np.inf},
+            {"county": "All", "sex": "F", "count": 79, "rho": np.inf},
+        ]
+    )
+    r = _read_exact(t, total_label="All")
+    inv = r.invariants
+    assert inv.kind == "general" and inv.names == ("total", "county=Ada", "sex=F")
+    dense = inv.dense_matrix()
+    assert dense.tolist() == [[1] * 6, [1, 1, 0, 0, 0, 0], [1, 0, 1, 0, 1, 0]]
+    assert inv.values.tolist() == [180.0, 98.0, 79.0]
+
+
+@pytest.mark.parametrize(
+    "exact, kwargs, match",
+    [
+        ([{"county": "Total", "sex": None, "count": 1, "rho": np.inf}], {}, "total_label"),
+        ([{"county": "Dee", "sex": None, "count": 1, "rho": np.inf}], {"total_label": "T"}, "Dee"),
+        (
+            [{"county": None, "sex": None, "count": 1, "rho": np.inf}] * 2,
+            {},
+            "grand total as an invariant row twice",
+        ),
+        (
+            [{"county": "Ada", "sex": None, "count": 1, "rho": np.inf}] * 2,
+            {},
+            "invariant row 'Ada' of \\['county'\\] twice",
+        ),
+        (
+            [{"county": None, "sex": None, "count": 1, "rho": np.inf}],
+            {"invariants": totals([0] * 6).with_values([1])},
+            "not both",
+        ),
+    ],
+)
+def test_invariant_rows_that_do_not_fit_are_refused(exact, kwargs, match):
+    with pytest.raises(InvariantDPError, match=match):
+        _read_exact(_with_exact_rows(exact), **kwargs)
+
+
+def test_an_invariant_row_must_match_a_noisy_row_and_noisy_rows_need_labels():
+    t = _with_exact_rows([{"county": None, "sex": None, "count": 1, "rho": np.inf}])
+    t = t[~((t["county"] == "Cole") & (t["sex"] == "F"))]
+    t = pd.concat(
+        [t, pd.DataFrame([{"county": "Cole", "sex": "F", "count": 3, "rho": np.inf}])],
+        ignore_index=True,
+    )
+    with pytest.raises(InvariantDPError, match=r"\['Cole', 'F'\] matches no noisy row"):
+        _read_exact(t)
+    gap = _with_exact_rows([]).assign(sex=["F", "M", "F", None, "F", "M"])
+    with pytest.raises(InvariantDPError, match="must be filled in every noisy row"):
+        _read_exact(gap)
+    every = _with_exact_rows([]).assign(rho=np.inf)
+    with pytest.raises(InvariantDPError, match="no noisy rows"):
+        _read_exact(every)

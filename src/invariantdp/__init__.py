@@ -4,8 +4,9 @@ The public API: a :class:`Release` crosses from curator to analyst; the
 mechanisms in :mod:`invariantdp.mechanisms` make releases, and an analyst
 builds one from published numbers with :meth:`Release.from_published`
 (:mod:`invariantdp.published`); the functions in :mod:`invariantdp.inference`
-(re-exported here) test hypotheses from them.  Every noise law belongs to a
-family of :mod:`invariantdp.families`.
+(re-exported here) test hypotheses from them, and :func:`estimate` gives
+every cell (or sum of cells) an estimate and interval under the invariants.
+Every noise law belongs to a family of :mod:`invariantdp.families`.
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -24,6 +25,7 @@ from . import (
     privacy,
     published,
 )
+from ._cell_estimates import CellEstimates, estimate
 from ._deprecation import moved_names
 from ._results import ConfidenceInterval, Summary
 from .exceptions import InvariantDPError
@@ -42,6 +44,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0+unknown"
 
 __all__ = [
+    "CellEstimates",
     "ConfidenceInterval",
     "InvariantDPError",
     "Invariants",
@@ -52,6 +55,7 @@ __all__ = [
     "census",
     "datasets",
     "distributions",
+    "estimate",
     "exceptions",
     "families",
     "inference",

@@ -16,6 +16,7 @@ from ._validation import InvariantDPError
 
 __all__ = [
     "aspirin_myocardial_infarction",
+    "berkeley_admissions",
     "congenial_sex_by_age",
     "data_path",
     "fisher_tea_tasting",
@@ -143,6 +144,37 @@ def aspirin_myocardial_infarction() -> pd.DataFrame:
     [[189, 10845], [104, 10933]]
     """
     return load_csv("physicians_health_aspirin", index_col="group")
+
+
+def berkeley_admissions() -> pd.DataFrame:
+    """Graduate admissions at Berkeley, fall 1973, by sex: the six largest departments.
+
+    Rows ``men`` and ``women`` (axis ``sex``); columns ``admitted`` and
+    ``rejected`` (axis ``admission``).  The odds ratio ``(x11 x22) / (x12
+    x21)`` is the odds of admission of men relative to women (about 1.84),
+    the aggregate that Simpson's paradox reverses department by department.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The 2 x 2 table of counts (4,526 applicants).
+
+    References
+    ----------
+    Bickel, P. J., Hammel, E. A. and O'Connell, J. W. (1975), "Sex bias in
+    graduate admissions: data from Berkeley", *Science* 187(4175):398-404
+    (the source); the totals over departments A-F of R's ``UCBAdmissions``.
+
+    Examples
+    --------
+    >>> from invariantdp import datasets
+    >>> t = datasets.berkeley_admissions()
+    >>> t.to_numpy().tolist(), t.index.name, t.columns.name
+    ([[1198, 1493], [557, 1278]], 'sex', 'admission')
+    """
+    df = load_csv("berkeley_admissions", index_col="sex")
+    df.columns.name = "admission"
+    return df
 
 
 def fisher_tea_tasting() -> pd.DataFrame:

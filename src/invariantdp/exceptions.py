@@ -86,17 +86,23 @@ class ConvergenceWarning(UserWarning):
 
 
 class SimulationWarning(UserWarning):
-    """A release made for simulation is about to be used as if it were for publication.
+    """A release was drawn as a simulation that nobody asked for.
 
-    Part of the public API so that it can be filtered; no function of this
-    version emits it.  Whether a release is a simulation is recorded in
+    Mechanisms with an exact sampler are secure by default (without
+    ``rng``); a mechanism with none (K-norm, semi-DP, projected and
+    extended, conditional releases, the swap of a Dask frame) can only make
+    a simulation, and warns when it is called with neither ``rng`` (a seed
+    or generator) nor ``secure=False`` to say that a simulation is intended
+    (:func:`invariantdp.mechanisms._base.resolve_secure`, the rule).
+    Whether a release is a simulation is recorded in
     ``metadata["randomness"]`` (:attr:`Release.simulation
     <invariantdp.Release.simulation>`).
 
     Parameters
     ----------
     *args
-        As for any ``Warning``: the message.
+        As for any ``Warning``: the message, which names the mechanism and
+        what to use for a release to publish.
 
     See Also
     --------
@@ -111,14 +117,22 @@ class SimulationWarning(UserWarning):
 
     Examples
     --------
-    Filter it like any warning, e.g. silence it in a simulation study:
+    A mechanism without an exact sampler, called without ``rng``:
 
     >>> import warnings
+    >>> from invariantdp.mechanisms import lp_mechanism
     >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("ignore", SimulationWarning)
-    ...     warnings.warn("a simulation release", SimulationWarning)
-    >>> caught
-    []
+    ...     warnings.simplefilter("always")
+    ...     r = lp_mechanism([1.0, 2.0], p=2, epsilon=1.0)
+    >>> caught[0].category is SimulationWarning, r.simulation
+    (True, True)
+
+    A seed (or ``secure=False``) says a simulation is intended: no warning.
+
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", SimulationWarning)
+    ...     lp_mechanism([1.0, 2.0], p=2, epsilon=1.0, rng=1).simulation
+    True
     >>> issubclass(SimulationWarning, UserWarning)
     True
     """

@@ -51,6 +51,7 @@ __all__ = [
     "AxisLabels",
     "cell_names",
     "check_labels",
+    "label_text",
     "labels_from_doc",
     "labels_of",
     "labels_to_doc",
@@ -280,11 +281,26 @@ def to_pandas(value, labels: tuple[AxisLabels, ...] | None):
     return pd.Series(value.ravel(), index=product)
 
 
+def label_text(label) -> str:
+    """A label as text: a multi-level label's levels joined by ``", "``, as cells' axes are.
+
+    The one way the package writes a label (:func:`cell_names` joins a
+    cell's labels on its axes the same way), so that a cell reads alike
+    whether its levels come from a ``MultiIndex`` or from the axes of a table.
+
+    Examples
+    --------
+    >>> label_text(("County 01", "Female", "0-17")), label_text("F"), label_text(3)
+    ('County 01, Female, 0-17', 'F', '3')
+    """
+    return ", ".join(map(str, label)) if isinstance(label, tuple) else str(label)
+
+
 def cell_names(labels: tuple[AxisLabels, ...] | None, shape: tuple[int, ...]) -> list[str]:
     """One name per cell of a value of ``shape`` (C order): its labels, or its position.
 
-    The labels of a cell on several axes are joined by ``", "`` and the levels
-    of a multi-level label by ``"/"`` (``"Ada, F"``, ``"CA/001"``).
+    The labels of a cell, on several axes or the levels of a multi-level
+    label alike, are joined by ``", "`` (``"Ada, F"``; :func:`label_text`).
 
     Parameters
     ----------
@@ -301,23 +317,23 @@ def cell_names(labels: tuple[AxisLabels, ...] | None, shape: tuple[int, ...]) ->
     References
     ----------
     A convention of this package (the coordinates of the cells in the
-    Bayesian models); the cells are in the C order of ``numpy.ravel`` and of
-    ``pandas.MultiIndex.from_product``, like :func:`to_pandas`.
+    Bayesian models, the cells in summaries); the cells are in the C order
+    of ``numpy.ravel`` and of ``pandas.MultiIndex.from_product``, like
+    :func:`to_pandas`.
 
     Examples
     --------
     >>> cell_names((AxisLabels("sex", ("F", "M")), AxisLabels(None, (1, 2))), (2, 2))
     ['F, 1', 'F, 2', 'M, 1', 'M, 2']
+    >>> cell_names((AxisLabels(("county", "sex"), (("C01", "F"), ("C01", "M"))),), (2,))
+    ['C01, F', 'C01, M']
     >>> cell_names(None, (3,))
     ['0', '1', '2']
     """
     if labels is None:
         axes = [[str(i) for i in range(n)] for n in shape]
     else:
-        axes = [
-            ["/".join(map(str, x)) if isinstance(x, tuple) else str(x) for x in ax.labels]
-            for ax in labels
-        ]
+        axes = [[label_text(x) for x in ax.labels] for ax in labels]
     if not axes:
         return ["0"]
     return [", ".join(parts) for parts in itertools.product(*axes)]

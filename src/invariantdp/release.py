@@ -116,7 +116,11 @@ allowed except inside ``metadata`` and guarantee ``params``.
     on ``prod(data_shape)`` cells.
 ``metadata`` (optional)
     A JSON object, free-form; ``randomness``, if present, is ``"secure"`` or
-    ``"simulation"``.
+    ``"simulation"``; ``value_name``, if present, a string (the name of the
+    values, a ``Series``' name such as ``"count"``); ``data_labels``, if
+    present, the labels of the confidential data (of ``data_shape``, in the
+    form of ``labels`` below) when the value is a query of them, such as the
+    cell x11 of a labelled 2 x 2 table.
 ``labels`` (optional, version 2)
     One ``{"name", "labels"}`` object per dimension of ``value``: the axis
     name (a JSON scalar, null, or a list of them for a multi-level index) and
@@ -141,11 +145,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from ._deprecation import moved_names
 from ._guarantee import PrivacyGuarantee
+from ._label_text import value_name_of
 from ._published_fields import published_fields
+from ._release_labels import LabelledValues
 from ._results import Summary, format_table, short_text, summarise_params
 from ._schema import (
     FORMAT_VERSION,  # noqa: F401 - the newest document version this module reads
@@ -165,7 +170,7 @@ from ._validation import (
 )
 from .families import NoiseFamily, SchemaContext, noise_family
 from .invariants import Invariants
-from .labels import AxisLabels, check_labels, labels_to_doc, to_pandas
+from .labels import AxisLabels, check_labels, labels_to_doc
 
 __all__ = ["NoiseLaw", "PrivacyGuarantee", "Release"]
 
@@ -242,7 +247,7 @@ class NoiseLaw:
 
 
 @dataclass(frozen=True, eq=False)
-class Release:
+class Release(LabelledValues):
     """A differentially private release with its invariants.
 
     Attributes
@@ -269,7 +274,10 @@ class Release:
     labels : tuple of AxisLabels or None
         The index (and columns) of the value when the data were a pandas
         ``Series`` or ``DataFrame`` (:mod:`invariantdp.labels`); kept in the
-        JSON and given back by :meth:`to_series` and :meth:`to_frame`.
+        JSON and given back by :meth:`to_series` and :meth:`to_frame`.  A
+        value that is a query of labelled data (the x11 of a 2 x 2 table)
+        keeps the data's labels as :attr:`data_labels`, and a ``Series``'
+        name is kept as :attr:`value_name`.
 
     References
     ----------
@@ -324,6 +332,7 @@ class Release:
             object.__setattr__(self, "data_shape", shape)
         object.__setattr__(self, "metadata", freeze(self.metadata))
         object.__setattr__(self, "labels", check_labels(self.labels, value.shape))
+        self._check_names()
 
     # --- serialisation -----------------------------------------------------
 
@@ -421,8 +430,9 @@ class Release:
         Returns
         -------
         Release
-            With ``metadata["source"] = "published"``; ``query`` None (the
-            identity) unless given.
+            With ``metadata["source"] = "published"`` (and the name of a
+            ``Series`` of values as ``metadata["value_name"]``); ``query``
+            None (the identity) unless given.
 
         Raises
         ------
@@ -454,6 +464,9 @@ class Release:
             raise TypeError(
                 f"`guarantee` must be a PrivacyGuarantee, got {type(guarantee).__name__}."
             )
+        name = value_name_of(values)
+        if name is not None and "value_name" not in (metadata or {}):
+            metadata = {**(metadata or {}), "value_name": name}
         fields = published_fields(
             values,
             family,
@@ -529,32 +542,12 @@ class Release:
             data = fh.read(max_bytes + 1)  # the file may have grown since
         return cls.from_json(data, max_bytes=max_bytes, max_cells=max_cells)
 
-    # --- pandas -------------------------------------------------------------
-
-    def to_series(self) -> pd.Series:
-        """The value as a ``Series`` on its labels (the product of the axes for a table).
-
-        Examples
-        --------
-        >>> import pandas as pd
-        >>> x = pd.Series([120, 80], index=pd.Index(["Ada", "Bay"], name="county"))
-        >>> r = Release.from_published(x, noise="discrete_gaussian", variance=4.0)
-        >>> r.to_series()
-        county
-        Ada    120
-        Bay     80
-        Name: value, dtype: int64
-        """
-        out = to_pandas(self.value, self.labels)
-        if isinstance(out, pd.DataFrame):
-            out = out.stack(future_stack=True)
-        return out.rename("value")
-
-    def to_frame(self) -> pd.DataFrame:
-        """The value as a ``DataFrame``: the table itself for a 2-D value, else one
-        ``value`` column on the labels."""
-        out = to_pandas(self.value, self.labels)
-        return out if isinstance(out, pd.DataFrame) else out.to_frame("value")
+    # --- labels and pandas (invariantdp._release_labels) ----------------------
+    # named here too, so that the API pages (which list a class's own members) show them
+    value_name = LabelledValues.value_name
+    data_labels = LabelledValues.data_labels
+    to_series = LabelledValues.to_series
+    to_frame = LabelledValues.to_frame
 
     # --- provenance -----------------------------------------------------------
 
@@ -607,8 +600,23 @@ class Release:
     __hash__ = None
 
     def summary(self) -> Summary:
-        """A short table: one line per field, arrays and long parameters abbreviated."""
+        """A short table: one line per field, the values on their labels, long ones abbreviated.
 
+        A labelled release shows its axes (``labels``) and each value on its
+        cell (``"C01, F: 347; C01, M: 1066; ..."``), named margins and totals
+        likewise; a release of one cell of labelled data names that cell.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from invariantdp.mechanisms import discrete_laplace_mechanism
+        >>> x = pd.Series([347, 1066], index=pd.Index(["F", "M"], name="sex"), name="count")
+        >>> r = discrete_laplace_mechanism(x, epsilon=1.0, rng=3)
+        >>> r.summary().as_dict()["labels"]
+        'sex (F, M)'
+        >>> r.summary().as_dict()["value (count)"]
+        'F: 346; M: 1066'
+        """
         rows = [
             ("mechanism", short_text(self.mechanism)),
             (
@@ -617,18 +625,12 @@ class Release:
                 if self.simulation
                 else short_text(self.metadata.get("randomness", "not recorded")),
             ),
-            ("value", np.array2string(self.value, precision=4, threshold=12)),
+            *self._value_rows(),
             ("noise", f"{self.noise.family} {summarise_params(self.noise.params)}"),
             ("guarantee", self.guarantee.describe()),
             ("adjacency", short_text(self.guarantee.adjacency, 200)),
+            *self._invariant_rows(),
         ]
-        if self.invariants is not None and self.invariants.values is not None:
-            rows.append(
-                (
-                    "invariants",
-                    np.array2string(self.invariants.values, precision=6, threshold=12),
-                )
-            )
         return format_table("Differentially private release", rows)
 
     def __repr__(self) -> str:

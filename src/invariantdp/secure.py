@@ -91,7 +91,9 @@ the run time of a mechanism statistically; it cannot prove its absence.
 
 ``secure=True`` on a mechanism switches it to these samplers (``rng`` must
 then be ``None``, or a :class:`SecureGenerator`: a secure release cannot be
-reproduced from a seed):
+reproduced from a seed); they are also the default of these mechanisms when
+neither ``rng`` nor ``secure`` is given (a seed or ``secure=False`` makes a
+simulation; the rule is :func:`invariantdp.mechanisms._base.resolve_secure`):
 
 ============================================  ==============================================
 mechanism                                     production release (``secure=True``)

@@ -175,7 +175,7 @@ def test_audit_timing_passes_constant_work_and_takes_the_release_claim(monkeypat
 
     def steady(x):
         clock.spend = 5000
-        return discrete_laplace_mechanism(x, epsilon=1.0, rng=None)
+        return discrete_laplace_mechanism(x, epsilon=1.0, secure=False)
 
     res = audit_timing(steady, 0, 1, n_samples=2000, warmup=0, rng=0, progress=False)
     assert res.passed and res.epsilon_time_lower == 0.0

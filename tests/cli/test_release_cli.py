@@ -439,9 +439,8 @@ def test_help_says_which_norm_each_sensitivity_is(capsys):
     text = re.sub(r"-\s+", "-", " ".join(capsys.readouterr().out.split()))
     assert "L1 for " + ", ".join(L1) in text and "L2 for " + ", ".join(L2) in text
     assert "Lp norm of --p for lp" in text and "(Linf) for tulap" in text
-    assert set(L1) | set(L2) | {"lp", "tulap", "semi-dp-gaussian", "semi-dp-knorm"} == set(
-        MECHANISMS
-    )
+    fixed = {"semi-dp-gaussian", "semi-dp-knorm", "odds-ratio"}  # by the margins
+    assert set(L1) | set(L2) | {"lp", "tulap"} | fixed == set(MECHANISMS)
 
 
 def test_tulap_coordinates_changed_sets_the_composed_guarantee(table_csv, tmp_path):
@@ -461,3 +460,67 @@ def test_coordinates_changed_is_refused_for_other_mechanisms(table_csv, tmp_path
     assert main([*argv, "-o", str(out)]) != 0
     assert "`--coordinates-changed` applies only to tulap" in _one_error_line(capsys)
     assert not out.exists()
+
+
+# --- invariants with an additive mechanism: the congenial release (issue 22, section 1) ----
+
+
+def test_discrete_gaussian_with_invariants_offers_the_congenial_release(
+    table_csv, tmp_path, capsys
+):
+    """It said "`--invariants` does not apply to discrete-gaussian", with no alternative."""
+    out = tmp_path / "r.json"
+    argv = ["release", "discrete-gaussian", str(table_csv), "--invariants", "total"]
+    assert main([*argv, "--rho", "0.5", "-o", str(out)]) == 2
+    err = _one_error_line(capsys)
+    assert "congenial release" in err and "--simulate" in err and "--seed" in err
+    assert not out.exists()
+    assert main([*argv, "--rho", "0.5", "--seed", "3", "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "congenial release" in text and "SIMULATION" in text
+    r = Release.load(out)
+    assert r.metadata["congenial"] and r.simulation
+    assert r.noise.family == "discrete_gaussian" and r.guarantee.params["rho"] == 0.5
+    assert r.value.dtype.kind == "i" and r.value.sum() == 40  # the total, held exactly
+    r.invariants.check(r.value)
+    # the same release as the library's conditional_release with the same seed
+    from invariantdp.invariants import totals
+    from invariantdp.mechanisms import conditional_release
+
+    lib = conditional_release(
+        np.array([[10, 4, 6], [3, 8, 9]]), "discrete_gaussian", totals(np.zeros((2, 3), int)),
+        rho=0.5, rng=3, progress=False,
+    )  # fmt: skip
+    np.testing.assert_array_equal(r.value, lib.value)
+
+
+@pytest.mark.parametrize(
+    "mechanism, budget",
+    [
+        ("discrete-gaussian", ["--mu", "1"]),  # conditional_release takes rho = mu^2 / 2
+        ("gaussian", ["--rho", "0.5"]),  # and mu = sqrt(2 rho)
+        ("gaussian", ["--epsilon", "1", "--delta", "1e-5"]),  # and mu of Balle & Wang
+        ("discrete-laplace", ["--epsilon", "0.5", "--sensitivity", "2"]),
+    ],
+)
+def test_the_congenial_release_conditions_the_mechanism_s_own_noise(
+    mechanism, budget, table_csv, tmp_path
+):
+    plain, congenial = tmp_path / "plain.json", tmp_path / "congenial.json"
+    argv = ["release", mechanism, str(table_csv), *budget, "--simulate"]
+    assert main([*argv, "-o", str(plain)]) == 0
+    assert main([*argv, "--invariants", "row-totals", "-o", str(congenial)]) == 0
+    r, unconstrained = Release.load(congenial), Release.load(plain)
+    assert r.noise.family == unconstrained.noise.family
+    for k, v in unconstrained.noise.params.items():
+        assert r.noise.params[k] == pytest.approx(v, rel=1e-12), k
+    np.testing.assert_allclose(r.value.sum(axis=1), [20, 20])
+
+
+def test_invariants_with_a_mechanism_that_has_no_congenial_release(table_csv, tmp_path, capsys):
+    out = tmp_path / "r.json"
+    argv = ["release", "tulap", str(table_csv), "--invariants", "total", "--epsilon", "1"]
+    assert main([*argv, "-o", str(out)]) == 2
+    err = _one_error_line(capsys)
+    assert "`--invariants` does not apply to tulap" in err
+    assert "projected-*" in err and "odds-ratio" in err and "discrete-gaussian" in err

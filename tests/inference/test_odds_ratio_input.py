@@ -37,7 +37,17 @@ def test_the_pointed_path_works():
 def test_other_statistics_keep_their_messages():
     with pytest.raises(TypeError, match="got a 2 x 3 table"):
         umpu_odds_ratio_test(np.ones((2, 3)), epsilon=1)
-    with pytest.raises(InvariantDPError, match="`margins` is required unless"):
+    with pytest.raises(InvariantDPError, match="`margins` .* is required with a released") as info:
         umpu_odds_ratio_test(14.3, epsilon=1)
+    assert "odds_ratio_release(table, epsilon=...)" in str(info.value)
     with pytest.raises(TypeError, match="`statistic` must be a real number"):
         umpu_odds_ratio_test([1.0, 2.0], (20, 20, 20, 20), epsilon=1)
+
+
+def test_four_counts_without_margins_point_to_odds_ratio_release():
+    """The table written as x11, x12, x21, x22 (as the command line takes it)."""
+    with pytest.raises(TypeError, match="got 4 numbers and no `margins`") as info:
+        umpu_odds_ratio_test(np.ravel(BERKELEY).tolist(), epsilon=1)
+    msg = str(info.value)
+    assert "`invariantdp.mechanisms.odds_ratio_release(table, epsilon=...)`" in msg
+    assert not any(str(v) in msg for v in np.ravel(BERKELEY))

@@ -111,7 +111,14 @@ def test_lp_mechanism_expected_norm(p):
     [
         (lambda: laplace_mechanism(X, epsilon=-1.0), r"`epsilon` \(-1.0\) must be > 0"),
         (lambda: laplace_mechanism(X, epsilon=np.nan), r"`epsilon` \(nan\) must not be NaN"),
-        (lambda: laplace_mechanism([1.0, np.inf], epsilon=1.0), r"`x` .* must contain only finite"),
+        (
+            lambda: laplace_mechanism([1.0, np.inf], epsilon=1.0, rng=0),
+            r"`x` .* must contain only finite",
+        ),
+        (  # the secure default (no rng): the same rule, the data not shown
+            lambda: laplace_mechanism([1.0, np.inf], epsilon=1.0),
+            r"`x` must contain only finite values; the data are confidential",
+        ),
         (lambda: gaussian_mechanism(X, mu=1.0, epsilon=1.0, delta=0.1), "either `mu`"),
         (lambda: gaussian_mechanism(X, epsilon=1.0), "both `epsilon` and `delta`"),
         (
@@ -182,10 +189,9 @@ def test_float_paths_keep_their_numpy_stream():
     np.testing.assert_array_equal(r.value, x + np.random.default_rng(8).laplace(0.0, 4.0, 3))
     g = gaussian_mechanism(x, mu=0.5, sensitivity=2.0, rng=9)
     np.testing.assert_array_equal(g.value, x + 4.0 * np.random.default_rng(9).standard_normal(3))
-    assert (
-        "Simulation only" in laplace_mechanism.__doc__
-        and "Simulation only" in gaussian_mechanism.__doc__
-    )
+    # the float paths are simulations, taken only when a seed (or secure=False) asks
+    for f in (laplace_mechanism, gaussian_mechanism):
+        assert "A simulation when ``rng`` is given (or ``secure=False``)" in f.__doc__
     assert "Simulation only" in lp_mechanism.__doc__
 
 
@@ -306,13 +312,22 @@ def test_rounding_sensitivity_bounds_hold(data, d, log_grid, delta):
             lambda: laplace_mechanism([1.0], epsilon=1.0, grid=0.3, secure=True),
             r"`grid` \(0.3\) must be a",
         ),
-        (lambda: laplace_mechanism([1.0], epsilon=1.0, grid=0.25), "only with `secure=True`"),
-        (lambda: gaussian_mechanism([1.0], mu=1.0, grid=0.25), "only with `secure=True`"),
+        (
+            lambda: laplace_mechanism([1.0], epsilon=1.0, grid=0.25, rng=0),
+            "used only by the secure path",
+        ),
+        (
+            lambda: gaussian_mechanism([1.0], mu=1.0, grid=0.25, secure=False),
+            "used only by the secure path",
+        ),
         (
             lambda: laplace_mechanism([1.0], epsilon=1.0, grid=2.0**-1000, secure=True),
             r"must be in \[2\*\*-960",
         ),
-        (lambda: discrete_laplace_mechanism([2.0**52], epsilon=1.0), "magnitude 2\\*\\*52 or more"),
+        (
+            lambda: discrete_laplace_mechanism([2.0**52], epsilon=1.0, rng=0),
+            "magnitude 2\\*\\*52 or more",
+        ),
         (lambda: lp_mechanism([1.0], 2, epsilon=1.0, secure=True), "no exact sampler"),
     ],
 )
@@ -323,7 +338,9 @@ def test_secure_argument_errors(call, match):
 
 def test_complex_data_is_refused():
     with pytest.raises(TypeError, match="`x` must be real"):
-        laplace_mechanism(np.array([1 + 2j]), epsilon=1.0)
+        laplace_mechanism(np.array([1 + 2j]), epsilon=1.0, rng=0)
+    with pytest.raises(TypeError, match="`x` must hold real numbers, got dtype complex128"):
+        laplace_mechanism(np.array([1 + 2j]), epsilon=1.0)  # the secure default
 
 
 def test_huge_grid_noise_is_refused():

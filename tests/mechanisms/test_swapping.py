@@ -21,6 +21,8 @@ from invariantdp.mechanisms import (
 from invariantdp.mechanisms._permutation import derange_segments, select, sources_global
 from invariantdp.privacy import largest_stratum, swapping_epsilon
 
+from ._simulation import simulation_unless_seeded
+
 
 def _households(rng, n=3000):
     return pd.DataFrame(
@@ -368,7 +370,15 @@ def test_ten_million_records_take_the_work_of_a_million(work):
 # --- the source of randomness is recorded (issue 10, item 2) -------------------------
 
 
-@pytest.mark.parametrize("kw", [{"rng": 3}, {"rng": None}, {"seed_policy": "stratum", "rng": 3}])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"rng": 3},
+        {"secure": False},
+        {"seed_policy": "stratum", "rng": 3},
+        {"seed_policy": "global"},
+    ],
+)
 def test_seeded_and_numpy_swaps_are_marked_as_simulations(rng, kw):
     df = _households(rng, n=300)
     _, rel = permutation_swap(df, swap="county", match="size", swap_rate=0.2, **kw)
@@ -391,6 +401,19 @@ def test_dask_swap_is_marked_as_a_simulation(rng):
     dd = pytest.importorskip("dask.dataframe")
     ddf = dd.from_pandas(_households(rng, n=300), npartitions=3)
     _, rel = permutation_swap(ddf, swap="county", match="size", swap_rate=0.2, rng=4)
+    assert rel.simulation
+
+
+def test_no_silent_simulation_of_a_swap(rng):
+    """Issue 22, section 4: a pandas swap without rng is the secure one; a Dask frame, which
+    has no secure swap, warns unless a seed says a simulation is intended."""
+    df = _households(rng, n=300)
+    _, rel = permutation_swap(df, swap="county", match="size", swap_rate=0.2)
+    assert not rel.simulation and rel.metadata["seed_policy"] == "secure"
+    dd = pytest.importorskip("dask.dataframe")
+    ddf = dd.from_pandas(df, npartitions=3)
+    with simulation_unless_seeded(None, "permutation_swap"):
+        _, rel = permutation_swap(ddf, swap="county", match="size", swap_rate=0.2)
     assert rel.simulation
 
 

@@ -168,7 +168,9 @@ def test_float_laplace_leak_is_kept_as_a_simulation():
     for rel in (y0, y1):
         assert rel.simulation and rel.metadata["randomness"] == "simulation"
         assert "SIMULATION" in rel.summary()
-    assert "Simulation only" in laplace_mechanism.__doc__
+    assert "A simulation when ``rng`` is given" in laplace_mechanism.__doc__
+    # without rng the release is the secure one: the leak is not the default
+    assert not laplace_mechanism(np.zeros(4), epsilon=1.0).simulation
 
 
 def test_secure_laplace_outputs_are_grid_multiples_for_neighbours():

@@ -184,9 +184,9 @@ def test_secure_with_rng_is_refused(call):
 
 
 def test_secure_argument_checks():
-    with pytest.raises(TypeError, match="`secure` must be True or False"):
+    with pytest.raises(TypeError, match="`secure` must be None, True or False"):
         discrete_laplace_mechanism([1], epsilon=1.0, secure="yes")
-    with pytest.raises(TypeError, match="`secure` must be True or False"):
+    with pytest.raises(TypeError, match="`secure` must be None, True or False"):
         permutation_swap(
             pd.DataFrame({"a": [1, 2], "b": [3, 4]}), swap="a", swap_rate=0.5, secure=1
         )

@@ -40,15 +40,16 @@ def _weights(sol, attrs, with_u: bool):
     """``W[j, T] = ||P_T r_j||^2 - ||B_T^T r_j||^2`` (cells x 2^d) and ``R B``."""
     alg, basis = sol.alg, sol.basis
     c = alg.cell_weight(attrs)
-    rows = alg.query_rows(attrs)
-    if not with_u:
-        return np.broadcast_to(c, (rows.shape[0], c.size)), None
-    rb = rows @ basis.mat
+    n_cells = int(np.prod([alg.shape[a] for a in attrs], dtype=np.int64))
+    if not with_u:  # the same weights for every cell: no cells x k matrix
+        return np.broadcast_to(c, (n_cells, c.size)), None
+    # the detailed query is the identity: its rows times the basis are the basis
+    rb = basis.mat.copy() if n_cells == alg.k else alg.query_rows(attrs) @ basis.mat
     # exact zeros where the query has no component (T not inside S): rounding there
     # would meet infinite variances of eigenspaces the query never touches
     rb[:, ~alg.query_mask(attrs)[basis.labels]] = 0.0
     rb[np.abs(rb) < 1e-13 * max(1.0, float(np.abs(rb).max(initial=0.0)))] = 0.0
-    used = np.zeros((rows.shape[0], alg.n_spaces))
+    used = np.zeros((n_cells, alg.n_spaces))
     np.add.at(used.T, basis.labels, (rb**2).T)
     w = c[None, :] - used
     return np.where(w > 1e-9 * np.maximum(c, 1.0)[None, :], w, 0.0), rb

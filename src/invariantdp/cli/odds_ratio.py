@@ -3,8 +3,11 @@
 A confidential table given with ``--table``/``--table-csv`` is released with
 Tulap noise sampled exactly from the operating system's CSPRNG unless
 ``--simulate`` or ``--seed`` ask for a simulation (numpy generator), which the
-output then says.  ``demo`` always runs a seeded simulation, so that its
-output is reproducible.
+output then says; ``-o`` saves that release (the one tested) to publish it.
+The release is the registry's ``odds_ratio`` mechanism
+(:data:`invariantdp.mechanisms.MECHANISMS`), as ``invariantdp release
+odds-ratio`` makes it; an analyst tests a published one with ``--release``.
+``demo`` always runs a seeded simulation, so that its output is reproducible.
 """
 
 from __future__ import annotations
@@ -12,13 +15,15 @@ from __future__ import annotations
 import numpy as np
 
 from .. import datasets, umpu_odds_ratio_test
+from .._label_text import two_by_two_text
 from ..exceptions import InvariantDPError
-from ..mechanisms import odds_ratio_release
+from ..mechanisms import find_mechanism
 from ._common import (
     add_privacy_args,
     add_randomness_args,
     add_test_args,
     check_confidence_level,
+    check_output,
     int_list,
     load_release,
     mark_randomness,
@@ -29,7 +34,11 @@ from ._common import (
     short,
     simulation_note,
     use_secure,
+    write_atomic,
 )
+
+#: the mechanism of the release tested (the registry's vocabulary)
+ODDS_RATIO = find_mechanism("odds_ratio")
 
 
 def register(sub) -> None:
@@ -39,15 +48,19 @@ def register(sub) -> None:
         description=(
             "Test the odds ratio of a 2x2 table whose one-way margins are invariant. "
             "Give a confidential table (it is released with Tulap noise, sampled securely "
-            "unless --simulate or --seed is given, then tested), or a released --statistic "
-            "with its --margins, or a --release JSON file."
+            "unless --simulate or --seed is given, then tested; -o saves that release to "
+            "publish), or a released --statistic with its --margins, or a --release JSON "
+            f"file made by `invariantdp release {ODDS_RATIO.cli_name}` (or saved with -o)."
         ),
     )
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--table", type=int_list, help="confidential counts x11,x12,x21,x22")
     src.add_argument("--table-csv", help="CSV of a 2x2 table (first column: row labels)")
     src.add_argument("--statistic", type=float, help="released U = x11 + noise")
-    src.add_argument("--release", help="Release JSON written by invariantdp")
+    src.add_argument(
+        "--release",
+        help=f"Release JSON of `invariantdp release {ODDS_RATIO.cli_name}` (or of -o here)",
+    )
     p.add_argument("--margins", type=int_list, help="t1.,t2.,t.1,t.2 (with --statistic)")
     add_privacy_args(p)
     add_test_args(p, default_alternative="two-sided")
@@ -60,6 +73,16 @@ def register(sub) -> None:
         help="null odds ratio (default 1)",
     )
     add_randomness_args(p)
+    p.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        help=(
+            "with --table or --table-csv: also write the release that was tested as JSON "
+            "(atomically), to publish it; an analyst tests it with --release"
+        ),
+    )
+    p.add_argument("--force", action="store_true", help="replace --output if it exists")
     p.add_argument(
         "--json",
         action="store_true",
@@ -105,7 +128,7 @@ def _table_from_args(args) -> np.ndarray | None:
                 f"`--table-csv` ({short(args.table_csv)}) must hold a 2x2 table, "
                 f"got shape {df.shape}."
             )
-        return df.to_numpy()
+        return df  # its row and column labels name x11 and the odds ratio in the release
     return None
 
 
@@ -129,6 +152,15 @@ def _check_args(args) -> None:
         raise InvariantDPError(
             "`--simulate`/`--seed` apply only when a table is released (--table, --table-csv)."
         )
+    if args.output is not None:
+        if args.statistic is not None or args.release is not None:
+            raise InvariantDPError(
+                "`--output` saves the release made from a confidential table (--table, "
+                "--table-csv); a --statistic or --release is released already."
+            )
+        check_output(args.output, inputs=[("--table-csv", args.table_csv)], force=args.force)
+    elif args.force:
+        raise InvariantDPError("`--force` applies only with --output.")
 
 
 def run_test(args) -> int:
@@ -143,7 +175,7 @@ def run_test(args) -> int:
         )
     elif table is not None:
         secure = use_secure(args)
-        release = odds_ratio_release(
+        release = ODDS_RATIO.function(
             table, epsilon=args.epsilon, delta=args.delta, rng=args.seed, secure=secure
         )
         release = mark_randomness(release, secure)
@@ -161,20 +193,31 @@ def run_test(args) -> int:
         )
     summary = res.summary(args.confidence_level)
     randomness = None if release is None else release.metadata.get("randomness")
+    saved = None
+    if args.output is not None:  # the release tested, saved before anything is printed
+        inputs = [("--table-csv", args.table_csv)]
+        saved = write_atomic(
+            args.output, release.to_json(indent=1), inputs=inputs, force=args.force
+        )
     if args.json:
         out = res.to_dict(args.confidence_level)  # the null is "null_odds_ratio" only
         out["randomness"] = randomness
         out["simulation"] = None if release is None else release.simulation
+        out["release_file"] = None if saved is None else str(saved)
         print_json(out)
         return 0
     if table is not None:
+        x11 = two_by_two_text(release.data_labels).x11
+        released = f"Released U = x11 + Tulap noise from the confidential table (x11: {x11})"
         if release.simulation:
-            print("Released U = x11 + Tulap noise from the confidential table.")
+            print(released + ".")
             print(simulation_note(args.seed) + "\n")
         else:
+            print(f"{released}; secure: exact sampling from the operating system's CSPRNG.\n")
+        if saved is not None:
             print(
-                "Released U = x11 + Tulap noise from the confidential table "
-                "(secure: exact sampling from the operating system's CSPRNG).\n"
+                f"wrote the release to {saved}: an analyst tests it with "
+                f"`invariantdp odds-ratio-test --release {saved}`\n"
             )
     else:
         print_simulation_line(release, args.release)
@@ -189,7 +232,7 @@ def run_demo(args) -> int:
     table = df.to_numpy()
     # Everything is computed before the first line is printed, so a bad
     # --epsilon gives one error line and no partial report.
-    release = odds_ratio_release(table, epsilon=args.epsilon, rng=args.seed, secure=False)
+    release = ODDS_RATIO.function(df, epsilon=args.epsilon, rng=args.seed, secure=False)
     release = mark_randomness(release, False)
     res = umpu_odds_ratio_test(release, alternative="greater")
     fisher = stats.fisher_exact(table, alternative="greater")

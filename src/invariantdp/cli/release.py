@@ -12,6 +12,16 @@ column) or, with ``--value-column`` and ``--label-columns``, a long CSV as
 agencies publish (one row per cell, text labels allowed); either way the
 labels are kept in the release.  Budgets stated in zCDP (the Census Bureau's)
 are given with ``--rho`` to the Gaussian-type mechanisms.
+
+Invariants are kept by the subspace mechanisms (``--invariants``), the
+semi-DP ones and ``odds-ratio`` (the one-way margins: the release of x11 of a
+2 x 2 table that ``odds-ratio-test --release`` tests), and, given
+``--invariants``, by the congenial release of the additive mechanisms that
+have one (``laplace``, ``gaussian``, ``discrete-laplace``,
+``discrete-gaussian``): their noise conditioned on the invariants
+(:func:`~invariantdp.mechanisms.conditional_release`, Gong & Meng 2020), a
+simulation (its samplers are floating point).  Mechanism names are those of
+the registry :data:`invariantdp.mechanisms.MECHANISMS`.
 """
 
 from __future__ import annotations
@@ -21,10 +31,13 @@ import math
 
 import numpy as np
 
+from .._label_text import two_by_two_text
 from ..exceptions import InvariantDPError
 from ..families._calibration import mu_of_rho
 from ..invariants import Invariants, one_way_margins, totals
 from ..mechanisms import MECHANISMS as REGISTRY
+from ..mechanisms import conditional_release
+from ..privacy import eps_delta_to_gdp
 from ._common import (
     add_randomness_args,
     check_output,
@@ -40,7 +53,7 @@ from ._common import (
 )
 
 #: the kinds of mechanism the command runs (the registry invariantdp.mechanisms.MECHANISMS)
-_KINDS = ("additive", "lp", "subspace", "semi_dp")
+_KINDS = ("additive", "lp", "subspace", "semi_dp", "odds_ratio")
 _RUNS = {m.cli_name: m for m in REGISTRY.values() if m.kind in _KINDS}
 #: the mechanisms of this command by their command-line names (aliases in the registry)
 MECHANISMS = sorted(_RUNS)
@@ -53,7 +66,16 @@ L1 = tuple(n for n in MECHANISMS if _RUNS[n].norm == "l1")
 L2 = tuple(n for n in MECHANISMS if _RUNS[n].norm == "l2")
 #: Gaussian-type mechanisms: a zCDP budget --rho sets their noise (the others refuse it).
 ZCDP = tuple(n for n in MECHANISMS if _RUNS[n].zcdp)
-_SEMI = tuple(n for n in MECHANISMS if _RUNS[n].kind == "semi_dp")
+#: sensitivity fixed by the table's margins (Prop. 32; x11 given the margins of a 2 x 2 table)
+_FIXED = tuple(n for n in MECHANISMS if _RUNS[n].norm == "fixed")
+#: with --invariants: the congenial release (the noise conditioned on them, a simulation)
+CONGENIAL = tuple(n for n in MECHANISMS if _RUNS[n].congenial)
+#: what keeps invariants, said when --invariants is given to a mechanism that cannot
+_KEEPERS = (
+    "invariants are kept by the subspace mechanisms (projected-*, extended-*, with "
+    "--invariants), semi-dp-* and odds-ratio (the one-way margins), and by the congenial "
+    f"release of {', '.join(CONGENIAL)} (with --invariants)"
+)
 
 
 def register(sub) -> None:
@@ -64,10 +86,14 @@ def register(sub) -> None:
             "Read a confidential table from CSV (first column: row labels), add the noise "
             "of MECHANISM, and write the Release (value, invariants, noise law, privacy "
             "guarantee) as JSON, atomically. Subspace mechanisms keep the --invariants "
-            "exactly; semi-DP mechanisms keep the one-way margins. The noise is sampled "
-            "exactly from the operating system's CSPRNG unless --simulate or --seed is "
-            f"given. {', '.join(SIMULATION_ONLY)} are simulation only (floating-point "
-            "noise is attackable, Mironov 2012): they need --simulate or --seed."
+            "exactly; semi-DP mechanisms and odds-ratio keep the one-way margins (odds-ratio "
+            "releases x11 of a 2x2 table, which `invariantdp odds-ratio-test --release` "
+            f"tests); {', '.join(CONGENIAL)} given --invariants make the congenial release "
+            "(their noise conditioned on the invariants, Gong & Meng 2020), a simulation. "
+            "The noise is sampled exactly from the operating system's CSPRNG unless "
+            f"--simulate or --seed is given. {', '.join(SIMULATION_ONLY)} are simulation "
+            "only (floating-point noise is attackable, Mironov 2012): they need --simulate "
+            "or --seed."
         ),
     )
     p.add_argument(
@@ -107,8 +133,10 @@ def register(sub) -> None:
         "--invariants",
         default=None,
         help=(
-            "for subspace mechanisms: 'margins' (one-way margins), 'total', 'row-totals', "
-            "'column-totals', or a JSON file holding Invariants.to_dict()"
+            "for subspace mechanisms, and for the congenial release of "
+            f"{', '.join(CONGENIAL)} (a simulation: with --simulate or --seed): 'margins' "
+            "(one-way margins), 'total', 'row-totals', 'column-totals', or a JSON file "
+            "holding Invariants.to_dict()"
         ),
     )
     p.add_argument("--epsilon", type=float, default=None, help="privacy loss epsilon, > 0")
@@ -132,7 +160,7 @@ def register(sub) -> None:
             f"{', '.join(L1)}; L2 for {', '.join(L2)}; the Lp norm of --p for lp; the change of "
             "each cell (Linf) for tulap, whose guarantee is composed over the cells that may "
             "change (--coordinates-changed); fixed by the table's margins for "
-            f"{', '.join(sorted(_SEMI))}. The release records it in its guarantee's adjacency"
+            f"{', '.join(_FIXED)}. The release records it in its guarantee's adjacency"
         ),
     )
     p.add_argument(
@@ -230,8 +258,11 @@ def _check_args(args) -> tuple:
         )
     kwargs = {k: v for k, v in given.items() if v is not None}
     if args.sensitivity is not None:
-        if name in _SEMI:
-            raise InvariantDPError(f"`--sensitivity` does not apply to {name} (fixed by Prop. 32).")
+        if name in _FIXED:
+            raise InvariantDPError(
+                f"`--sensitivity` does not apply to {name} (fixed by the table's margins, "
+                "Prop. 32)."
+            )
         kwargs["sensitivity"] = args.sensitivity
     if args.coordinates_changed is not None:
         if name != "tulap":
@@ -252,19 +283,53 @@ def _check_args(args) -> tuple:
         if p not in (1.0, 2.0, float("inf")):
             raise InvariantDPError(f"`--p` ({short(args.p)}) must be 1, 2 or inf.")
         kwargs["p"] = p
+    congenial = False
     if mech.kind == "subspace":
         if args.invariants is None:
             raise InvariantDPError("`--invariants` is required for subspace mechanisms.")
     elif args.invariants is not None:
-        raise InvariantDPError(f"`--invariants` does not apply to {name}.")
+        if name not in CONGENIAL:
+            raise InvariantDPError(f"`--invariants` does not apply to {name}: {_KEEPERS}.")
+        congenial = True
     secure = use_secure(args)
+    if secure and congenial:
+        raise InvariantDPError(
+            f"`--invariants` with {name} makes its congenial release (the noise conditioned "
+            "on the invariants, Gong & Meng 2020), whose samplers are floating point: pass "
+            "--simulate (or --seed N) for a simulation, not for publication; a secure "
+            f"release of {name} is made without --invariants."
+        )
     if secure and name in SIMULATION_ONLY:
         raise InvariantDPError(
             f"{name} has no exact sampler (floating-point noise is attackable, Mironov 2012), "
             "so it cannot make a release for publication: pass --simulate (or --seed N) for a "
             f"simulation, or use a mechanism with an exact sampler ({', '.join(EXACT)})."
         )
-    return mech, kwargs, secure, rho
+    if congenial:
+        kwargs = _congenial_privacy(mech, kwargs)
+    return mech, kwargs, secure, rho, congenial
+
+
+def _congenial_privacy(mech, kwargs: dict) -> dict:
+    """The privacy parameter by which conditional_release calibrates ``mech`` (the registry's).
+
+    The same noise as the mechanism's own release: ``rho = mu^2 / 2`` for the
+    discrete Gaussian, ``mu`` of (epsilon, delta) by Balle & Wang (2018) for the
+    Gaussian (:func:`~invariantdp.privacy.eps_delta_to_gdp`).
+    """
+    out = {k: v for k, v in kwargs.items() if k not in ("epsilon", "delta", "mu", "rho")}
+    param = mech.congenial
+    if param in kwargs:
+        out[param] = kwargs[param]
+    elif param == "rho" and "mu" in kwargs:
+        out["rho"] = kwargs["mu"] ** 2 / 2.0
+    elif param == "mu" and "epsilon" in kwargs and "delta" in kwargs:
+        out["mu"] = float(eps_delta_to_gdp(kwargs["epsilon"], kwargs["delta"]))
+    else:
+        raise InvariantDPError(
+            f"the congenial release of {mech.cli_name} is calibrated by `--{param}`; give it."
+        )
+    return out
 
 
 def _read_table(args):
@@ -287,7 +352,7 @@ def _read_table(args):
 
 
 def run_release(args) -> int:
-    mech, kwargs, secure, rho = _check_args(args)
+    mech, kwargs, secure, rho, congenial = _check_args(args)
     inputs = [("table", args.table)]
     if args.invariants not in _NAMED_INVARIANTS:
         inputs.append(("--invariants", args.invariants))
@@ -296,7 +361,12 @@ def run_release(args) -> int:
     func = mech.function
     kwargs["rng"] = args.seed
     kwargs["secure"] = secure
-    if mech.kind == "subspace":
+    if congenial:
+        invariants = _invariants(args.invariants, table.shape)
+        kwargs["secure"] = False  # a simulation, as --simulate or --seed asked (checked above)
+        release = conditional_release(table, mech.name, invariants, progress=False, **kwargs)
+        sampler = release.diagnostics
+    elif mech.kind == "subspace":
         release = func(table, _invariants(args.invariants, table.shape), **kwargs)
     elif mech.kind == "lp":
         release = func(table, kwargs.pop("p"), **kwargs)
@@ -309,6 +379,18 @@ def run_release(args) -> int:
         release = dataclasses.replace(release, metadata={**release.metadata, "zcdp": zcdp})
     path = write_atomic(args.output, release.to_json(indent=1), inputs=inputs, force=args.force)
     print(f"wrote {release.mechanism} release to {path} ({release.guarantee.describe()})")
+    if mech.kind == "odds_ratio":
+        text = two_by_two_text(release.data_labels)
+        print(
+            f"released x11 ({text.x11}) with the one-way margins; its odds ratio is the "
+            f"{text.odds_ratio}: test it with `invariantdp odds-ratio-test --release {path}`"
+        )
+    if congenial:
+        print(
+            f"congenial release: the {mech.name} noise conditioned on the invariants "
+            f"({sampler.sampler} sampler, max R-hat {sampler.rhat_max:.3f}, "
+            f"min ESS {sampler.ess_min:.0f})"
+        )
     if rho is not None:
         print(f"zCDP budget rho = {rho:g}: noise set by mu = sqrt(2 rho) = {kwargs['mu']:.10g}")
     if release.simulation:
@@ -318,4 +400,12 @@ def run_release(args) -> int:
     return 0
 
 
-__all__ = ["EXACT", "MECHANISMS", "SIMULATION_ONLY", "ZCDP", "register", "run_release"]
+__all__ = [
+    "CONGENIAL",
+    "EXACT",
+    "MECHANISMS",
+    "SIMULATION_ONLY",
+    "ZCDP",
+    "register",
+    "run_release",
+]

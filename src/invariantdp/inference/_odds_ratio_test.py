@@ -14,6 +14,7 @@ from functools import cached_property
 import numpy as np
 
 from .._deprecation import renamed_attribute, renamed_keywords
+from .._label_text import two_by_two_text
 from .._results import (
     ConfidenceInterval,
     Summary,
@@ -81,24 +82,36 @@ def _check_margins(margins) -> tuple[int, int, int, int]:
     return t1, t2, c1, c2
 
 
+#: what makes a release this test can read, in the library and on the command line
+_MAKE_ONE = (
+    "make one with `invariantdp.mechanisms.odds_ratio_release(table, epsilon=...)` "
+    "(command line: `invariantdp release odds-ratio TABLE.csv --epsilon E -o release.json`)"
+)
+
+
 def _from_release(release, epsilon, delta, noise):
-    """Statistic, margins and noise taken from an ``odds_ratio_release``."""
+    """Statistic, margins, noise and table labels taken from an ``odds_ratio_release``."""
     if release.invariants is None or release.invariants.values is None:
-        raise InvariantDPError("the Release has no invariant margins to condition on.")
+        raise InvariantDPError(
+            f"the Release (mechanism {release.mechanism!r}) has no invariant margins to "
+            "condition on: the test needs the release of x11 of a 2 x 2 table with its "
+            f"one-way margins published exactly; {_MAKE_ONE}."
+        )
     if release.invariants.shape != (2, 2) or release.value.size != 1:
         raise InvariantDPError(
             f"the Release must hold one statistic of a 2 x 2 table (mechanism "
-            f"{release.mechanism!r} released shape {release.value.shape})."
+            f"{release.mechanism!r} released shape {release.value.shape}); {_MAKE_ONE}."
         )
     tn = release_tails(release, epsilon, delta, noise, "UMPU test")
     margins = _check_margins(release.invariants.values)
-    return float(release.value.reshape(())), margins, tn
+    labels = release.data_labels if release.data_shape == (2, 2) else None
+    return float(release.value.reshape(())), margins, tn, labels
 
 
 def _design(margins, epsilon, delta, noise):
     """Margins and noise of a test being planned: given, or those of a Release."""
     if isinstance(margins, Release):
-        _, margins, tn = _from_release(margins, epsilon, delta, noise)
+        _, margins, tn, _ = _from_release(margins, epsilon, delta, noise)
         return margins, tn
     return _check_margins(margins), resolve_noise(epsilon, delta, noise)
 
@@ -108,13 +121,24 @@ def _parse(statistic, margins, epsilon, delta, noise):
         if margins is not None:
             raise InvariantDPError("a Release carries its margins: do not also give `margins`.")
         return _from_release(statistic, epsilon, delta, noise)
-    check_not_table("statistic", statistic, "mechanisms.odds_ratio_release(table, epsilon=...)")
+    release_with = "mechanisms.odds_ratio_release(table, epsilon=...)"
+    check_not_table("statistic", statistic, release_with)
     if margins is None:
-        raise InvariantDPError("`margins` is required unless `statistic` is a Release.")
+        if np.ndim(statistic) == 1 and np.size(statistic) == 4:
+            # the table as x11, x12, x21, x22: the message shows no count (confidential data)
+            raise TypeError(
+                "`statistic` must be the released value (a number) or a Release, got 4 numbers "
+                "and no `margins`: to test a confidential 2 x 2 table, release it first with "
+                f"`invariantdp.{release_with}` and test that Release."
+            )
+        raise InvariantDPError(
+            "`margins` (t1., t2., t.1, t.2) is required with a released statistic; a Release "
+            f"carries its own ({_MAKE_ONE})."
+        )
     u = check_real("statistic", statistic)
     if not np.isfinite(u):
         raise InvariantDPError(f"`statistic` ({u}) must be finite.")
-    return u, _check_margins(margins), resolve_noise(epsilon, delta, noise)
+    return u, _check_margins(margins), resolve_noise(epsilon, delta, noise), None
 
 
 # ---------------------------------------------------------------------------
@@ -196,6 +220,9 @@ def _solve_log_w(u, margins, noise, side: str, target: float) -> float:
 # ---------------------------------------------------------------------------
 
 
+_UNLABELLED = two_by_two_text(None)
+
+
 @dataclass(frozen=True)
 class OddsRatioTestResult(TidyResult):
     """Result of :func:`umpu_odds_ratio_test`.
@@ -219,6 +246,15 @@ class OddsRatioTestResult(TidyResult):
         Description of the noise law ``F``.
     method : str
         Name of the test.
+    x11_cell : str
+        The cell x11 on the table's labels (``"men, admitted"``; ``"row 1,
+        column 1"`` for a table without labels).
+    compares : str
+        What the odds ratio ``(x11 x22) / (x12 x21)`` compares: the odds of
+        the first column in the first row against the second row (``"odds
+        of admitted, men vs women"``).
+    margin_names : tuple of str
+        The labels of ``(t1., t2., t.1, t.2)``.
     estimate : float
         Median-unbiased private estimate of the odds ratio: the odds ratio
         at which the "greater" p-value is 1/2 (computed on first access).
@@ -250,6 +286,9 @@ class OddsRatioTestResult(TidyResult):
     delta: float | None
     noise: str
     method: str = "semi-DP UMPU odds-ratio test (Cho & Awan, Thm 37)"
+    x11_cell: str = _UNLABELLED.x11
+    compares: str = _UNLABELLED.odds_ratio
+    margin_names: tuple[str, str, str, str] = _UNLABELLED.margins
     _noise: NoiseTails = field(default=None, repr=False, compare=False)
 
     odds_ratio = renamed_attribute("odds_ratio", "null_odds_ratio", "OddsRatioTestResult")
@@ -284,9 +323,12 @@ class OddsRatioTestResult(TidyResult):
 
     def summary(self, confidence_level=0.95) -> Summary:
         t1, t2, c1, c2 = self.margins
+        r1, r2, k1, k2 = self.margin_names
         rows = [
             ("released statistic U", self.statistic),
+            ("x11 (U = x11 + noise)", self.x11_cell),
             ("margins (t1., t2., t.1, t.2)", f"({t1}, {t2}, {c1}, {c2})"),
+            ("margins by label", f"{r1}: {t1}, {r2}: {t2}; {k1}: {c1}, {k2}: {c2}"),
             ("noise", self.noise),
         ]
         if self.epsilon is not None:
@@ -296,6 +338,7 @@ class OddsRatioTestResult(TidyResult):
                     f"epsilon={self.epsilon:g}, delta={self.delta:g}, semi-DP a(t)=3",
                 )
             )
+        rows.append(("odds ratio", self.compares))
         rows.append(("null odds ratio", self.null_odds_ratio))
         estimate = "odds-ratio estimate (median-unbiased)"
         rows += hypothesis_test_rows(self, confidence_level, estimate)
@@ -341,9 +384,12 @@ def umpu_odds_ratio_test(
     statistic : float or Release
         The released ``U``, or the :class:`~invariantdp.Release` made by
         :func:`~invariantdp.mechanisms.odds_ratio_release` (then ``margins``,
-        ``epsilon``, ``delta`` and ``noise`` come from it).
+        ``epsilon``, ``delta`` and ``noise`` come from it, and the labels of
+        a table released as a ``DataFrame`` name x11 and the odds ratio in
+        the result).  Not the confidential table: release it first.
     margins : sequence of 4 int
-        The invariant one-way margins ``(t1., t2., t.1, t.2)``.
+        The invariant one-way margins ``(t1., t2., t.1, t.2)``, with a
+        released ``U``.
     epsilon, delta : float
         Privacy parameters of the Tulap noise, ``epsilon > 0``,
         ``0 <= delta < 1``.  The release is semi-DP with ``a(t) = 3``.
@@ -365,7 +411,20 @@ def umpu_odds_ratio_test(
     -------
     OddsRatioTestResult
         With ``statistic``, ``pvalue``, ``estimate``,
-        ``confidence_interval()`` and ``summary()``.
+        ``confidence_interval()`` and ``summary()``; ``x11_cell`` and
+        ``compares`` say which cell x11 is and which way the odds ratio
+        points.
+
+    Raises
+    ------
+    TypeError
+        If ``statistic`` is a table (2 x 2, or four counts without
+        ``margins``): the message says to release it with
+        :func:`~invariantdp.mechanisms.odds_ratio_release` first.
+    InvariantDPError
+        A released ``U`` without ``margins``, margins that do not add up, or
+        a Release that is not of the x11 of a 2 x 2 table with invariant
+        margins (the message names the function and the command that make one).
 
     Notes
     -----
@@ -397,7 +456,8 @@ def umpu_odds_ratio_test(
     """
     alternative = check_alternative(alternative)
     w0 = check_positive("null_odds_ratio", null_odds_ratio)
-    u, margins, tn = _parse(statistic, margins, epsilon, delta, noise)
+    u, margins, tn, labels = _parse(statistic, margins, epsilon, delta, noise)
+    text = two_by_two_text(labels)
     t1, _, c1, c2 = margins
     warn_if_impossible(u, max(0, t1 - c2), min(t1, c1), tn, "x11 given the margins")
     p = _pvalue(u, margins, float(np.log(w0)), tn, alternative)
@@ -410,6 +470,9 @@ def umpu_odds_ratio_test(
         epsilon=tn.epsilon,
         delta=tn.delta,
         noise=tn.description,
+        x11_cell=text.x11,
+        compares=text.odds_ratio,
+        margin_names=text.margins,
         _noise=tn,
     )
 

@@ -10,6 +10,10 @@ Besides the general linear map, three structures have constructors and an
 * :func:`one_way_margins` -- the one-way margins of a table (for two axes the
   projection is double centring).
 
+With their published values, in a table's own labels: :func:`grand_total`
+(the total of every cell) and :func:`group_totals` (the total of each group of
+a labelled table, e.g. every county).
+
 The projection ``Pi_N`` onto ``N = ker C`` is what the subspace-DP mechanisms
 of Gao, Gong & Yu (2022), Cor. 11 and 14-18, and the semi-DP Gaussian
 mechanism of Cho & Awan (Algorithm 1) apply to the noise.
@@ -29,7 +33,14 @@ reading in :mod:`._document` and value consistency in :mod:`._consistency`.
 """
 
 from .._deprecation import moved_names
-from ._constructors import nested_totals, null_space_projector, one_way_margins, totals
+from ._constructors import (
+    grand_total,
+    group_totals,
+    nested_totals,
+    null_space_projector,
+    one_way_margins,
+    totals,
+)
 from ._invariants import DENSE_LIMIT, MAX_DOCUMENT_CELLS, Invariants
 from ._structure import Structure
 
@@ -41,6 +52,8 @@ __all__ = [
     "MAX_DOCUMENT_CELLS",
     "Invariants",
     "Structure",
+    "grand_total",
+    "group_totals",
     "nested_totals",
     "null_space_projector",
     "one_way_margins",

@@ -4,7 +4,7 @@ Every mechanism releases ``x + noise`` with noise independent of ``x`` and
 returns a :class:`~invariantdp.Release` recording the exact noise law and the
 privacy guarantee.  Signatures follow one pattern::
 
-    name(x, *, <privacy parameters>, sensitivity=1.0, rng=None, secure=False)
+    name(x, *, <privacy parameters>, sensitivity=1.0, rng=None, secure=None)
 
 ``sensitivity`` is the sensitivity of the query in the norm the mechanism is
 calibrated by (l2 for Gaussian noise, l1 for Laplace noise, ...), given as a
@@ -14,13 +14,16 @@ largest norm is used).  Gaussian noise has standard deviation
 or is calibrated from ``epsilon, delta`` through the exact Balle & Wang (2018)
 relation; Laplace noise has scale ``sensitivity / epsilon``.
 
-``secure=False`` (the default) draws from a ``numpy.random.Generator``: a
-*simulation*, recorded as such in ``Release.metadata["randomness"]``; the
-floating-point samplers also leak the data through the low-order bits of the
-output (Mironov 2012).  ``secure=True`` samples exactly from :mod:`secrets`
-(:mod:`invariantdp.secure`): integer noise on a power-of-two grid,
-calibrated to the sensitivity of the data rounded to that grid (see
-:func:`laplace_mechanism`; the exact arithmetic is in :mod:`._grid`).
+Without ``rng`` (``secure=None``, the default, or ``secure=True``) the noise
+is sampled exactly from :mod:`secrets` (:mod:`invariantdp.secure`): integer
+noise on a power-of-two grid, calibrated to the sensitivity of the data
+rounded to that grid (see :func:`laplace_mechanism`; the exact arithmetic is
+in :mod:`._grid`).  A seed or numpy generator as ``rng`` (or
+``secure=False``) draws from a ``numpy.random.Generator``: a *simulation*,
+recorded as such in ``Release.metadata["randomness"]``; the floating-point
+samplers also leak the data through the low-order bits of the output
+(Mironov 2012).  The rule is
+:func:`~invariantdp.mechanisms._base.resolve_secure`.
 
 The other additive mechanisms: the discrete Laplace, discrete Gaussian and
 Tulap mechanisms in :mod:`invariantdp.mechanisms._integer_noise`, the l_p and
@@ -56,6 +59,7 @@ from ._base import (
     gaussian_calibration,
     guarantee,
     make_release,
+    resolve_secure,
     resolve_sensitivity,
 )
 from ._grid import (
@@ -79,16 +83,16 @@ from ._side_channels import public_shape, query_adjacency, secure_grid_index
 __all__ = ["gaussian_mechanism", "laplace_mechanism"]
 
 
-def laplace_mechanism(x, *, epsilon, sensitivity=1.0, rng=None, secure=False, grid=None) -> Release:
+def laplace_mechanism(x, *, epsilon, sensitivity=1.0, rng=None, secure=None, grid=None) -> Release:
     r"""Laplace mechanism: ``x + Lap(sensitivity / epsilon)`` in every coordinate.
 
-    Simulation only with ``secure=False`` (the default): floating-point
+    A simulation when ``rng`` is given (or ``secure=False``): floating-point
     Laplace noise from a numpy generator, which leaks the data through the
-    low-order bits of the output (Mironov 2012); a release for publication
-    takes ``secure=True``.
+    low-order bits of the output (Mironov 2012), not for publication.
 
-    ``secure=True`` samples exactly on a grid ``gamma = 2**k`` (the approach
-    of OpenDP, an exact cousin of Mironov's snapping): ``x`` is rounded to
+    Otherwise (``secure=None``, the default, or ``True``) it samples
+    exactly on a grid ``gamma = 2**k`` (the approach of OpenDP, an exact
+    cousin of Mironov's snapping): ``x`` is rounded to
     the nearest multiple of ``gamma`` and the release is
     ``gamma * (round(x / gamma) + K)`` with ``K ~ Lap_Z(t)`` drawn exactly from
     :mod:`secrets` (CKS 2020, Algorithm 2).  Rounding moves each coordinate by
@@ -120,12 +124,15 @@ def laplace_mechanism(x, *, epsilon, sensitivity=1.0, rng=None, secure=False, gr
         :math:`\ell_1` sensitivity (default 1), or a sensitivity space whose
         largest :math:`\ell_1` norm is used.
     rng : None, int, SeedSequence or numpy.random.Generator
-        Source of randomness for simulations; must be None (or a
+        A seed or generator makes the release a simulation (reproducible,
+        not for publication); must be None (or a
         :class:`~invariantdp.secure.SecureGenerator`) with ``secure=True``.
-    secure : bool, optional
-        Exact grid sampling from :mod:`secrets` for a production release.
+    secure : None or bool, optional
+        None (the default): secure unless ``rng`` is given; True: exact grid
+        sampling from :mod:`secrets` for a production release; False: a
+        simulation.
     grid : float, optional
-        With ``secure=True``: the grid ``gamma``, a power of two.  Default:
+        With the secure path: the grid ``gamma``, a power of two.  Default:
         the largest power of two below ``2**-20 min(scale, Delta_1 / s)``
         (but at least ``2**-40 scale``), which keeps the rounding's share of
         the noise below ``2**-20``.  Data are clamped to ``(2**52 - 1)
@@ -160,6 +167,7 @@ def laplace_mechanism(x, *, epsilon, sensitivity=1.0, rng=None, secure=False, gr
     >>> bool(np.all(s.value / s.metadata["grid"] % 1 == 0))  # on the grid
     True
     """
+    secure = resolve_secure(secure, rng, "laplace_mechanism")
     gen = random_source(rng, secure)
     epsilon = check_epsilon(epsilon)
     shape = public_shape(x) if secure else None  # a secure call reads the data last
@@ -208,18 +216,18 @@ def laplace_mechanism(x, *, epsilon, sensitivity=1.0, rng=None, secure=False, gr
 
 
 def gaussian_mechanism(
-    x, *, mu=None, epsilon=None, delta=None, sensitivity=1.0, rng=None, secure=False, grid=None
+    x, *, mu=None, epsilon=None, delta=None, sensitivity=1.0, rng=None, secure=None, grid=None
 ) -> Release:
     r"""Gaussian mechanism: ``x + N(0, sigma^2 I)`` with ``sigma = sensitivity / mu``.
 
-    Simulation only with ``secure=False`` (the default): floating-point
+    A simulation when ``rng`` is given (or ``secure=False``): floating-point
     Gaussian noise from a numpy generator leaks the data through the
-    low-order bits of the output (Mironov 2012); a release for publication
-    takes ``secure=True``.
+    low-order bits of the output (Mironov 2012), not for publication.
 
-    ``secure=True`` samples exactly on a grid ``gamma = 2**k``, as
-    :func:`laplace_mechanism` does: the release is ``gamma * (round(x / gamma) + K)``
-    with ``K_i ~ N_Z(0, s^2)`` i.i.d., exact discrete Gaussians from
+    Otherwise (``secure=None``, the default, or ``True``) it samples
+    exactly on a grid ``gamma = 2**k``, as :func:`laplace_mechanism` does:
+    the release is ``gamma * (round(x / gamma) + K)`` with
+    ``K_i ~ N_Z(0, s^2)`` i.i.d., exact discrete Gaussians from
     :mod:`secrets` (CKS 2020, Algorithm 3).  In grid units the rounded data
     of neighbours differ by an integer vector ``e`` with
     ``|e_i| <= |x_i - x'_i| / gamma + 1`` on at most ``m`` coordinates, so
@@ -257,12 +265,15 @@ def gaussian_mechanism(
         with ``secure=True``, must list every possible difference: ``m`` is
         its largest row support, otherwise the number of coordinates).
     rng : None, int, SeedSequence or numpy.random.Generator
-        Source of randomness for simulations; must be None (or a
+        A seed or generator makes the release a simulation (reproducible,
+        not for publication); must be None (or a
         :class:`~invariantdp.secure.SecureGenerator`) with ``secure=True``.
-    secure : bool, optional
-        Exact grid sampling from :mod:`secrets` for a production release.
+    secure : None or bool, optional
+        None (the default): secure unless ``rng`` is given; True: exact grid
+        sampling from :mod:`secrets` for a production release (a zCDP
+        guarantee, above); False: a simulation (mu-GDP).
     grid : float, optional
-        With ``secure=True``: the grid, a power of two.  Default: the
+        With the secure path: the grid, a power of two.  Default: the
         largest power of two below ``2**-20 min(sigma, Delta_2 / sqrt(m))``
         (at least ``2**-40 sigma``).  Data are clamped to ``(2**52 - 1) gamma``.
 
@@ -291,6 +302,7 @@ def gaussian_mechanism(
     >>> s.guarantee.definition, round(s.guarantee.params["rho"], 4)
     ('zCDP', 0.0306)
     """
+    secure = resolve_secure(secure, rng, "gaussian_mechanism")
     gen = random_source(rng, secure)
     mu_, gparams, how = gaussian_calibration(mu, epsilon, delta)
     shape = public_shape(x) if secure else None  # a secure call reads the data last

@@ -10,6 +10,14 @@ release fit for publication.  Every mechanism records which of the two it
 used in ``Release.metadata["randomness"]``; :attr:`Release.simulation` reads
 it back and :meth:`Release.summary` prints it.
 
+No release is a simulation without being asked to be one: every mechanism
+resolves its ``secure`` argument by one rule, :func:`resolve_secure`.  The
+default ``secure=None`` takes the secure path where the mechanism has one
+and ``rng`` is not given (a seed or a numpy generator asks for a
+simulation); a mechanism with no exact sampler makes a simulation, and
+warns (:class:`~invariantdp.exceptions.SimulationWarning`) when neither
+``rng`` nor ``secure=False`` said so.
+
 Every mechanism builds its :class:`~invariantdp.Release` here, through
 :func:`make_release` (which records the query and the randomness) and
 :func:`guarantee` (the privacy guarantee, by default for the adjacency of an
@@ -20,16 +28,19 @@ argument checks they share (:func:`check_data`, :func:`resolve_sensitivity`,
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import fields
 
 import numpy as np
 
 from .._deprecation import deprecated_property
+from .._label_text import value_name_of
 from .._validation import check_delta, check_epsilon, check_finite_array, check_positive
-from ..exceptions import InvariantDPError
-from ..labels import labels_of
+from ..exceptions import InvariantDPError, SimulationWarning
+from ..labels import labels_of, labels_to_doc
 from ..privacy import eps_delta_to_gdp
 from ..release import PrivacyGuarantee, Release
+from ..secure import SecureGenerator
 from ._side_channels import timed_guarantee_params
 
 __all__ = [
@@ -46,7 +57,9 @@ __all__ = [
     "randomness_note",
     "refuse_secure",
     "release_part",
+    "resolve_secure",
     "resolve_sensitivity",
+    "warn_unasked_simulation",
 ]
 
 SECURE = "secure"
@@ -85,6 +98,112 @@ def refuse_secure(mechanism: str, secure, *, alternatives: str) -> None:
             f"`secure=True`: {mechanism} has no exact sampler (its floating-point noise "
             f"is attackable, Mironov 2012), so it cannot make a release for publication; "
             f"use {alternatives}, or `secure=False` for a simulation."
+        )
+
+
+def resolve_secure(
+    secure, rng, mechanism: str, *, exact: bool = True, alternatives: str = ""
+) -> bool:
+    """The source of a release's noise: True for the secure path, False for a simulation.
+
+    The one rule of every mechanism (``secure=None`` is the default):
+
+    ==============  ========================================  ===========================
+    ``secure``      mechanism with an exact sampler           mechanism without one
+                    (``exact=True``)                          (``exact=False``)
+    ==============  ========================================  ===========================
+    ``None``        secure, unless ``rng`` is a seed or a     simulation; a
+                    numpy generator (then a simulation)       :class:`SimulationWarning`
+                                                              if ``rng`` is None
+                                                              (:func:`warn_unasked_simulation`)
+    ``True``        secure (``rng`` must be None or a         refused (:func:`refuse_secure`,
+                    :class:`~invariantdp.secure.SecureGenerator`)  naming ``alternatives``)
+    ``False``       simulation, as asked                      simulation, as asked
+    ==============  ========================================  ===========================
+
+    ``exact=False`` also covers a call for which an exact mechanism has no
+    secure path (a Dask frame or a ``seed_policy`` for the swap).  The
+    warning is the only trace of a simulation nobody asked for: a seed (or
+    ``secure=False``) says a simulation is intended, and a release to
+    publish needs the secure path anyway.  It is given once the release is
+    made (:func:`warn_unasked_simulation`), so that a call refused for bad
+    arguments raises its error alone.
+
+    Parameters
+    ----------
+    secure : None or bool
+    rng : None, int, SeedSequence, numpy.random.Generator or SecureGenerator
+    mechanism : str
+        The mechanism's name, for the messages.
+    exact : bool
+        Whether the secure path exists for this call.
+    alternatives : str
+        With ``exact=False``: what to use for a release to publish, named when
+        ``secure=True`` is refused.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    TypeError
+        If ``secure`` is not None, True or False.
+    InvariantDPError
+        For ``secure=True`` without an exact sampler.
+
+    References
+    ----------
+    Mironov (2012), ACM CCS (why a numpy release is never for publication).
+
+    Examples
+    --------
+    >>> resolve_secure(None, None, "tulap_mechanism"), resolve_secure(None, 7, "tulap_mechanism")
+    (True, False)
+    >>> resolve_secure(None, None, "knorm", exact=False, alternatives="tulap_mechanism")
+    False
+    """
+    if secure is not None and not isinstance(secure, bool):
+        raise TypeError(
+            f"`secure` must be None, True or False, got {type(secure).__name__} ({secure!r})."
+        )
+    if not exact:
+        refuse_secure(mechanism, bool(secure), alternatives=alternatives)
+        return False
+    if secure is not None:
+        return secure
+    return rng is None or isinstance(rng, SecureGenerator)
+
+
+def warn_unasked_simulation(
+    secure, rng, mechanism: str, alternatives: str, *, stacklevel: int = 3
+) -> None:
+    """Warn that a simulation was made without being asked for (the rule: :func:`resolve_secure`).
+
+    Called by a mechanism without an exact sampler (or a call of one without
+    a secure path) once its release is made, with the ``secure`` and ``rng``
+    its caller gave: neither a seed nor ``secure=False`` said that a
+    simulation was intended.  ``stacklevel`` points the warning at the
+    mechanism's caller (3 from the mechanism's own body; one more per
+    wrapper in between).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_unasked_simulation(None, None, "knorm", "tulap_mechanism")
+    >>> caught[0].category.__name__
+    'SimulationWarning'
+    >>> warn_unasked_simulation(None, 7, "knorm", "tulap_mechanism")  # a seed: asked for
+    """
+    if secure is None and rng is None:
+        warnings.warn(
+            f"{mechanism} drew its noise from an unseeded numpy generator: a simulation, "
+            "not for publication. Pass `rng=` (a seed or a Generator) or `secure=False` to "
+            f"say a simulation is intended; for a release to publish use {alternatives}.",
+            SimulationWarning,
+            stacklevel=stacklevel,
         )
 
 
@@ -215,16 +334,25 @@ def make_release(
     subclass of :class:`~invariantdp.Release` as ``cls`` and the subclass's
     own fields as ``extra``.  ``labels`` is the data given to the mechanism
     (a pandas object keeps its index and columns in the release,
-    :mod:`invariantdp.labels`) or its labels; labels that do not fit the
-    value's shape (a query of the data) are not kept.
+    :mod:`invariantdp.labels`, and a ``Series`` its name as
+    ``metadata["value_name"]``) or its labels; labels that fit the data but
+    not the value (a query of the data) are kept as
+    ``metadata["data_labels"]`` (:attr:`Release.data_labels
+    <invariantdp.Release.data_labels>`).
     """
     matrix = None if query is None or isinstance(query, str) else query
     note = {"query": query} if isinstance(query, str) else {}
+    axes = labels if isinstance(labels, tuple | type(None)) else labels_of(labels)
+    if axes is not None:
+        sizes = tuple(len(a.labels) for a in axes)
+        if sizes != np.shape(value):
+            if sizes == tuple(data_shape or ()):
+                note["data_labels"] = labels_to_doc(axes)
+            axes = None
+        elif (name := value_name_of(labels)) is not None:
+            note["value_name"] = name
     metadata = {**note, **randomness_note(secure), **metadata}
     # the fields of Release in order; a subclass's own fields are keyword-only
-    axes = labels if isinstance(labels, tuple | type(None)) else labels_of(labels)
-    if axes is not None and tuple(len(a.labels) for a in axes) != np.shape(value):
-        axes = None
     fields_ = (value, mechanism, noise, guarantee, invariants, matrix, data_shape, metadata, axes)
     return cls(*fields_, **(extra or {}))
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._validation import InvariantDPError
 from ..invariants import Invariants
-from ._base import check_data, refuse_secure
+from ._base import check_data, resolve_secure
 from ._registry import find_mechanism
 
 __all__ = ["distributed_privatize"]
@@ -22,7 +22,7 @@ _SECURE_ALTERNATIVES = (
 )
 
 
-def distributed_privatize(x_local, cells, invariants, *, mechanism, seed, secure=False, **params):
+def distributed_privatize(x_local, cells, invariants, *, mechanism, seed, secure=None, **params):
     r"""One agent's share of a distributed release (Gao, Gong & Yu, Algorithm 4).
 
     Agent ``l`` holds the entries ``x_local`` of the cells ``cells`` (flat,
@@ -49,8 +49,12 @@ def distributed_privatize(x_local, cells, invariants, *, mechanism, seed, secure
     mechanism : {"projected_gaussian", "projected_laplace", "extended_gaussian", "extended_laplace"}
     seed : int or SeedSequence
         The common seed (a ``Generator`` is refused: its state is not shared).
-    secure : bool, optional
-        Must be False (a shared seed cannot be secure); ``secure=True`` raises.
+    secure : None or bool, optional
+        A simulation in any case (a shared seed cannot be secure): None (the
+        default) or False; ``secure=True`` raises and names the mechanisms
+        with an exact sampler.  The required ``seed`` says the simulation is
+        intended, so no :class:`~invariantdp.exceptions.SimulationWarning` is
+        given (the rule: :func:`~invariantdp.mechanisms._base.resolve_secure`).
     **params
         Privacy parameters and ``sensitivity`` of the mechanism.
 
@@ -78,9 +82,11 @@ def distributed_privatize(x_local, cells, invariants, *, mechanism, seed, secure
     >>> bool(np.array_equal(np.concatenate([a, b]), projected_gaussian(x, inv, mu=1, rng=5).value))
     True
     """
-    refuse_secure(
-        "distributed_privatize (its noise comes from a seed shared by all agents)",
+    resolve_secure(
         secure,
+        seed,
+        "distributed_privatize (its noise comes from a seed shared by all agents)",
+        exact=False,
         alternatives=_SECURE_ALTERNATIVES,
     )
     # the four mechanisms of this module, by their names in invariantdp.mechanisms.MECHANISMS

@@ -255,5 +255,6 @@ def no_grid(grid) -> None:
     """Refuse a ``grid`` given to a simulation (it is used only by the exact sampler)."""
     if grid is not None:
         raise InvariantDPError(
-            f"`grid` ({grid!r}) is used only with `secure=True` (exact grid sampling)."
+            f"`grid` ({grid!r}) is used only by the secure path (exact grid sampling), not by "
+            "a simulation (`rng` given or `secure=False`)."
         )

@@ -6,13 +6,15 @@ The discrete mechanisms add integer noise to integer-valued data, so that
 :math:`f_{\epsilon,\delta}` (Awan & Slavkovic 2018; Cho & Awan, Def. 35).
 Their signatures follow the pattern of :mod:`invariantdp.mechanisms._additive`::
 
-    name(x, *, <privacy parameters>, sensitivity=1, rng=None, secure=False)
+    name(x, *, <privacy parameters>, sensitivity=1, rng=None, secure=None)
 
-With ``secure=False`` (the default) the noise comes from a
-``numpy.random.Generator``: a simulation, recorded as such in
-``Release.metadata["randomness"]``.  ``secure=True`` draws it exactly from
-:mod:`secrets` (:mod:`invariantdp.secure`; the exact arithmetic is in
-:mod:`._grid`).  The laws themselves are
+All three have an exact sampler, so without ``rng`` (``secure=None``, the
+default) the noise is drawn exactly from :mod:`secrets`
+(:mod:`invariantdp.secure`; the exact arithmetic is in :mod:`._grid`), as
+``secure=True`` asks.  A seed or numpy generator given as ``rng`` (or
+``secure=False``) makes a simulation, recorded as such in
+``Release.metadata["randomness"]`` (the rule:
+:func:`~invariantdp.mechanisms._base.resolve_secure`).  The laws themselves are
 :data:`invariantdp.distributions.discrete_laplace`,
 :data:`~invariantdp.distributions.discrete_gaussian` and
 :data:`~invariantdp.distributions.tulap`.
@@ -42,7 +44,7 @@ from ..families._calibration import (
 )
 from ..release import NoiseLaw, Release
 from ..secure import random_source
-from ._base import check_data, guarantee, make_release, resolve_sensitivity
+from ._base import check_data, guarantee, make_release, resolve_secure, resolve_sensitivity
 from ._grid import (
     MAX_EXACT_DATA,
     exact_gaussian_noise,
@@ -113,7 +115,7 @@ def _integer_rule(secure: bool) -> dict:
     return {"data_rule": INTEGER_RULE} if secure else {}
 
 
-def discrete_laplace_mechanism(x, *, epsilon, sensitivity=1, rng=None, secure=False) -> Release:
+def discrete_laplace_mechanism(x, *, epsilon, sensitivity=1, rng=None, secure=None) -> Release:
     r"""Geometric mechanism: ``x + Lap_Z(sensitivity / epsilon)`` per coordinate.
 
     ``Lap_Z(t)`` is the discrete Laplace (double geometric) law
@@ -122,10 +124,10 @@ def discrete_laplace_mechanism(x, *, epsilon, sensitivity=1, rng=None, secure=Fa
     The scale ``t = sensitivity / epsilon`` must be at most ``2**46`` and
     ``|x| < 2**52``, so that ``x + noise`` is exact in float64 (a secure
     release clamps its data to ``|x| <= 2**52 - 1`` instead of refusing
-    them, a rule that does not depend on the data).  With
-    ``secure=False`` (the default) the noise comes from numpy: a
-    simulation (a seed is a key: two releases with the same seed share
-    their noise exactly; see :mod:`invariantdp.secure`).
+    them, a rule that does not depend on the data).  The noise is drawn
+    securely unless ``rng`` is given; with a seed or generator it comes
+    from numpy: a simulation (a seed is a key: two releases with the same
+    seed share their noise exactly; see :mod:`invariantdp.secure`).
 
     Parameters
     ----------
@@ -134,10 +136,12 @@ def discrete_laplace_mechanism(x, *, epsilon, sensitivity=1, rng=None, secure=Fa
     sensitivity : int or array_like, optional
         Integer :math:`\ell_1` sensitivity (default 1) or a sensitivity space.
     rng : None, int, SeedSequence or numpy.random.Generator
-        Source of randomness for simulations; must be None (or a
+        A seed or generator makes the release a simulation (reproducible,
+        not for publication); must be None (or a
         :class:`~invariantdp.secure.SecureGenerator`) with ``secure=True``.
-    secure : bool, optional
-        Draw the noise for a production release: exact
+    secure : None or bool, optional
+        None (the default): secure unless ``rng`` is given; False: a
+        simulation.  Secure draws the noise for a production release: exact
         :math:`\mathrm{Lap}_{\mathbb Z}(\Delta/\epsilon)` (the exact rational
         value of ``sensitivity / epsilon``) from :mod:`secrets`, with the same
         work for every cell whatever its noise, so that the run time reveals
@@ -167,6 +171,7 @@ def discrete_laplace_mechanism(x, *, epsilon, sensitivity=1, rng=None, secure=Fa
     >>> bool((r.value == r.value.round()).all()), r.simulation
     (True, True)
     """
+    secure = resolve_secure(secure, rng, "discrete_laplace_mechanism")
     gen = random_source(rng, secure)
     epsilon = check_epsilon(epsilon)
     shape, xv = _integer_data(x, secure)
@@ -203,7 +208,7 @@ def discrete_laplace_mechanism(x, *, epsilon, sensitivity=1, rng=None, secure=Fa
 
 
 def discrete_gaussian_mechanism(
-    x, *, mu=None, rho=None, sensitivity=1, rng=None, secure=False
+    x, *, mu=None, rho=None, sensitivity=1, rng=None, secure=None
 ) -> Release:
     r"""Discrete Gaussian mechanism: ``x + N_Z(0, sigma^2)`` per coordinate.
 
@@ -212,8 +217,8 @@ def discrete_gaussian_mechanism(
     (Canonne, Kamath & Steinke 2020, Theorem 4).  The noise is drawn by the
     CKS rejection sampler (Algorithm 3).  ``sigma`` must be at most
     ``2**46`` and ``|x| < 2**52`` (clamped to ``2**52 - 1`` by a secure
-    release).  With ``secure=False`` (the default) the noise comes from
-    numpy: a simulation.
+    release).  The noise is drawn securely unless ``rng`` is given (then
+    from numpy: a simulation).
 
     Parameters
     ----------
@@ -225,10 +230,12 @@ def discrete_gaussian_mechanism(
     sensitivity : float or array_like, optional
         :math:`\ell_2` sensitivity (default 1) of the integer-valued query.
     rng : None, int, SeedSequence or numpy.random.Generator
-        Source of randomness for simulations; must be None (or a
+        A seed or generator makes the release a simulation (reproducible,
+        not for publication); must be None (or a
         :class:`~invariantdp.secure.SecureGenerator`) with ``secure=True``.
-    secure : bool, optional
-        Draw the noise for a production release: exact
+    secure : None or bool, optional
+        None (the default): secure unless ``rng`` is given; False: a
+        simulation.  Secure draws the noise for a production release: exact
         :math:`N_{\mathbb Z}(0, \sigma^2)` with the rational
         :math:`\sigma^2 = \Delta_2^2/\mu^2` (or :math:`\Delta_2^2/(2\rho)`;
         :math:`\Delta_2^2` summed exactly for a sensitivity space) by CKS
@@ -255,6 +262,7 @@ def discrete_gaussian_mechanism(
     >>> r.guarantee.params
     {'rho': 0.5}
     """
+    secure = resolve_secure(secure, rng, "discrete_gaussian_mechanism")
     gen = random_source(rng, secure)
     if (mu is None) == (rho is None):
         raise InvariantDPError(f"give exactly one of `mu` or `rho`; got mu={mu}, rho={rho}.")
@@ -321,7 +329,7 @@ def _check_tulap_scale(epsilon: float, shapes) -> None:
 
 
 def tulap_mechanism(
-    x, *, epsilon, delta=0.0, sensitivity=1.0, coordinates_changed=None, rng=None, secure=False
+    x, *, epsilon, delta=0.0, sensitivity=1.0, coordinates_changed=None, rng=None, secure=None
 ) -> Release:
     r"""Tulap mechanism: ``x + sensitivity * Tulap(0, exp(-epsilon), q)``.
 
@@ -335,28 +343,29 @@ def tulap_mechanism(
     differ in at most ``coordinates_changed`` coordinates (by default all of
     them), by basic composition: ``(m epsilon, m delta)`` for ``m``
     coordinates (a histogram under add/remove-one changes one cell:
-    ``coordinates_changed=1``; under replace-one, two).  With
-    ``secure=False`` (the default) the noise is floating point from numpy: a
-    simulation, whose output bits can reveal ``x`` (Mironov 2012).
+    ``coordinates_changed=1``; under replace-one, two).  With a seed or
+    generator as ``rng`` (or ``secure=False``) the noise is floating point
+    from numpy: a simulation, whose output bits can reveal ``x`` (Mironov
+    2012).
 
-    ``secure=True`` is exact end to end.  ``x`` is rounded to the lattice
-    ``sensitivity * Z``: ``k = floor(x / sensitivity + 1/2)``, computed
-    exactly (data on the lattice keep their value, and neighbours
-    ``|x - x'| <= sensitivity`` always get ``|k - k'| <= 1``), clamped to
-    ``|k| <= 2**51 - 1``; a rule that does not depend on the data, so no
-    data are refused.  The release is
+    Without ``rng`` (or with ``secure=True``) the release is exact end to end.
+    ``x`` is rounded to the lattice ``sensitivity * Z``:
+    ``k = floor(x / sensitivity + 1/2)``, computed exactly (data on the lattice
+    keep their value, and neighbours ``|x - x'| <= sensitivity`` always get
+    ``|k - k'| <= 1``), clamped to ``|k| <= 2**51 - 1``; a rule that does not
+    depend on the data, so no data are refused.  The release is
     ``sensitivity * fl((k + G) + U)`` where ``(G, U)``, the integer part and
     the ``2**-53``-cell of the uniform part of an exact Tulap draw, come from
-    :mod:`secrets`; ``k + G`` is exact, and the two roundings that follow
-    are fixed functions of the exact Tulap release ``k + N``, so nothing
-    about ``x`` leaks beyond it.  The truncation for ``delta > 0`` is
-    decided on the noise alone and exactly (interval arithmetic on
-    ``b = exp(-epsilon)``, the uniform part refined), so the noise law is
-    exactly ``Tulap(0, exp(-epsilon), q)`` for the real ``b`` and ``q`` of
-    the doubles ``epsilon`` and ``delta``
+    :mod:`secrets`; ``k + G`` is exact, and the two roundings that follow are
+    fixed functions of the exact Tulap release ``k + N``, so nothing about
+    ``x`` leaks beyond it.  The truncation for ``delta > 0`` is decided on the
+    noise alone and exactly (interval arithmetic on ``b = exp(-epsilon)``, the
+    uniform part refined), so the noise law is exactly
+    ``Tulap(0, exp(-epsilon), q)`` for the real ``b`` and ``q`` of the doubles
+    ``epsilon`` and ``delta``
     (:func:`~invariantdp.distributions._exact_samplers.draw_tulap_exact`), and every
-    draw does the same work, so that the run time says nothing about the
-    noise (:mod:`invariantdp.secure`).
+    draw does the same work, so that the run time says nothing about the noise
+    (:mod:`invariantdp.secure`).
 
     Every sampler here has a bounded expected number of trials whatever
     (epsilon, delta): when the truncated support is narrow (``q > 1/2``,
@@ -379,11 +388,13 @@ def tulap_mechanism(
         How many coordinates neighbours may differ in (default: all); the
         recorded guarantee is composed over them.
     rng : None, int, SeedSequence or numpy.random.Generator
-        Source of randomness for simulations; must be None (or a
+        A seed or generator makes the release a simulation (reproducible,
+        not for publication); must be None (or a
         :class:`~invariantdp.secure.SecureGenerator`) with ``secure=True``.
-    secure : bool, optional
-        Draw the noise exactly from :mod:`secrets` for a production release
-        (see :mod:`invariantdp.secure`).
+    secure : None or bool, optional
+        None (the default): secure unless ``rng`` is given; True: draw the
+        noise exactly from :mod:`secrets` for a production release (above,
+        and :mod:`invariantdp.secure`); False: a simulation.
 
     Returns
     -------
@@ -416,6 +427,7 @@ def tulap_mechanism(
     >>> h.adjacency
     'query values differing by at most 1 in each coordinate (linf norm), in one coordinate'
     """
+    secure = resolve_secure(secure, rng, "tulap_mechanism")
     gen = random_source(rng, secure)
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)

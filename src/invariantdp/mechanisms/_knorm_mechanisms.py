@@ -17,7 +17,9 @@ Every release records its noise law with :func:`knorm_law` (family
 ``"knorm"``), except the l1 mechanism, whose noise is i.i.d. Laplace and is
 recorded as the family ``"laplace"``.  **Simulation only.**  The noise is floating point, drawn from
 a numpy ``Generator``: attackable through its low-order bits (Mironov 2012)
-and reproducible from a seed.  ``secure=True`` is refused; for a release to
+and reproducible from a seed.  ``secure=True`` is refused, and a call
+with neither ``rng`` nor ``secure=False`` warns
+(:class:`~invariantdp.exceptions.SimulationWarning`); for a release to
 publish, use ``discrete_laplace_mechanism`` / ``discrete_gaussian_mechanism``
 (integer counts) or ``laplace_mechanism`` / ``gaussian_mechanism`` with
 ``secure=True``, or ``odds_ratio_release(..., secure=True)`` (2 x 2 tables).
@@ -39,8 +41,9 @@ from ._base import (
     check_float_scale,
     guarantee,
     make_release,
-    refuse_secure,
+    resolve_secure,
     resolve_sensitivity,
+    warn_unasked_simulation,
 )
 from ._side_channels import query_adjacency
 
@@ -78,7 +81,7 @@ def knorm(
     sensitivity=1.0,
     rng=None,
     method: str = "auto",
-    secure=False,
+    secure=None,
 ) -> Release:
     r"""K-norm mechanism for the polytope norm of ``K = Hull(vertices)``.
 
@@ -110,11 +113,9 @@ def knorm(
         is the triangulation when the facets are enumerated (dimension
         ``<= MAX_HULL_DIM`` and few enough vertices) and the polar sampler
         beyond.
-    secure : bool, optional
-        Must be False: the noise is floating point, so the release is a
-        simulation, not for publication (module notes); ``secure=True`` raises
-        and names the secure mechanisms (``discrete_laplace_mechanism``,
-        ``discrete_gaussian_mechanism``, ``odds_ratio_release`` with ``secure=True``).
+    secure : None or bool, optional
+        None (default) or False: a simulation (floating-point noise; None without
+        ``rng`` warns, ``SimulationWarning``); True is refused (module notes).
 
     Returns
     -------
@@ -146,7 +147,7 @@ def knorm(
     >>> round(float(r.value.sum()), 9)  # K spans the zero-sum plane: the total is kept
     15.0
     """
-    refuse_secure("knorm", secure, alternatives=_SECURE_ALTERNATIVES)
+    resolve_secure(secure, rng, "knorm", exact=False, alternatives=_SECURE_ALTERNATIVES)
     if epsilon is None:
         raise TypeError("`epsilon` is required: knorm(x, vertices, epsilon).")
     xv = check_data(x)
@@ -165,7 +166,7 @@ def knorm(
     noise = KNormNoise("polytope", xv.size, scale, V)
     method = noise.resolve_method(method)
     v = noise.rvs(random_state=gen, method=method)
-    return make_release(
+    release = make_release(
         xv + v.reshape(xv.shape),
         "knorm",
         knorm_law("polytope", xv.size, scale, vertices=V),
@@ -181,9 +182,15 @@ def knorm(
             "norm": "polytope",
             "method": method,
         },
-        secure=secure,
         labels=x,
     )
+    warn_unasked_simulation(secure, rng, "knorm", _SECURE_ALTERNATIVES)
+    return release
+
+
+_LP_ALTERNATIVES = (
+    "laplace_mechanism(..., secure=True) (the l1 case) or gaussian_mechanism(..., secure=True)"
+)
 
 
 def _check_p(p):
@@ -198,7 +205,7 @@ def _check_p(p):
     return float(p)
 
 
-def lp_mechanism(x, p, sensitivity=1.0, epsilon=None, *, rng=None, secure=False) -> Release:
+def lp_mechanism(x, p, sensitivity=1.0, epsilon=None, *, rng=None, secure=None) -> Release:
     r"""The :math:`\ell_p` K-norm mechanism for ``p`` in {1, 2, inf} (epsilon-DP).
 
     Simulation only: floating-point noise from a numpy generator, which
@@ -227,8 +234,9 @@ def lp_mechanism(x, p, sensitivity=1.0, epsilon=None, *, rng=None, secure=False)
         ``epsilon > 0`` (required; positional as in ``lp_mechanism(x, p,
         sensitivity, epsilon)`` or by keyword).
     rng : None, int, SeedSequence or numpy.random.Generator
-    secure : bool, optional
-        Must be False: there is no exact l_p sampler.
+    secure : None or bool, optional
+        None (default) or False: a simulation (no exact l_p sampler; None
+        without ``rng`` warns, ``SimulationWarning``); True is refused.
 
     Returns
     -------
@@ -248,12 +256,7 @@ def lp_mechanism(x, p, sensitivity=1.0, epsilon=None, *, rng=None, secure=False)
     >>> r.noise.params["norm"], r.simulation
     ('linf', True)
     """
-    refuse_secure(
-        "lp_mechanism",
-        secure,
-        alternatives="laplace_mechanism(..., secure=True) (the l1 case) or "
-        "gaussian_mechanism(..., secure=True)",
-    )
+    resolve_secure(secure, rng, "lp_mechanism", exact=False, alternatives=_LP_ALTERNATIVES)
     if epsilon is None:
         raise TypeError("`epsilon` is required: lp_mechanism(x, p, sensitivity, epsilon).")
     xv = check_data(x)
@@ -268,7 +271,7 @@ def lp_mechanism(x, p, sensitivity=1.0, epsilon=None, *, rng=None, secure=False)
     v = KNormNoise(name, d, scale).rvs(random_state=gen)
     # l1 noise is i.i.d. Laplace: recorded as that family, which every consumer knows
     law = NoiseLaw("laplace", {"scale": scale}) if p == 1 else knorm_law(name, d, scale)
-    return make_release(
+    release = make_release(
         xv + v.reshape(xv.shape),
         f"lp_mechanism[{name}]",
         law,
@@ -285,3 +288,5 @@ def lp_mechanism(x, p, sensitivity=1.0, epsilon=None, *, rng=None, secure=False)
         },
         labels=x,
     )
+    warn_unasked_simulation(secure, rng, "lp_mechanism", _LP_ALTERNATIVES)
+    return release

@@ -8,13 +8,13 @@ from .._validation import check_counts, check_delta, check_epsilon
 from ..invariants import one_way_margins
 from ..release import Release
 from ..secure import random_source
-from ._base import guarantee, make_release
+from ._base import guarantee, make_release, resolve_secure
 from ._integer_noise import tulap_mechanism
 
 __all__ = ["odds_ratio_release"]
 
 
-def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None, secure=False) -> Release:
+def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None, secure=None) -> Release:
     r"""Release ``U = x11 + N`` of a 2 x 2 table with its one-way margins invariant.
 
     ``N`` is Tulap, the canonical noise distribution of
@@ -32,16 +32,18 @@ def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None, secure=False) -> 
     epsilon, delta : float
         Privacy parameters, ``epsilon > 0``, ``0 <= delta < 1``.
     rng : None, int, SeedSequence or numpy.random.Generator
-        Source of randomness for simulations; must be None (or a
+        A seed or generator makes the release a simulation (numpy noise,
+        reproducible, recorded as such in ``metadata["randomness"]``), not
+        for publication; must be None (or a
         :class:`~invariantdp.secure.SecureGenerator`) with ``secure=True``.
-    secure : bool, optional
-        Draw the Tulap noise exactly from :mod:`secrets` for a production
-        release: ``(x11 + G) + U`` with ``G`` the exact integer part and
-        ``U`` the ``2**-53``-cell of the uniform part of one Tulap draw, the
-        truncation decided exactly (see :func:`~invariantdp.mechanisms.tulap_mechanism`
-        and :mod:`invariantdp.secure`).  With ``secure=False`` (the default)
-        the release is a simulation (numpy noise, recorded as such in
-        ``metadata["randomness"]``), not for publication.
+    secure : None or bool, optional
+        None (the default): secure unless ``rng`` is given; False: a
+        simulation.  Secure draws the Tulap noise exactly from
+        :mod:`secrets` for a production release: ``(x11 + G) + U`` with
+        ``G`` the exact integer part and ``U`` the ``2**-53``-cell of the
+        uniform part of one Tulap draw, the truncation decided exactly (see
+        :func:`~invariantdp.mechanisms.tulap_mechanism` and
+        :mod:`invariantdp.secure`).
 
     Returns
     -------
@@ -69,6 +71,7 @@ def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None, secure=False) -> 
     >>> r.invariants.values, r.simulation
     (array([17., 13., 16., 14.]), True)
     """
+    secure = resolve_secure(secure, rng, "odds_ratio_release")
     random_source(rng, secure)  # the public checks first: a secure call reads its table last
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -94,4 +97,5 @@ def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None, secure=False) -> 
         data_shape=(2, 2),
         metadata={"statistic": "x11"},
         secure=secure,
+        labels=table,  # a DataFrame's labels name x11 and the odds ratio (data_labels)
     )

@@ -43,9 +43,10 @@ when there are very many small strata.
 Both seeded policies draw from a numpy ``Generator``, which is predictable
 from its output and reproducible from a seed: their releases are
 **simulations, not for publication** (``metadata["randomness"]`` is
-``"simulation"``).  ``secure=True`` (pandas) draws the selections and
-derangements by exact integer sampling from :mod:`secrets` and marks the
-release ``"secure"``.
+``"simulation"``); a seed or a ``seed_policy`` asks for one.  Without them
+(``secure=None``, the default, or ``secure=True``), a pandas frame is
+swapped with selections and derangements drawn by exact integer sampling
+from :mod:`secrets`, and the release is marked ``"secure"``.
 
 The random permutation is in :mod:`._permutation`, the released table and
 its invariants in :mod:`._swap_table`, the Dask path in :mod:`._swap_dask`.
@@ -67,7 +68,13 @@ from .._validation import InvariantDPError, check_in_open_unit, check_positive_i
 from ..privacy import swapping_epsilon
 from ..release import NoiseLaw, Release
 from ..secure import random_source
-from ._base import guarantee, make_release, release_part
+from ._base import (
+    guarantee,
+    make_release,
+    release_part,
+    resolve_secure,
+    warn_unasked_simulation,
+)
 from ._permutation import root_entropy, sources_by_stratum, sources_global, sources_secure
 from ._swap_dask import ROW, swap_dask
 from ._swap_table import (
@@ -288,8 +295,12 @@ def table_on_release_cells(release: Release, data: pd.DataFrame) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 
+#: a Dask frame has no secure swap (its strata are drawn in parallel from seeds)
+_DASK_ALTERNATIVE = "permutation_swap on a pandas DataFrame (`.compute()` it first)"
+
+
 def permutation_swap(
-    data, *, swap, match=(), swap_rate, rng=None, seed_policy=None, secure=False
+    data, *, swap, match=(), swap_rate, rng=None, seed_policy=None, secure=None
 ) -> SwapResult:
     r"""Swap microdata with the Permutation Algorithm (Bailie, Gong & Meng, Algorithm 5.1).
 
@@ -318,17 +329,22 @@ def permutation_swap(
     swap_rate : float
         Selection probability ``p`` in (0, 1).
     rng : None, int, SeedSequence or numpy.random.Generator
-        Source of randomness of a simulation (not for publication: use
-        ``secure=True`` for a release to publish).
+        A seed or generator makes the swap a simulation (reproducible, not
+        for publication).
     seed_policy : {None, "global", "stratum"}
-        How random draws are organised (module docstring).  ``None`` means
-        ``"global"`` for pandas and ``"stratum"`` for Dask (the only policy
-        Dask supports).
-    secure : bool, optional
-        Swap for a production release: exact draws from :mod:`secrets`, with
-        work independent of which records swap; the guarantee is that of the
-        table with its run time (:mod:`invariantdp.secure`).  ``rng`` and
-        ``seed_policy`` must then be None; pandas only.
+        How the random draws of a simulation are organised (module
+        docstring).  ``None`` means ``"global"`` for pandas and
+        ``"stratum"`` for Dask (the only policy Dask supports); a policy
+        given asks for a simulation.
+    secure : None or bool, optional
+        None (the default): the secure swap for a pandas DataFrame when
+        neither ``rng`` nor ``seed_policy`` is given, else a simulation (a
+        Dask frame without ``rng`` warns,
+        :class:`~invariantdp.exceptions.SimulationWarning`).  True: swap for
+        a production release, with exact draws from :mod:`secrets` and work
+        independent of which records swap; the guarantee is that of the
+        table with its run time (:mod:`invariantdp.secure`); ``rng`` and
+        ``seed_policy`` must then be None; pandas only.  False: a simulation.
 
     Returns
     -------
@@ -389,11 +405,7 @@ def permutation_swap(
     """
     kind, swap, match, hold, rest = _roles(data, swap, match)
     swap_rate = check_in_open_unit("swap_rate", swap_rate)
-    if not isinstance(secure, bool):
-        raise TypeError(
-            f"`secure` must be True or False, got {type(secure).__name__} ({secure!r})."
-        )
-    if secure:
+    if secure is True:
         if seed_policy is not None:
             raise InvariantDPError(
                 f"`seed_policy` ({seed_policy!r}) must be None with `secure=True`: secure "
@@ -401,6 +413,11 @@ def permutation_swap(
             )
         if kind != "pandas":
             raise InvariantDPError("`secure=True` needs a pandas DataFrame; call .compute() first.")
+    asked = (secure, rng if seed_policy is None else seed_policy)  # a policy asks for a simulation
+    secure = resolve_secure(
+        secure, rng, "permutation_swap", exact=kind == "pandas" and seed_policy is None
+    )
+    if secure:
         sgen = random_source(rng, True)
         seed_policy = "secure"
     elif seed_policy is None:
@@ -417,7 +434,9 @@ def permutation_swap(
     roles = (swap, match, rest)
     if kind == "dask":
         swapped, table, levels = swap_dask(data, roles, swap_rate, root_entropy(gen))
-        return _swap_result(swapped, table, levels, roles, swap_rate, "stratum", None)
+        result = _swap_result(swapped, table, levels, roles, swap_rate, "stratum", None)
+        warn_unasked_simulation(*asked, "permutation_swap", _DASK_ALTERNATIVE)
+        return result
 
     x = encode(data, roles, read_all=secure)
     if secure:

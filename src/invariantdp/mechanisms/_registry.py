@@ -69,6 +69,11 @@ class Mechanism:
         The family parameter that holds the noise scale.
     aliases : tuple of str
         Other spellings (the command line's).
+    congenial : str or None
+        The privacy parameter by which
+        :func:`~invariantdp.mechanisms.conditional_release` calibrates the
+        mechanism conditioned on invariants (its congenial release, Gong &
+        Meng 2020), or None if it has none.
 
     References
     ----------
@@ -91,6 +96,7 @@ class Mechanism:
     exact: bool = False
     scale: str = "scale"
     aliases: tuple[str, ...] = ()
+    congenial: str | None = None
 
     @property
     def noise_family(self) -> NoiseFamily:
@@ -115,8 +121,18 @@ _GAUSSIAN_FAMILIES = ("gaussian", "discrete_gaussian", "projected_gaussian", "ex
 def _entries() -> tuple[Mechanism, ...]:
     gauss = ("mu", "epsilon", "delta")
     return (
-        Mechanism("laplace", laplace_mechanism, "laplace", ("epsilon",), "l1", exact=True),
-        Mechanism("gaussian", gaussian_mechanism, "gaussian", gauss, "l2", exact=True),
+        Mechanism(
+            "laplace",
+            laplace_mechanism,
+            "laplace",
+            ("epsilon",),
+            "l1",
+            exact=True,
+            congenial="epsilon",
+        ),
+        Mechanism(
+            "gaussian", gaussian_mechanism, "gaussian", gauss, "l2", exact=True, congenial="mu"
+        ),
         Mechanism(
             "discrete_laplace",
             discrete_laplace_mechanism,
@@ -124,6 +140,7 @@ def _entries() -> tuple[Mechanism, ...]:
             ("epsilon",),
             "l1",
             exact=True,
+            congenial="epsilon",
         ),
         Mechanism(
             "discrete_gaussian",
@@ -133,6 +150,7 @@ def _entries() -> tuple[Mechanism, ...]:
             "l2",
             exact=True,
             scale="sigma",
+            congenial="rho",
         ),
         Mechanism(
             "tulap", tulap_mechanism, "tulap", ("epsilon", "delta"), "linf", exact=True, scale="b"

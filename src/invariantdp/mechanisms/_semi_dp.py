@@ -10,7 +10,8 @@ Sec. 5.1).
 Both mechanisms add floating-point noise drawn from a numpy ``Generator``:
 their releases are **simulations, not for publication** (the low-order bits
 of float noise leak, Mironov 2012; a seed makes the noise reproducible), and
-``secure=True`` is refused.  For a release to publish, use
+``secure=True`` is refused; called with neither ``rng`` nor ``secure=False``
+they warn (:class:`~invariantdp.exceptions.SimulationWarning`).  For a release to publish, use
 ``odds_ratio_release(table, ..., secure=True)`` for a 2 x 2 table (the
 semi-DP Tulap release of ``x11``, which keeps the margins), or
 ``discrete_laplace_mechanism`` / ``discrete_gaussian_mechanism(table, ...,
@@ -32,7 +33,7 @@ from ..families._calibration import gaussian_sigma, laplace_scale
 from ..invariants import one_way_margins
 from ..release import NoiseLaw, Release
 from ..sensitivity import MAX_HULL_DIM, contingency_sensitivity_space
-from ._base import guarantee, make_release, refuse_secure
+from ._base import guarantee, make_release, resolve_secure, warn_unasked_simulation
 from ._knorm_mechanisms import knorm_law
 
 __all__ = ["semi_dp_gaussian", "semi_dp_knorm"]
@@ -85,7 +86,7 @@ def _semi_dp(definition, params, shape):
     )
 
 
-def semi_dp_gaussian(table, *, mu, rng=None, secure=False) -> Release:
+def semi_dp_gaussian(table, *, mu, rng=None, secure=None) -> Release:
     r"""Semi-DP Gaussian mechanism for an ``r x c`` table (Algorithm 1).
 
     Releases ``x + N`` with :math:`N \sim N_d(0, (\Delta_2/\mu)^2 P)`,
@@ -102,10 +103,9 @@ def semi_dp_gaussian(table, *, mu, rng=None, secure=False) -> Release:
     mu : float
         GDP parameter ``mu > 0``.
     rng : None, int, SeedSequence or numpy.random.Generator
-    secure : bool, optional
-        Must be False: the Gaussian noise is floating point, so the release
-        is a simulation, not for publication (module notes); ``secure=True``
-        raises and names the secure mechanisms.
+    secure : None or bool, optional
+        None (default) or False: a simulation (floating-point noise; None without
+        ``rng`` warns, ``SimulationWarning``); True is refused (module notes).
 
     Returns
     -------
@@ -125,7 +125,7 @@ def semi_dp_gaussian(table, *, mu, rng=None, secure=False) -> Release:
     >>> r.value.sum(axis=1).round(9), r.value.sum(axis=0).round(9)
     (array([20., 20.]), array([13., 12., 15.]))
     """
-    refuse_secure("semi_dp_gaussian", secure, alternatives=_SECURE_ALTERNATIVES)
+    resolve_secure(secure, rng, "semi_dp_gaussian", exact=False, alternatives=_SECURE_ALTERNATIVES)
     x = _table(table)
     mu = check_positive("mu", mu)
     gen = as_generator(rng)
@@ -134,7 +134,7 @@ def semi_dp_gaussian(table, *, mu, rng=None, secure=False) -> Release:
     e = gen.standard_normal(x.size)
     e *= sigma
     noise = inv.project(e).reshape(x.shape)
-    return make_release(
+    release = make_release(
         x + noise,
         "semi_dp_gaussian",
         NoiseLaw("projected_gaussian", {"scale": sigma, "invariants": inv.structure_dict()}),
@@ -142,12 +142,14 @@ def semi_dp_gaussian(table, *, mu, rng=None, secure=False) -> Release:
         invariants=inv.of(x),
         data_shape=x.shape,
         metadata={"sensitivity": 2.0, "norm": "l2", "a(t)": 3},
-        secure=secure,
+        secure=False,
         labels=table,
     )
+    warn_unasked_simulation(secure, rng, "semi_dp_gaussian", _SECURE_ALTERNATIVES)
+    return release
 
 
-def semi_dp_knorm(table, *, epsilon, rng=None, method: str = "auto", secure=False) -> Release:
+def semi_dp_knorm(table, *, epsilon, rng=None, method: str = "auto", secure=None) -> Release:
     r"""Optimal semi-DP K-norm mechanism for an ``r x c`` table (Algorithms 2-3).
 
     Releases ``x + V`` with ``V`` of density
@@ -191,10 +193,9 @@ def semi_dp_knorm(table, *, epsilon, rng=None, method: str = "auto", secure=Fals
     epsilon : float
     rng : None, int, SeedSequence or numpy.random.Generator
     method : {"auto", "triangulation", "rejection", "polar"}
-    secure : bool, optional
-        Must be False: the noise is floating point, so the release is a
-        simulation, not for publication (module notes); ``secure=True``
-        raises and names the secure mechanisms.
+    secure : None or bool, optional
+        None (default) or False: a simulation (floating-point noise; None without
+        ``rng`` warns, ``SimulationWarning``); True is refused (module notes).
 
     Returns
     -------
@@ -223,7 +224,7 @@ def semi_dp_knorm(table, *, epsilon, rng=None, method: str = "auto", secure=Fals
     >>> r.value.sum(axis=0).round(9)
     array([13., 12.])
     """
-    refuse_secure("semi_dp_knorm", secure, alternatives=_SECURE_ALTERNATIVES)
+    resolve_secure(secure, rng, "semi_dp_knorm", exact=False, alternatives=_SECURE_ALTERNATIVES)
     x = _table(table)
     r, c = x.shape
     s = (r - 1) * (c - 1)
@@ -250,7 +251,7 @@ def semi_dp_knorm(table, *, epsilon, rng=None, method: str = "auto", secure=Fals
     scale = laplace_scale(1.0, epsilon)
     law = KNormNoise("polytope", x.size, scale, S)
     v = law.rvs(random_state=gen, method=method).reshape(x.shape)
-    return make_release(
+    release = make_release(
         x + v,
         "semi_dp_knorm",
         knorm_law("polytope", x.size, scale, space={"kind": "contingency", "r": r, "c": c}),
@@ -258,6 +259,8 @@ def semi_dp_knorm(table, *, epsilon, rng=None, method: str = "auto", secure=Fals
         invariants=_margins(x.shape).of(x),
         data_shape=x.shape,
         metadata={"sensitivity": 1.0, "norm": "K", "a(t)": 3, "method": method},
-        secure=secure,
+        secure=False,
         labels=table,
     )
+    warn_unasked_simulation(secure, rng, "semi_dp_knorm", _SECURE_ALTERNATIVES)
+    return release

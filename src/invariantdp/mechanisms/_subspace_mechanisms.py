@@ -19,7 +19,8 @@ All four mechanisms add floating-point noise drawn from a numpy
 ``Generator``: their releases are **simulations, not for publication** (the
 low-order bits of float noise leak, Mironov 2012; a seed makes the noise
 reproducible -- which is exactly what Algorithm 4 relies on), and
-``secure=True`` is refused.  For a release to publish, use
+``secure=True`` is refused; called with neither ``rng`` nor ``secure=False``
+they warn (:class:`~invariantdp.exceptions.SimulationWarning`).  For a release to publish, use
 ``discrete_laplace_mechanism`` / ``discrete_gaussian_mechanism(x, ...,
 secure=True)`` on integer counts (exact integer noise; the invariants are not kept).
 """
@@ -36,8 +37,9 @@ from ._base import (
     gaussian_calibration,
     guarantee,
     make_release,
-    refuse_secure,
+    resolve_secure,
     resolve_sensitivity,
+    warn_unasked_simulation,
 )
 
 __all__ = [
@@ -118,14 +120,18 @@ def _laplace(inv, epsilon, sensitivity, transform=None):
     )
 
 
-def _release(name, xv, inv, noise, scale, privacy, metadata, labels=None) -> Release:
+def _release(name, xv, inv, noise, scale, privacy, metadata, labels, asked) -> Release:
     """The release ``x + noise`` of the subspace mechanism ``name`` (a simulation).
 
     ``noise`` is a new array of the mechanism's own: the value is summed into
     it (the same numbers as ``x + noise``, without another array of n cells).
+    ``asked`` is the ``(secure, rng)`` of the call: neither says a simulation
+    was intended, the release is made with a warning.
     """
     value = noise.reshape(xv.shape)
     value += xv
+    # the mechanism's caller is one frame further than for a call from its body
+    warn_unasked_simulation(*asked, name, _SECURE_ALTERNATIVES, stacklevel=4)
     return make_release(
         value,
         name,
@@ -139,7 +145,7 @@ def _release(name, xv, inv, noise, scale, privacy, metadata, labels=None) -> Rel
 
 
 def projected_gaussian(
-    x, invariants, *, mu=None, epsilon=None, delta=None, sensitivity=1.0, rng=None, secure=False
+    x, invariants, *, mu=None, epsilon=None, delta=None, sensitivity=1.0, rng=None, secure=None
 ) -> Release:
     r"""Projected Gaussian mechanism: ``x + Pi_N e``, ``e ~ N(0, sigma^2 I_n)``.
 
@@ -162,10 +168,9 @@ def projected_gaussian(
     sensitivity : float or array_like, optional
         :math:`\Delta_2(A)` (default 1), or the sensitivity space of the query.
     rng : None, int, SeedSequence or numpy.random.Generator
-    secure : bool, optional
-        Must be False: the noise is floating point, so the release is a
-        simulation, not for publication (module notes); ``secure=True``
-        raises and names the secure mechanisms.
+    secure : None or bool, optional
+        None (default) or False: a simulation (floating-point noise; None without
+        ``rng`` warns, ``SimulationWarning``); True is refused (module notes).
 
     Returns
     -------
@@ -190,18 +195,20 @@ def projected_gaussian(
     >>> r.invariants.values
     array([200., 100.])
     """
-    refuse_secure("projected_gaussian", secure, alternatives=_SECURE_ALTERNATIVES)
+    resolve_secure(
+        secure, rng, "projected_gaussian", exact=False, alternatives=_SECURE_ALTERNATIVES
+    )
     xv, inv = _prepare(x, invariants)
     sigma, privacy, metadata = _gaussian(inv, mu, epsilon, delta, sensitivity)
     e = as_generator(rng).standard_normal(inv.n_cells)
     e *= sigma
     noise = invariants.project(e, out=e)  # e is ours: projected where it lies
-    return _release("projected_gaussian", xv, inv, noise, sigma, privacy, metadata, x)
+    return _release(
+        "projected_gaussian", xv, inv, noise, sigma, privacy, metadata, x, (secure, rng)
+    )
 
 
-def projected_laplace(
-    x, invariants, *, epsilon, sensitivity=1.0, rng=None, secure=False
-) -> Release:
+def projected_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secure=None) -> Release:
     r"""Projected Laplace mechanism: ``x + Pi_N e``, ``e ~ Lap(sensitivity/epsilon)^n``.
 
     (epsilon, 0)-induced subspace DP (Cor. 17); unbiased; the invariants hold
@@ -221,8 +228,9 @@ def projected_laplace(
     sensitivity : float or array_like, optional
         :math:`\Delta_1(A)` (default 1) or a sensitivity space.
     rng : None, int, SeedSequence or numpy.random.Generator
-    secure : bool, optional
-        Must be False (simulation only).
+    secure : None or bool, optional
+        None (default) or False: a simulation (floating-point noise; None without
+        ``rng`` warns, ``SimulationWarning``); True is refused (module notes).
 
     Returns
     -------
@@ -243,11 +251,11 @@ def projected_laplace(
     >>> round(float(r.value.sum()), 9)
     21.0
     """
-    refuse_secure("projected_laplace", secure, alternatives=_SECURE_ALTERNATIVES)
+    resolve_secure(secure, rng, "projected_laplace", exact=False, alternatives=_SECURE_ALTERNATIVES)
     xv, inv = _prepare(x, invariants)
     b, privacy, metadata = _laplace(inv, epsilon, sensitivity)
     noise = invariants.project(as_generator(rng).laplace(0.0, b, size=inv.n_cells))
-    return _release("projected_laplace", xv, inv, noise, b, privacy, metadata, x)
+    return _release("projected_laplace", xv, inv, noise, b, privacy, metadata, x, (secure, rng))
 
 
 def _null_transform(invariants):
@@ -255,7 +263,7 @@ def _null_transform(invariants):
 
 
 def extended_gaussian(
-    x, invariants, *, mu=None, epsilon=None, delta=None, sensitivity=1.0, rng=None, secure=False
+    x, invariants, *, mu=None, epsilon=None, delta=None, sensitivity=1.0, rng=None, secure=None
 ) -> Release:
     r"""Extended Gaussian mechanism: ``x + Q_N e_N``, ``e_N ~ N(0, sigma^2 I_{n-n_c})``.
 
@@ -294,7 +302,7 @@ def extended_gaussian(
     >>> round(r.metadata["sensitivity"], 12)
     1.414213562373
     """
-    refuse_secure("extended_gaussian", secure, alternatives=_SECURE_ALTERNATIVES)
+    resolve_secure(secure, rng, "extended_gaussian", exact=False, alternatives=_SECURE_ALTERNATIVES)
     xv, inv = _prepare(x, invariants)
     sigma, privacy, metadata = _gaussian(
         inv, mu, epsilon, delta, sensitivity, transform=_null_transform(invariants)
@@ -302,10 +310,10 @@ def extended_gaussian(
     e = as_generator(rng).standard_normal(inv.n_cells - inv.rank)
     e *= sigma
     noise = invariants.null_space_apply(e)
-    return _release("extended_gaussian", xv, inv, noise, sigma, privacy, metadata, x)
+    return _release("extended_gaussian", xv, inv, noise, sigma, privacy, metadata, x, (secure, rng))
 
 
-def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secure=False) -> Release:
+def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secure=None) -> Release:
     r"""Extended Laplace mechanism: ``x + Q_N w_N``, ``w_N ~ Lap(Delta_1(Q_N^T A)/epsilon)``.
 
     (epsilon, 0)-induced subspace DP (Cor. 18).  ``Q_N`` is the basis of
@@ -327,8 +335,9 @@ def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secur
     sensitivity : float or array_like, optional
         :math:`\Delta_1(Q_N^T A)` (default 1) or the sensitivity space of ``A``.
     rng : None, int, SeedSequence or numpy.random.Generator
-    secure : bool, optional
-        Must be False (simulation only).
+    secure : None or bool, optional
+        None (default) or False: a simulation (floating-point noise; None without
+        ``rng`` warns, ``SimulationWarning``); True is refused (module notes).
 
     Returns
     -------
@@ -348,12 +357,11 @@ def extended_laplace(x, invariants, *, epsilon, sensitivity=1.0, rng=None, secur
     >>> round(float(r.value.sum()), 9)
     21.0
     """
-    refuse_secure("extended_laplace", secure, alternatives=_SECURE_ALTERNATIVES)
+    resolve_secure(secure, rng, "extended_laplace", exact=False, alternatives=_SECURE_ALTERNATIVES)
     xv, inv = _prepare(x, invariants)
     b, privacy, metadata = _laplace(
         inv, epsilon, sensitivity, transform=_null_transform(invariants)
     )
     w = as_generator(rng).laplace(0.0, b, size=inv.n_cells - inv.rank)
-    return _release(
-        "extended_laplace", xv, inv, invariants.null_space_apply(w), b, privacy, metadata, x
-    )
+    noise = invariants.null_space_apply(w)
+    return _release("extended_laplace", xv, inv, noise, b, privacy, metadata, x, (secure, rng))

@@ -53,7 +53,9 @@ draw no noise).  The target and the inequalities are in :mod:`._targets`.
 Every sampler draws from a numpy ``Generator`` in floating point (the exact
 sampler too: its probabilities are floats), so a conditional release is a
 **simulation, not for publication** (Mironov 2012 for float noise; a seed
-makes it reproducible), and ``secure=True`` is refused.  For a release to
+makes it reproducible), and ``secure=True`` is refused; called with neither
+``rng`` nor ``secure=False`` it warns
+(:class:`~invariantdp.exceptions.SimulationWarning`).  For a release to
 publish, use ``discrete_laplace_mechanism`` /
 ``discrete_gaussian_mechanism(x, ..., secure=True)`` (exact integer noise, not
 conditioned on the invariants).

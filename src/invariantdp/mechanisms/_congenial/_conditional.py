@@ -19,7 +19,13 @@ from ..._validation import InvariantDPError, check_positive, check_positive_int
 from ...exceptions import ConvergenceWarning
 from ...invariants import Invariants
 from ...release import NoiseLaw, Release
-from .._base import guarantee, make_release, refuse_secure, release_part
+from .._base import (
+    guarantee,
+    make_release,
+    release_part,
+    resolve_secure,
+    warn_unasked_simulation,
+)
 from ._diagnostics import SamplerDiagnostics, diagnose
 from ._exact_conditional import exact_plan, run_exact
 from ._mcmc import run_gibbs, run_mis
@@ -104,6 +110,13 @@ _DOUBLE_GEOMETRIC = deprecated(
 )
 
 
+#: what to use for a release to publish (no sampler here is exact)
+_ALTERNATIVES = (
+    "discrete_laplace_mechanism(x, ..., secure=True) or discrete_gaussian_mechanism(x, ..., "
+    "secure=True) (exact integer noise, not conditioned on the invariants)"
+)
+
+
 @renamed_keywords(n_draws="draws", n_chains="chains", n_tune="tune")
 def conditional_release(
     x,
@@ -125,7 +138,7 @@ def conditional_release(
     proposal_sigma=None,
     warn=True,
     rng=None,
-    secure=False,
+    secure=None,
     progress=None,
 ) -> ConditionalRelease:
     r"""Release :math:`M(x) \mid M(x) \in S^*` for an additive mechanism (congenial privacy).
@@ -183,11 +196,10 @@ def conditional_release(
         Emit a :class:`~invariantdp.exceptions.ConvergenceWarning` when
         R-hat > 1.01 or ESS < 100.
     rng : None, int, SeedSequence or numpy.random.Generator
-    secure : bool, optional
-        Must be False: every sampler here works in floating point from a
-        numpy ``Generator``, so the release is a simulation, not for
-        publication (module notes); ``secure=True`` raises and names the
-        secure mechanisms.
+    secure : None or bool, optional
+        None (default) or False: a simulation (every sampler here works in
+        floating point; None without ``rng`` warns, ``SimulationWarning``);
+        True is refused and names the secure mechanisms (module notes).
     progress : bool, optional
         Show a progress bar of the MCMC samplers (default: in a terminal or
         a notebook, not under CI; :mod:`invariantdp._progress`).
@@ -229,13 +241,7 @@ def conditional_release(
     if isinstance(mechanism, str) and mechanism == "double_geometric":
         _DOUBLE_GEOMETRIC.warn(stacklevel=3)  # the caller, past the renamed_keywords wrapper
         mechanism = "discrete_laplace"
-    refuse_secure(
-        "conditional_release",
-        secure,
-        alternatives="discrete_laplace_mechanism(x, ..., secure=True) or "
-        "discrete_gaussian_mechanism(x, ..., secure=True) (exact integer noise, not "
-        "conditioned on the invariants)",
-    )
+    resolve_secure(secure, rng, "conditional_release", exact=False, alternatives=_ALTERNATIVES)
     if sampler not in SAMPLERS:
         raise InvariantDPError(
             f"`sampler` ({sampler!r}) must be one of {', '.join(map(repr, SAMPLERS))}."
@@ -310,9 +316,12 @@ def conditional_release(
         "method": sampler,
         "inequalities": ineq,
     }
-    return _conditional_release(
+    release = _conditional_release(
         value, mechanism, target, privacy, invariants, values, sensitivity, sampling, x
     )
+    # the caller of conditional_release, past the renamed_keywords wrapper
+    warn_unasked_simulation(secure, rng, "conditional_release", _ALTERNATIVES, stacklevel=4)
+    return release
 
 
 _DATASPACE = "data sets whose query satisfies the released invariants"

@@ -29,6 +29,7 @@ from ..._validation import (
 )
 from ...families._calibration import gaussian_sigma, laplace_rate
 from ...invariants import Invariants
+from .._registry import MECHANISMS as REGISTRY
 from .._registry import find_mechanism
 
 __all__ = ["LinearInequalities"]
@@ -52,16 +53,10 @@ class Unconstrained:
 
 
 #: the ``mechanism`` argument of conditional_release and the privacy parameter it is
-#: calibrated by (Gong & Meng, Definitions 1.1-1.2: their double geometric mechanism is the
-#: discrete Laplace of scale 1 / rate)
+#: calibrated by, as the registry states them (Gong & Meng, Definitions 1.1-1.2: their
+#: double geometric mechanism is the discrete Laplace of scale 1 / rate)
 MECHANISMS = {
-    name: Unconstrained.of(name, parameter)
-    for name, parameter in (
-        ("discrete_laplace", "epsilon"),
-        ("discrete_gaussian", "rho"),
-        ("laplace", "epsilon"),
-        ("gaussian", "mu"),
-    )
+    m.name: Unconstrained.of(m.name, m.congenial) for m in REGISTRY.values() if m.congenial
 }
 
 #: privacy parameter -> (what it is, (rate, sigma) of the noise from it and the sensitivity)

@@ -1,0 +1,266 @@
+r"""Intervals for linear combinations of discrete Gaussian noise, from their exact law.
+
+A GLS estimate of ``w' x`` from a release with i.i.d. discrete Gaussian noise
+``e ~ N_Z(0, sigma^2)`` on integer counts ``x`` errs by ``Z = a' e``, where
+``a = Pi_N w`` with ``Pi_N`` the projection onto the null space of the
+invariants (the GLS of equal variances; ``a = w`` without invariants).  The
+interval ``|w' x - estimate| <= h`` covers exactly when ``|Z| <= h``, so the
+shortest such interval of level ``1 - alpha`` is the smallest symmetric central
+set of the law of ``Z`` holding at least ``1 - alpha``.  This module finds it.
+
+The exact law (:func:`half_widths`, method ``"exact"``)
+    When ``a = p / L`` with integers ``p`` and ``L <= 2**20`` (always for
+    totals, margins and other 0/1 invariants, whose projections are rational),
+    ``L Z = sum_j p_j e_j`` is an integer variable.  Its characteristic
+    function is the product of those of the ``e_j``, known in closed form by
+    Poisson summation,
+
+    .. math:: \varphi(\theta) = \frac{\sum_k e^{-\sigma^2 (\theta - 2\pi k)^2 / 2}}
+                                     {\sum_k e^{-\sigma^2 (2\pi k)^2 / 2}} > 0,
+
+    so one inverse FFT gives its law on ``{-R, ..., R}`` (terms of equal
+    ``|p_j|`` are grouped: ``phi(p theta)^m``).  ``R`` comes from the
+    sub-Gaussian bound: ``E exp(t e) <= exp(t^2 sigma^2 / 2)`` (by Poisson
+    summation the shifted theta sum is largest unshifted), hence
+    ``P(|L Z| > R) <= 2 exp(-R^2 / (2 sigma^2 |p|^2)) <= 1e-15``, which bounds
+    the mass the FFT wraps around.  The half-width is the smallest ``h`` whose
+    central mass is at least ``1 - alpha + 1e-9`` (a margin for rounding in the
+    FFT), so coverage is at least nominal.  Rows with the same multiset of
+    ``|p_j|`` share one law (every cell of a table whose invariants are whole
+    margins, for example).
+The exact law of rounded weights (method ``"exact discrete law, rounded weights"``)
+    When the lattice of ``a`` is too fine (or ``a`` irrational) for a grid of
+    ``MAX_GRID`` points, ``a`` is rounded to ``p / L`` on the finest
+    affordable power-of-two lattice and the rest ``d = a - p / L`` is bounded
+    by the same sub-Gaussian tail: with ``alpha_d = alpha / 100``,
+    ``P(|d' e| > r) <= alpha_d`` for ``r = sigma |d| sqrt(2 ln(2 / alpha_d))``,
+    and the union bound gives coverage at least ``1 - alpha`` to
+    ``[estimate - h - r, estimate + h + r]`` with ``h`` of level
+    ``1 - alpha + alpha_d`` for the rounded weights.  Still guaranteed; a
+    little wider.
+The Gaussian switch (method ``"Gaussian, lattice-corrected"``)
+    For ``sigma >= SIGMA_GAUSSIAN`` (10) the interval is the Gaussian one on
+    the actual variance widened by half the largest lattice step,
+    ``h = z_{1 - alpha/2} sd(Z) + max_j |a_j| / 2`` (the continuity
+    correction of an integer count, ``m = floor(z sd + 1/2)``).  The plain
+    Gaussian interval under-covers integer counts at every sigma (by up to
+    ``0.058 / sigma`` at 95%: 0.943 at sigma = 5, 0.949 at sigma = 10).  The
+    corrected one, checked against the exact law for every weight pattern of
+    the tests (cells and sums under totals and margins, random 0/1
+    invariants; sigma from 10 to 40; levels 0.8 to 0.999), covers at least
+    the nominal level and is at most 4% wider than the exact shortest
+    interval; below sigma = 10 the exact law is used, because the correction
+    is not conservative for all sigma (at sigma = 0.3 and level 0.999 it
+    covers 0.992).
+
+Shortest intervals for one count with no invariant (the central sets of
+:math:`N_{\mathbb Z}(0, \sigma^2)`), at 95%: ``y +- 2`` at sigma = 1 (coverage
+0.9909; ``y +- 1`` holds 0.8829), ``y +- 4`` at sigma = 2 (0.9770; ``+-3``:
+0.9230), ``y +- 10`` at sigma = 5 (0.9646; ``+-9``: 0.9430).
+
+References
+----------
+Canonne, Kamath & Steinke (2020), "The discrete Gaussian for differential
+privacy", Definition 1 and the Poisson summation of its normaliser; Gong &
+Meng, Section 3 (the estimate conditions on the invariants); Gao, Gong & Yu,
+Theorem 22 (for spherical noise, conditioning is projecting: ``a = Pi_N w``).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+from scipy import fft, special, stats
+
+from .distributions import discrete_gaussian
+
+__all__ = [
+    "MAX_DENOMINATOR",
+    "MAX_GRID",
+    "MAX_WORK",
+    "SIGMA_GAUSSIAN",
+    "half_widths",
+]
+
+#: at and above this sigma the lattice-corrected Gaussian interval replaces the exact law
+SIGMA_GAUSSIAN = 10.0
+#: the largest FFT grid of one exact law (points)
+MAX_GRID = 2**22
+#: the largest number of characteristic-function terms gathered for one exact law
+MAX_WORK = 2**26
+#: the largest common denominator of the weights taken as exact
+MAX_DENOMINATOR = 2**20
+#: mass beyond the FFT grid, and the rounding margin on a central mass
+_TAIL, _SLACK = 1e-15, 1e-9
+#: share of alpha spent on the rounded part of the weights (the union bound)
+_ROUNDING_SHARE = 0.01
+#: weights below this (relative to the largest) are rounding noise of the projection
+_ZERO = 1e-13
+_TAIL_Z = math.sqrt(2.0 * math.log(2.0 / _TAIL))
+
+
+def _log_cf_table(sigma: float, n: int) -> np.ndarray:
+    """``log phi(2 pi t / n)`` for ``t = 0 .. n // 2`` (the module formula)."""
+    t = np.arange(n // 2 + 1) * (2.0 * np.pi / n)
+    # enough images 2 pi k that the omitted terms are below exp(-40) of the kept ones
+    kmax = int(math.ceil(9.0 / (2.0 * np.pi * sigma))) + 1
+    k = 2.0 * np.pi * np.arange(-kmax, kmax + 1)
+    num = special.logsumexp(-(sigma**2) * (t[:, None] - k[None, :]) ** 2 / 2.0, axis=1)
+    return num - special.logsumexp(-(sigma**2) * k**2 / 2.0)
+
+
+def _grid(sigma: float, p: np.ndarray) -> tuple[int, int]:
+    """``(R, N)``: the half-width holding all but 1e-15 of ``p' e`` and the FFT size."""
+    norm = math.sqrt(float(np.sum(p.astype(float) ** 2)))
+    r = int(math.ceil(_TAIL_Z * sigma * norm)) + 1
+    return r, fft.next_fast_len(2 * r + 2, real=True)
+
+
+def _affordable(sigma: float, p: np.ndarray) -> bool:
+    _, n = _grid(sigma, p)
+    return n <= MAX_GRID and np.unique(np.abs(p[p != 0])).size * n <= MAX_WORK
+
+
+def _central_masses(sigma: float, p: np.ndarray) -> np.ndarray:
+    """``P(|p' e| <= h)`` for ``h = 0 .. R`` (``p`` integer, ``e`` i.i.d. ``N_Z(0, sigma^2)``)."""
+    values, counts = np.unique(np.abs(p[p != 0]), return_counts=True)
+    r, n = _grid(sigma, p)
+    table = _log_cf_table(sigma, n)
+    j = np.arange(n // 2 + 1, dtype=np.int64)
+    log_cf = np.zeros(j.size)
+    for v, m in zip(values.tolist(), counts.tolist(), strict=True):
+        t = (v % n) * j % n
+        log_cf += m * table[np.minimum(t, n - t)]
+    pmf = fft.irfft(np.exp(log_cf), n=n)
+    return pmf[0] + 2.0 * np.concatenate(([0.0], np.cumsum(pmf[1 : r + 1])))
+
+
+def _denominator(values: np.ndarray) -> int | None:
+    """The least ``L <= MAX_DENOMINATOR`` with every ``L v`` an integer (to 1e-11), or None."""
+    big = 1
+    for _ in range(64):  # each pass at least doubles the denominator
+        scaled = values * big
+        bad = np.abs(scaled - np.round(scaled)) > 1e-11 * np.maximum(1.0, np.abs(scaled))
+        if not bad.any():
+            return big
+        x = float(values[np.argmax(bad)])
+        q = Fraction(x).limit_denominator(MAX_DENOMINATOR)
+        if abs(x - float(q)) > 1e-12 * max(1.0, abs(x)):
+            return None
+        big = math.lcm(big, q.denominator)
+        if big > MAX_DENOMINATOR:
+            return None
+    return None
+
+
+def _lattice(a: np.ndarray, sigma: float):
+    """``(p, L, d)``: integers ``p`` with ``a = p / L + d``; ``d`` is 0 on an exact lattice."""
+    den = _denominator(np.unique(np.abs(a[a != 0])))
+    if den is not None:
+        p = np.round(a * den).astype(np.int64)
+        if _affordable(sigma, p):
+            return p, den, np.zeros_like(a)
+    norm = float(np.linalg.norm(a))
+    big = 2 ** max(0, int(math.floor(math.log2(MAX_GRID / (2.0 * _TAIL_Z * sigma * norm + 2.0)))))
+    while big >= 1:
+        p = np.round(a * big).astype(np.int64)
+        if _affordable(sigma, p):
+            return p, big, a - p / big
+        big //= 2
+    return np.zeros(a.size, dtype=np.int64), 1, a.copy()
+
+
+def _exact(a, sigma, confidence_level, cache):
+    """``(half-width, coverage bound, method)`` from the exact law of ``a' e``."""
+    p, den, rest = _lattice(a, sigma)
+    rounded = bool(np.any(rest))
+    alpha = 1.0 - confidence_level
+    alpha_d = _ROUNDING_SHARE * alpha if rounded else 0.0
+    g = int(np.gcd.reduce(np.abs(p))) if np.any(p) else 1
+    q = p // g
+    values, counts = np.unique(np.abs(q[q != 0]), return_counts=True)
+    key = (values.tobytes(), counts.tobytes(), alpha_d)
+    if key not in cache:
+        masses = _central_masses(sigma, q)
+        target = confidence_level + alpha_d + _SLACK
+        hit = np.flatnonzero(masses >= target)
+        if hit.size:
+            cache[key] = (int(hit[0]), float(masses[hit[0]]))
+        else:  # a level within 1e-9 of 1: the sub-Gaussian bound alone
+            cache[key] = (None, 1.0)
+    h, mass = cache[key]
+    if h is None:
+        return _TAIL_Z * sigma * float(np.linalg.norm(a)), confidence_level, "sub-Gaussian bound"
+    width = h * g / den
+    if rounded:
+        width += sigma * float(np.linalg.norm(rest)) * math.sqrt(2.0 * math.log(2.0 / alpha_d))
+        return width, mass - alpha_d, "exact discrete law, rounded weights"
+    return width, mass, "exact discrete law"
+
+
+def half_widths(weights, sigma: float, confidence_level: float, cache: dict | None = None):
+    """Half-widths of intervals for ``a' e`` with ``e`` i.i.d. ``N_Z(0, sigma^2)``.
+
+    Parameters
+    ----------
+    weights : array_like, shape (m, k)
+        One weight vector ``a`` per row (the GLS error of the row's estimate is
+        ``a' e``).
+    sigma : float
+        The discrete Gaussian's parameter (``> 0``).
+    confidence_level : float
+        In (0, 1).
+    cache : dict, optional
+        Laws already found, shared between calls on rows of one release.
+
+    Returns
+    -------
+    half_width : numpy.ndarray
+        ``h`` per row: ``|a' e| <= h`` with probability at least the level.
+    coverage : numpy.ndarray
+        ``P(|a' e| <= h)`` (exact law), a lower bound of it (rounded
+        weights), or the nominal level (Gaussian switch, see the module notes).
+    method : numpy.ndarray of str
+        ``"exact discrete law"``, ``"exact discrete law, rounded weights"``,
+        ``"Gaussian, lattice-corrected"`` or ``"sub-Gaussian bound"``.
+
+    References
+    ----------
+    See the module docstring (Canonne, Kamath & Steinke 2020; Gong & Meng,
+    Section 3).
+
+    Examples
+    --------
+    One count with no invariant at sigma = 1: ``y +- 2`` (the central set
+    ``{-2, ..., 2}`` holds 0.991; ``{-1, 0, 1}`` only 0.883):
+
+    >>> h, cov, how = half_widths([[1.0]], 1.0, 0.95)
+    >>> float(h[0]), round(float(cov[0]), 4), str(how[0])
+    (2.0, 0.9909, 'exact discrete law')
+
+    A cell of 6 under their exact total errs by ``(5 e_1 - e_2 - ... - e_6) / 6``:
+
+    >>> a = np.eye(6)[0] - 1 / 6
+    >>> h, cov, how = half_widths([a], 1.0, 0.95)
+    >>> round(float(h[0]), 4), round(float(cov[0]), 4)
+    (1.8333, 0.9636)
+    """
+    a_all = np.atleast_2d(np.asarray(weights, dtype=float))
+    m = a_all.shape[0]
+    h = np.empty(m)
+    cov = np.empty(m)
+    method = np.empty(m, dtype=object)
+    if sigma >= SIGMA_GAUSSIAN:
+        z = stats.norm.ppf(0.5 + confidence_level / 2.0)
+        sd = math.sqrt(float(discrete_gaussian.var(sigma)))
+        h[:] = z * sd * np.linalg.norm(a_all, axis=1) + np.abs(a_all).max(axis=1, initial=0.0) / 2
+        cov[:] = confidence_level
+        method[:] = "Gaussian, lattice-corrected"
+        return h, cov, method
+    cache = {} if cache is None else cache
+    for i, a in enumerate(a_all):
+        a = np.where(np.abs(a) > _ZERO * max(1.0, float(np.abs(a).max(initial=0.0))), a, 0.0)
+        h[i], cov[i], method[i] = _exact(a, sigma, confidence_level, cache)
+    return h, cov, method
