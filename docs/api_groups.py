@@ -211,7 +211,9 @@ GROUPS = {
             "Likelihood models": [
                 "invariantdp.inference.PrivatizedPoisson",
                 "invariantdp.inference.PrivatizedLogLinear",
+                "invariantdp.inference.PrivatizedResults",
                 "invariantdp.inference.IndependenceTestResult",
+                "invariantdp.inference.LikelihoodRatioTestResult",
             ],
             "Likelihoods of a release": [
                 "invariantdp.inference.projected_gaussian_logpdf",
