@@ -211,7 +211,9 @@ GROUPS = {
             "Likelihood models": [
                 "invariantdp.inference.PrivatizedPoisson",
                 "invariantdp.inference.PrivatizedLogLinear",
+                "invariantdp.inference.PrivatizedResults",
                 "invariantdp.inference.IndependenceTestResult",
+                "invariantdp.inference.LikelihoodRatioTestResult",
             ],
             "Likelihoods of a release": [
                 "invariantdp.inference.projected_gaussian_logpdf",
@@ -521,7 +523,7 @@ NOT_IN_REFERENCE = {
         "invariantdp.cli.release.run_release",
         "invariantdp.cli.release.CONGENIAL",
         "invariantdp.cli.release.EXACT",
-        "invariantdp.cli.release.MECHANISMS",
+        "invariantdp.cli.release.NAMES",
         "invariantdp.cli.release.SIMULATION_ONLY",
         "invariantdp.cli.release.ZCDP",
         "invariantdp.cli.swap.register",

@@ -4,10 +4,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from invariantdp import Release
 from invariantdp.cli import main
-from invariantdp.inference._likelihood_models import PrivatizedLogLinear, PrivatizedPoisson
+from invariantdp.inference import PrivatizedLogLinear, PrivatizedPoisson
 from invariantdp.invariants import totals
-from invariantdp.mechanisms import projected_gaussian, semi_dp_gaussian
+from invariantdp.mechanisms import discrete_gaussian_mechanism, projected_gaussian, semi_dp_gaussian
 
 from ._helpers import one_error_line
 from ._helpers import strict_json as _strict
@@ -188,3 +189,87 @@ def test_long_csv_to_release_to_fit_keeps_the_labels(tmp_path, capsys):
     assert out["params"]["urban"] == pytest.approx(np.log(980 / 335), abs=0.15)
     assert main([*argv, "--formula", "~ urban", "--label-columns", "sex,county"]) == 2
     assert "labels ['county', 'sex']" in _one_error_line(capsys)
+
+
+# --- discrete Gaussian releases, groups of terms, strata (issue 22) ------------------------
+
+
+@pytest.fixture(scope="module")
+def census(tmp_path_factory):
+    """County x sex x age counts with discrete Gaussian noise and the exact state total."""
+    tmp = tmp_path_factory.mktemp("census")
+    rng = np.random.default_rng(22)
+    idx = pd.MultiIndex.from_product(
+        [["C1", "C2", "C3"], ["F", "M"], ["0-17", "18-64", "65+"]],
+        names=["county", "sex", "age"],
+    )
+    cells = idx.to_frame(index=False)
+    mu = np.exp(4.0 + 0.3 * (cells["sex"] == "F") + 0.8 * (cells["age"] == "18-64"))
+    s = rng.poisson(mu.to_numpy())
+    noisy = pd.Series(discrete_gaussian_mechanism(s, rho=0.5, rng=rng).value, index=idx)
+    release = Release.from_published(
+        noisy,
+        noise="discrete_gaussian",
+        rho=0.5,
+        sensitivity=1.0,
+        invariants=totals(np.zeros(s.size, dtype=int)).with_values([s.sum()]),
+    )
+    release.save(tmp / "census.json")
+    cells.to_csv(tmp / "cells.csv", index=False)
+    return tmp, release, cells
+
+
+def test_poisson_on_a_discrete_gaussian_release_tests_a_group_of_terms(census, capsys):
+    tmp, release, cells = census
+    formula = "~ C(county) + C(sex) * C(age)"
+    argv = ["fit", "poisson", "--release", str(tmp / "census.json"), "--data"]
+    argv += [str(tmp / "cells.csv"), "--formula", formula, "--label-columns", "county,sex,age"]
+    assert main([*argv, "--test", "C(sex):C(age)", "--json"]) == 0
+    out = _strict(capsys.readouterr().out)
+    assert out["likelihood"] == "exact" and out["sigma"] == 1.0
+    frame = cells.assign(released=np.asarray(release.value))
+    full = PrivatizedPoisson.from_formula(f"released {formula}", frame, release=release).fit(disp=0)
+    restricted = PrivatizedPoisson.from_formula(
+        "released ~ C(county) + C(sex) + C(age)", frame, release=release
+    ).fit(disp=0)
+    lr = full.compare_lr_test(restricted)
+    test = out["term_test"]
+    assert test["terms"] == ["C(sex):C(age)"] and len(test["coefficients"]) == 2
+    assert test["likelihood_ratio"]["df"] == 2 and test["wald"]["df"] == 2
+    assert test["likelihood_ratio"]["statistic"] == pytest.approx(lr.statistic, rel=1e-5)
+    wald = full.wald_test(", ".join(f"{n} = 0" for n in test["coefficients"]), scalar=True)
+    assert test["wald"]["pvalue"] == pytest.approx(float(wald.pvalue), rel=1e-5)
+    assert main([*argv, "--test", "C(sex):C(age)"]) == 0
+    text = capsys.readouterr().out
+    assert "coefficients of C(sex):C(age) are zero" in text and "likelihood ratio" in text
+
+
+def test_poisson_term_test_and_likelihood_refusals(census, counties, capsys):
+    tmp, _, _ = census
+    argv = ["fit", "poisson", "--release", str(tmp / "census.json"), "--data"]
+    argv += [str(tmp / "cells.csv"), "--formula", "~ C(sex) + C(age)"]
+    assert main([*argv, "--test", "C(county)"]) == 2
+    assert "`--test` ('C(county)') is not a term of the model" in _one_error_line(capsys)
+    ctmp, _, _ = counties  # a projected Gaussian release: no exact likelihood
+    argv = ["fit", "poisson", "--release", str(ctmp / "release.json"), "--data"]
+    argv += [str(ctmp / "ordered.csv"), "--exog", "x", "--likelihood", "exact"]
+    assert main(argv) == 2
+    assert "`--likelihood` (exact) does not apply to `--release`" in _one_error_line(capsys)
+
+
+def test_loglinear_tests_sex_by_age_given_county(census, capsys):
+    tmp, release, _ = census
+    argv = ["fit", "loglinear", "--release", str(tmp / "census.json"), "--given", "county"]
+    assert main([*argv, "--independence-method", "lr", "--json"]) == 0
+    out = _strict(capsys.readouterr().out)
+    ref = PrivatizedLogLinear(release, given="county").test_independence("lr")
+    ind = out["independence_test"]
+    assert out["given"] == "county" and out["table_shape"] == [3, 2, 3]
+    assert not out["conditioned_on_margins"] and out["likelihood"] == "exact"
+    assert ind["df"] == 6 and ind["pvalue"] == pytest.approx(ref.pvalue, rel=1e-6)
+    assert main(argv) == 0
+    assert "Conditional independence test given county" in capsys.readouterr().out
+    assert (
+        main(["fit", "loglinear", "--release", str(tmp / "census.json"), "--given", "state"]) == 2
+    )
+    assert "`given` ('state') must name an axis" in _one_error_line(capsys)

@@ -114,12 +114,12 @@ def test_a_release_that_is_not_testable_names_the_command_that_makes_one(
 
 def test_the_odds_ratio_mechanism_is_the_registry_s(capsys):
     from invariantdp.cli.odds_ratio import ODDS_RATIO
-    from invariantdp.cli.release import EXACT, MECHANISMS
+    from invariantdp.cli.release import EXACT, NAMES
     from invariantdp.mechanisms import MECHANISMS as REGISTRY
     from invariantdp.mechanisms import odds_ratio_release
 
     assert ODDS_RATIO is REGISTRY["odds_ratio"] and ODDS_RATIO.function is odds_ratio_release
-    assert "odds-ratio" in MECHANISMS and "odds-ratio" in EXACT
+    assert "odds-ratio" in NAMES and "odds-ratio" in EXACT
     with pytest.raises(SystemExit):
         main(["odds-ratio-test", "--help"])
     assert "invariantdp release odds-ratio" in " ".join(capsys.readouterr().out.split())

@@ -431,7 +431,7 @@ def test_long_format_incomplete_table_and_missing_value(tmp_path, capsys):
 
 def test_help_says_which_norm_each_sensitivity_is(capsys):
     """Issue 20: `--sensitivity` means a different norm for each mechanism, and the help says so."""
-    from invariantdp.cli.release import L1, L2, MECHANISMS
+    from invariantdp.cli.release import L1, L2, NAMES
 
     with pytest.raises(SystemExit):
         main(["release", "--help"])
@@ -440,7 +440,7 @@ def test_help_says_which_norm_each_sensitivity_is(capsys):
     assert "L1 for " + ", ".join(L1) in text and "L2 for " + ", ".join(L2) in text
     assert "Lp norm of --p for lp" in text and "(Linf) for tulap" in text
     fixed = {"semi-dp-gaussian", "semi-dp-knorm", "odds-ratio"}  # by the margins
-    assert set(L1) | set(L2) | {"lp", "tulap"} | fixed == set(MECHANISMS)
+    assert set(L1) | set(L2) | {"lp", "tulap"} | fixed == set(NAMES)
 
 
 def test_tulap_coordinates_changed_sets_the_composed_guarantee(table_csv, tmp_path):

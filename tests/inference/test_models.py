@@ -1,13 +1,22 @@
 """PrivatizedPoisson and PrivatizedLogLinear: coverage and tests on privatized counts."""
 
 import numpy as np
+import pandas as pd
 import pytest
 import statsmodels.api as sm
 from scipy import stats
 
+from invariantdp import Release
 from invariantdp.inference import PrivatizedLogLinear, PrivatizedPoisson
 from invariantdp.invariants import totals
-from invariantdp.mechanisms import laplace_mechanism, projected_gaussian, semi_dp_gaussian
+from invariantdp.mechanisms import (
+    conditional_release,
+    discrete_gaussian_mechanism,
+    gaussian_mechanism,
+    laplace_mechanism,
+    projected_gaussian,
+    semi_dp_gaussian,
+)
 
 BETA = np.array([4.0, 0.5])
 SIGMA = 15.0
@@ -59,7 +68,7 @@ def test_fit_results_and_errors(rng):
     np.testing.assert_allclose(res.model.score(res.params), 0.0, atol=1e-4)
     with pytest.raises(ValueError, match="`exog` must have shape"):
         PrivatizedPoisson(rel.value, X[:10], rel)
-    with pytest.raises(ValueError, match="`release` must be a projected-Gaussian"):
+    with pytest.raises(ValueError, match="`release` must have Gaussian-type noise"):
         PrivatizedPoisson(rel.value, X, laplace_mechanism(s, epsilon=1.0, rng=1))
 
 
@@ -97,3 +106,136 @@ def test_loglinear_independence_test_level_and_power():
     np.testing.assert_allclose(mu.sum(axis=1), rel.value.sum(axis=1))
     with pytest.raises(ValueError, match="`method`"):
         model.test_independence("wald")
+
+
+# --- every Gaussian-type release (issue 22) ------------------------------------------------
+
+N_CELLS = 40
+X40 = np.column_stack([np.ones(N_CELLS), np.linspace(-1.5, 1.5, N_CELLS)])
+BETA40 = np.array([3.0, 0.4])
+STATE = totals(np.zeros(N_CELLS, dtype=int))
+
+
+def _dg_with_total(s, child, sigma=1.0):
+    """The README's release: discrete Gaussian counts and the exact state total beside them."""
+    y = discrete_gaussian_mechanism(s, rho=1 / (2 * sigma**2), rng=child).value
+    return Release.from_published(
+        y,
+        noise="discrete_gaussian",
+        rho=1 / (2 * sigma**2),
+        sensitivity=1.0,
+        invariants=STATE.of(s),
+    )
+
+
+def _gaussian(s, child):
+    return Release.from_published(s + child.normal(0.0, 4.0, s.size), noise="gaussian", sigma=4.0)
+
+
+COV40 = 9.0 * STATE.projector() + 4.0 * np.outer(
+    np.sin(np.arange(N_CELLS)), np.sin(np.arange(N_CELLS))
+)
+COV40 = STATE.project(STATE.project(COV40).T)  # correlated noise that keeps the total
+
+
+def _correlated(s, child):
+    e = child.multivariate_normal(np.zeros(N_CELLS), COV40, method="eigh")
+    return Release.from_published(
+        s + e, noise="correlated_gaussian", cov=COV40, invariants=STATE.of(s)
+    )
+
+
+RELEASES = {
+    "discrete_gaussian_total": _dg_with_total,
+    "discrete_gaussian_sigma8_total": lambda s, child: _dg_with_total(s, child, sigma=8.0),
+    "gaussian": _gaussian,
+    "correlated_gaussian": _correlated,
+}
+
+
+def _slope_coverage(make, n_rep, seed):
+    rng = np.random.default_rng(seed)
+    hit = 0
+    method = None
+    for child in rng.spawn(n_rep):
+        s = child.poisson(np.exp(X40 @ BETA40))
+        model = PrivatizedPoisson(make(s, child), X40)
+        method = model.likelihood_method
+        lo, hi = model.fit(disp=0).conf_int()[1]
+        hit += lo <= BETA40[1] <= hi
+    return hit / n_rep, method
+
+
+def test_the_readme_release_fits():
+    # issue 22: discrete Gaussian counts with an exact state total were refused
+    counts = pd.Series([1203, 388, 97], index=pd.Index(["Ada", "Bay", "Cole"], name="county"))
+    release = Release.from_published(
+        counts,
+        noise="discrete_gaussian",
+        rho=0.5,
+        sensitivity=1.0,
+        invariants=totals([0, 0, 0]).with_values([1700]),
+    )
+    model = PrivatizedPoisson(release, np.ones((3, 1)))
+    res = model.fit(disp=0)
+    assert model.likelihood_method == "exact" and model.sigma == 1.0
+    # one rate for three counties whose total is known exactly: log(1700 / 3), se 1 / sqrt(1700)
+    assert res.params[0] == pytest.approx(np.log(1700 / 3), abs=2e-3)
+    assert res.bse[0] == pytest.approx(1 / np.sqrt(1700), rel=0.02)
+
+
+@pytest.mark.parametrize("name", list(RELEASES))
+def test_every_gaussian_type_release_fits(name):
+    rng = np.random.default_rng(31)
+    s = rng.poisson(np.exp(X40 @ BETA40))
+    model = PrivatizedPoisson(RELEASES[name](s, rng), X40)
+    res = model.fit(disp=0)
+    np.testing.assert_allclose(res.model.score(res.params), 0.0, atol=1e-4)
+    assert np.all(np.abs(res.params - BETA40) < 4 * res.bse)
+    assert model.likelihood_method == ("exact" if name == "discrete_gaussian_total" else "gaussian")
+
+
+def test_a_congenial_discrete_gaussian_release_fits():
+    rng = np.random.default_rng(32)
+    X = X40[:12]
+    s = rng.poisson(np.exp(X @ BETA40))
+    rel = conditional_release(
+        s,
+        "discrete_gaussian",
+        totals(np.zeros(12, dtype=int)),
+        rho=0.5,
+        draws=4,
+        chains=1,
+        rng=rng,
+        warn=False,
+    )
+    model = PrivatizedPoisson(rel, X)
+    assert model.likelihood_method == "exact" and model.observation.keeps_invariants
+    res = model.fit(disp=0)
+    assert np.all(np.abs(res.params - BETA40) < 4 * res.bse)
+
+
+def test_wald_coverage_of_the_readme_release_fast():
+    cover, method = _slope_coverage(RELEASES["discrete_gaussian_total"], 100, seed=41)
+    print(f"95% Wald coverage, discrete Gaussian + state total ({method}): {cover:.3f}")
+    assert 0.90 <= cover <= 0.99  # 100 replicates: binomial sd 2.2 points
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(RELEASES))
+def test_wald_coverage_slow(name):
+    cover, method = _slope_coverage(RELEASES[name], 1000, seed=42)
+    print(f"95% Wald coverage of the slope, {name} ({method}): {cover:.3f}")
+    assert 0.93 <= cover <= 0.97  # 1000 replicates: binomial sd 0.7 points
+
+
+def test_a_secure_gaussian_release_fits():
+    # the secure Gaussian mechanism's noise lives on a grid of about sigma / 2^20: Gaussian
+    rng = np.random.default_rng(33)
+    s = rng.poisson(np.exp(X40 @ BETA40)).astype(float)
+    rel = gaussian_mechanism(s, mu=0.25, secure=True)
+    assert rel.noise.family == "grid_gaussian"
+    model = PrivatizedPoisson(rel, X40)
+    assert model.sigma == pytest.approx(4.0, rel=1e-5)
+    res = model.fit(disp=0)
+    assert np.all(np.abs(res.params - BETA40) < 4 * res.bse)

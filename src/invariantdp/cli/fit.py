@@ -1,10 +1,20 @@
-"""``invariantdp fit``: models fitted to a projected-Gaussian release.
+"""``invariantdp fit``: models fitted to a release with Gaussian-type noise.
 
 Sub-commands::
 
     invariantdp fit poisson   --release R --data D.csv (--formula F | --exog A,B)
-                              [--label-columns A,B] [--json]
-    invariantdp fit loglinear --release R [--independence-method pearson|lr] [--json]
+                              [--label-columns A,B] [--test TERM ...]
+                              [--likelihood auto|exact|gaussian] [--json]
+    invariantdp fit loglinear --release R [--given AXIS ...]
+                              [--independence-method pearson|lr]
+                              [--likelihood auto|exact|gaussian] [--json]
+
+Both take a release with Gaussian-type noise (``gaussian``, ``grid_gaussian``,
+``discrete_gaussian``, ``projected_gaussian``, ``extended_gaussian``,
+``correlated_gaussian``), with or without invariants, and condition on the
+invariants (:mod:`invariantdp.inference._count_likelihoods`: the exact
+likelihood of discrete Gaussian noise of small ``sigma``, else the Gaussian
+one; ``--likelihood`` chooses).
 
 ``poisson`` fits :class:`~invariantdp.inference.PrivatizedPoisson`: the
 released counts are the response and ``--data`` (one row per released cell)
@@ -12,11 +22,15 @@ holds the covariates.  The response is always the release's values: the left
 side of ``--formula`` only names it (``count ~ x`` and ``~ x`` fit the same
 model), and a column of ``--data`` of that name is not used.  The rows of
 ``--data`` are matched to the release's cells by ``--label-columns`` (the
-release's labels), or else taken in the order of the cells.
+release's labels), or else taken in the order of the cells.  ``--test TERM``
+(repeatable: one group of terms) tests that every coefficient of the terms
+is zero, by the likelihood ratio against the fit without them and by the
+Wald test; a term is named as the formula's design names it
+(``C(sex):C(age)``), or by an ``--exog`` column.
 
-``loglinear`` fits :class:`~invariantdp.inference.PrivatizedLogLinear`
-to an r x c table released with its one-way margins invariant (e.g.
-``invariantdp release semi-dp-gaussian``) and tests independence.
+``loglinear`` fits :class:`~invariantdp.inference.PrivatizedLogLinear` to a
+table release and tests independence of its two axes, or conditional
+independence given the ``--given`` axes (e.g. sex x age given county).
 """
 
 from __future__ import annotations
@@ -25,9 +39,11 @@ import re
 
 import numpy as np
 
+from .._results import format_table
 from ..exceptions import InvariantDPError
 from ..inference import PrivatizedLogLinear, PrivatizedPoisson
-from ..inference._invariant_likelihoods import release_sigma
+from ..inference._count_likelihoods import exact_unavailable
+from ..inference._release_observation import observe_release
 from ._common import (
     column_list,
     load_release,
@@ -44,6 +60,14 @@ __all__ = ["register", "run_loglinear", "run_poisson"]
 _RESPONSE = "released"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 _JSON_HELP = "print the fit as strict JSON (RFC 8259; non-finite numbers as null)"
+_LIKELIHOOD_HELP = (
+    "likelihood of the release: 'exact' (discrete Gaussian noise, invariants that are totals), "
+    "'gaussian', or 'auto' (default: exact for discrete Gaussian sigma <= 5 where it applies)"
+)
+_GAUSSIAN_TYPE = (
+    "Gaussian-type noise: gaussian, grid_gaussian, discrete_gaussian, projected_gaussian, "
+    "extended_gaussian or correlated_gaussian, with or without invariants"
+)
 
 
 def register(sub) -> None:
@@ -51,10 +75,10 @@ def register(sub) -> None:
         "fit",
         help="fit a Poisson regression or a log-linear model to a privatized release",
         description=(
-            "Fit a model that accounts for the privacy noise of a projected-Gaussian "
-            "release (its likelihood includes the noise law and the invariants): "
-            "'poisson' regresses the released counts on covariates, 'loglinear' fits an "
-            "r x c table released with invariant margins and tests independence."
+            "Fit a model that accounts for the privacy noise of a release with "
+            f"{_GAUSSIAN_TYPE} (its likelihood includes the noise law and conditions on the "
+            "invariants): 'poisson' regresses the released counts on covariates and tests "
+            "groups of terms, 'loglinear' fits a table and tests (conditional) independence."
         ),
     )
     p.set_defaults(func=lambda args: print_help_and_fail(p))
@@ -64,17 +88,17 @@ def register(sub) -> None:
         "poisson",
         help="Poisson log-linear regression of released counts (PrivatizedPoisson)",
         description=(
-            "Regress the counts of a projected-Gaussian --release on the covariates of "
-            "--data (CSV, one row per released cell). The response is always the release's "
-            "values: the left side of --formula only names it, and a --data column of that "
-            "name is ignored. Rows are matched to the cells by --label-columns, or else "
-            "taken in the order of the cells."
+            "Regress the counts of a --release on the covariates of --data (CSV, one row per "
+            "released cell). The response is always the release's values: the left side of "
+            "--formula only names it, and a --data column of that name is ignored. Rows are "
+            "matched to the cells by --label-columns, or else taken in the order of the "
+            "cells. --test tests a group of terms (likelihood ratio and Wald)."
         ),
     )
     po.add_argument(
         "--release",
         required=True,
-        help="Release JSON of the counts (projected or extended Gaussian mechanism)",
+        help=f"Release JSON of the counts ({_GAUSSIAN_TYPE})",
     )
     po.add_argument(
         "--data", required=True, help="CSV of the covariates, one row per released cell"
@@ -103,22 +127,54 @@ def register(sub) -> None:
             "as text): rows are put in the order of the release's cells"
         ),
     )
+    po.add_argument(
+        "--test",
+        action="append",
+        metavar="TERM",
+        default=None,
+        help=(
+            "a term of --formula as its design names it (e.g. 'C(sex):C(age)'), or an --exog "
+            "column; repeat for a group: tests that all their coefficients are zero "
+            "(likelihood ratio against the fit without them, and Wald)"
+        ),
+    )
+    po.add_argument(
+        "--likelihood",
+        choices=["auto", "exact", "gaussian"],
+        default="auto",
+        help=_LIKELIHOOD_HELP,
+    )
     po.add_argument("--json", action="store_true", help=_JSON_HELP)
     po.set_defaults(func=run_poisson)
 
     ll = models.add_parser(
         "loglinear",
-        help="log-linear model and independence test of a table (PrivatizedLogLinear)",
+        help="log-linear model and (conditional) independence test of a table "
+        "(PrivatizedLogLinear)",
         description=(
-            "Fit the interaction parameters of an r x c table released with its one-way "
-            "margins invariant (semi-DP Gaussian or projected Gaussian with 'margins') and "
-            "test independence (all interactions zero)."
+            "Fit the saturated log-linear model of a table release and test independence "
+            "of its two axes (all interactions zero), or conditional independence given the "
+            "--given axes (sex x age given county). Margins published exactly are "
+            "conditioned on; otherwise the main effects are estimated too."
         ),
     )
     ll.add_argument(
         "--release",
         required=True,
-        help="Release JSON of an r x c table whose one-way margins are invariant",
+        help=f"Release JSON of a table ({_GAUSSIAN_TYPE})",
+    )
+    ll.add_argument(
+        "--given",
+        action="append",
+        metavar="AXIS",
+        default=None,
+        help="a stratum axis of the table (name or position); repeatable",
+    )
+    ll.add_argument(
+        "--likelihood",
+        choices=["auto", "exact", "gaussian"],
+        default="auto",
+        help=_LIKELIHOOD_HELP,
     )
     ll.add_argument(
         "--independence-method",
@@ -221,13 +277,19 @@ def _poisson_model(args, release, data):
             )
         exog = exog.astype(float)
         exog.insert(0, "const", 1.0)
-        return PrivatizedPoisson(release, exog, endog_name=_RESPONSE), _RESPONSE
+        model = PrivatizedPoisson(release, exog, likelihood=args.likelihood, endog_name=_RESPONSE)
+        return model, _RESPONSE
     name, rhs = _response_and_rhs(args.formula)
     frame = data.copy()
     frame[name] = y  # the response is the release's values, whatever --data holds
     try:
         model = PrivatizedPoisson.from_formula(
-            f"{name} ~ {rhs}", frame, release=release, missing="raise", endog_name=name
+            f"{name} ~ {rhs}",
+            frame,
+            release=release,
+            missing="raise",
+            endog_name=name,
+            likelihood=args.likelihood,
         )
     except InvariantDPError:
         raise
@@ -250,6 +312,18 @@ def _coefficients(res, names) -> dict:
     return out
 
 
+def _check_release(args, release) -> None:
+    """Refuse a release the models cannot use, or a ``--likelihood`` that does not apply."""
+    obs = _named(args.release, lambda: observe_release(release))
+    if args.likelihood == "exact":
+        why = exact_unavailable(obs)
+        if why:
+            raise InvariantDPError(
+                f"`--likelihood` (exact) does not apply to `--release` ({short(args.release)}): "
+                f"{why}; use --likelihood gaussian or auto."
+            )
+
+
 def _named(path, build):
     """``build()``, its refusals of the release named after ``--release``."""
     try:
@@ -258,14 +332,88 @@ def _named(path, build):
         raise InvariantDPError(f"`--release` ({short(path)}): {exc}") from None
 
 
+def _term_columns(model, terms: list[str]) -> list[int]:
+    """The design columns of ``terms`` (formula terms as the design names them, or columns)."""
+    names = list(model.exog_names)
+    spec = getattr(model, "model_spec", None)
+    slices = getattr(spec, "term_name_slices", None) or {
+        n: slice(i, i + 1) for i, n in enumerate(names)
+    }
+    known = {k.replace(" ", ""): v for k, v in slices.items()}
+    cols: list[int] = []
+    for term in terms:
+        sl = known.get(term.replace(" ", ""))
+        if sl is None:
+            raise InvariantDPError(
+                f"`--test` ({short(term)}) is not a term of the model; its terms are "
+                f"{short([k for k in slices if k != 'Intercept'], 300)}."
+            )
+        cols.extend(range(len(names))[sl])
+    cols = sorted(set(cols))
+    if len(cols) == len(names):
+        raise InvariantDPError("`--test` names every term of the model: nothing would be left.")
+    return cols
+
+
+def _term_test(release, model, res, terms: list[str], likelihood: str) -> dict:
+    """Likelihood ratio (against the fit without ``terms``) and Wald tests of ``terms``."""
+    import pandas as pd
+
+    cols = _term_columns(model, terms)
+    names = list(model.exog_names)
+    R = np.eye(len(names))[cols]
+    wald = res.wald_test(R, scalar=True)
+    kept = pd.DataFrame(
+        np.delete(model.exog, cols, axis=1),
+        columns=[n for i, n in enumerate(names) if i not in cols],
+    )
+    restricted = PrivatizedPoisson(
+        release, kept, offset=model.offset_, likelihood=likelihood, endog_name=_RESPONSE
+    ).fit(disp=0)
+    lr = res.compare_lr_test(restricted)
+    return {
+        "terms": list(terms),
+        "coefficients": [names[i] for i in cols],
+        "likelihood_ratio": {
+            "statistic": lr.statistic,
+            "df": lr.df_diff,
+            "pvalue": lr.pvalue,
+        },
+        "wald": {
+            "statistic": float(wald.statistic),
+            "df": int(wald.df_denom),
+            "pvalue": float(wald.pvalue),
+        },
+        "likelihood": lr.likelihood,
+    }
+
+
+def _term_test_table(test: dict):
+    lr, wald = test["likelihood_ratio"], test["wald"]
+    return format_table(
+        f"Test that the coefficients of {', '.join(test['terms'])} are zero",
+        [
+            ("coefficients", len(test["coefficients"])),
+            ("likelihood ratio", lr["statistic"]),
+            ("  df, p-value", f"{lr['df']}, {lr['pvalue']:.4g}"),
+            ("Wald chi-squared", wald["statistic"]),
+            ("  df, p-value", f"{wald['df']}, {wald['pvalue']:.4g}"),
+            ("likelihood", test["likelihood"]),
+        ],
+    )
+
+
 def run_poisson(args) -> int:
 
     release = load_release(args.release)
-    _named(args.release, lambda: release_sigma(release))  # before reading --data
+    _check_release(args, release)  # before reading --data
     data = read_csv(args.data, "--data")
     data = _align(data, release, args.label_columns)
     model, response = _poisson_model(args, release, data)
     res = model.fit(disp=0)
+    test = None
+    if args.test:
+        test = _term_test(release, model, res, args.test, args.likelihood)
     return _report(
         args,
         release,
@@ -278,13 +426,17 @@ def run_poisson(args) -> int:
             "formula": args.formula,
             "exog": list(model.exog_names),
         },
+        test=None if test is None else ("term_test", test, _term_test_table(test)),
     )
 
 
 def _report(args, release, model, res, head: dict, test=None) -> int:
-    """Print the fit as strict JSON (``--json``) or as its summary (and the test's)."""
+    """Print the fit as strict JSON (``--json``) or as its summary (and the test's).
+
+    ``test`` is ``(key, as JSON, summary)``.
+    """
     if args.json:
-        extra = {} if test is None else {"independence_test": test.to_dict()}
+        extra = {} if test is None else {test[0]: test[1]}
         print_json(
             {
                 **head,
@@ -293,6 +445,7 @@ def _report(args, release, model, res, head: dict, test=None) -> int:
                 "nobs": int(res.nobs),
                 "converged": bool(res.mle_retvals.get("converged", True)),
                 "sigma": model.sigma,
+                "likelihood": model.likelihood_method,
                 **extra,
                 "randomness": release.metadata.get("randomness"),
                 "simulation": release.simulation,
@@ -304,7 +457,7 @@ def _report(args, release, model, res, head: dict, test=None) -> int:
     print(summary)
     if test is not None:
         print()
-        print(test.summary())
+        print(test[2])
     return 0
 
 
@@ -314,8 +467,23 @@ def _report(args, release, model, res, head: dict, test=None) -> int:
 def run_loglinear(args) -> int:
 
     release = load_release(args.release)
-    model = _named(args.release, lambda: PrivatizedLogLinear(release))
+    _check_release(args, release)
+    given = None
+    if args.given:
+        # a position is given as a number, a name as text
+        given = [int(g) if g.isdigit() else g for g in args.given]
+    model = _named(
+        args.release,
+        lambda: PrivatizedLogLinear(release, given=given, likelihood=args.likelihood),
+    )
     res = model.fit(disp=0)
     test = model.test_independence(method=args.independence_method)
-    head = {"model": "PrivatizedLogLinear", "table_shape": list(model.table_shape)}
-    return _report(args, release, model, res, head, test)
+    head = {
+        "model": "PrivatizedLogLinear",
+        "table_shape": list(model.table_shape),
+        "given": model.given,
+        "conditioned_on_margins": model.conditioned_on_margins,
+    }
+    return _report(
+        args, release, model, res, head, ("independence_test", test.to_dict(), test.summary())
+    )

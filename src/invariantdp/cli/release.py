@@ -56,20 +56,20 @@ from ._common import (
 _KINDS = ("additive", "lp", "subspace", "semi_dp", "odds_ratio")
 _RUNS = {m.cli_name: m for m in REGISTRY.values() if m.kind in _KINDS}
 #: the mechanisms of this command by their command-line names (aliases in the registry)
-MECHANISMS = sorted(_RUNS)
+NAMES = sorted(_RUNS)
 #: Mechanisms with an exact sampler: secure by default.
-EXACT = tuple(n for n in MECHANISMS if _RUNS[n].exact)
+EXACT = tuple(n for n in NAMES if _RUNS[n].exact)
 #: Floating-point mechanisms with no exact sampler: simulation only.
-SIMULATION_ONLY = tuple(n for n in MECHANISMS if not _RUNS[n].exact)
+SIMULATION_ONLY = tuple(n for n in NAMES if not _RUNS[n].exact)
 #: the norm of each mechanism's --sensitivity (tulap: each cell; lp: --p; semi-DP: fixed)
-L1 = tuple(n for n in MECHANISMS if _RUNS[n].norm == "l1")
-L2 = tuple(n for n in MECHANISMS if _RUNS[n].norm == "l2")
+L1 = tuple(n for n in NAMES if _RUNS[n].norm == "l1")
+L2 = tuple(n for n in NAMES if _RUNS[n].norm == "l2")
 #: Gaussian-type mechanisms: a zCDP budget --rho sets their noise (the others refuse it).
-ZCDP = tuple(n for n in MECHANISMS if _RUNS[n].zcdp)
+ZCDP = tuple(n for n in NAMES if _RUNS[n].zcdp)
 #: sensitivity fixed by the table's margins (Prop. 32; x11 given the margins of a 2 x 2 table)
-_FIXED = tuple(n for n in MECHANISMS if _RUNS[n].norm == "fixed")
+_FIXED = tuple(n for n in NAMES if _RUNS[n].norm == "fixed")
 #: with --invariants: the congenial release (the noise conditioned on them, a simulation)
-CONGENIAL = tuple(n for n in MECHANISMS if _RUNS[n].congenial)
+CONGENIAL = tuple(n for n in NAMES if _RUNS[n].congenial)
 #: what keeps invariants, said when --invariants is given to a mechanism that cannot
 _KEEPERS = (
     "invariants are kept by the subspace mechanisms (projected-*, extended-*, with "
@@ -98,7 +98,7 @@ def register(sub) -> None:
     )
     p.add_argument(
         "mechanism",
-        choices=MECHANISMS,
+        choices=NAMES,
         metavar="MECHANISM",
         help=(
             f"with an exact (secure) sampler: {', '.join(EXACT)}; simulation only: "
@@ -403,7 +403,7 @@ def run_release(args) -> int:
 __all__ = [
     "CONGENIAL",
     "EXACT",
-    "MECHANISMS",
+    "NAMES",
     "SIMULATION_ONLY",
     "ZCDP",
     "register",

@@ -82,6 +82,25 @@ def _discrete_gaussian_likelihood(p, congenial):
     )
 
 
+def _grid_gaussian_likelihood(p, congenial):
+    # grid * N_Z(0, (sigma / grid)^2): with sigma >= grid its mass on the lattice is the Gaussian
+    # density times the grid to a relative exp(-2 pi^2 (sigma / grid)^2) <= 3e-9 (Poisson
+    # summation), so it is observed as Gaussian noise (the secure Gaussian mechanism's grid is
+    # about sigma / 2^20)
+    sigma, grid = p["sigma"], p["grid"]
+    if sigma < grid:
+        raise InvariantDPError(
+            f"grid Gaussian noise with sigma ({sigma:.6g}) below its grid ({grid:.6g}) has no "
+            "Gaussian likelihood: its law lives on a few lattice points."
+        )
+    return NoiseLikelihood(
+        GAUSSIAN_LIKELIHOOD,
+        {"sigma": sigma},
+        structure="projected" if congenial else "independent",
+        sd=sigma,
+    )
+
+
 def _extended_laplace_likelihood(p, congenial):
     raise InvariantDPError(
         "extended Laplace releases are not supported by the Bayesian models yet: their noise "
@@ -240,6 +259,7 @@ register_noise_family(
     "grid_gaussian",
     lambda p: LatticeLaw(discrete_gaussian(p["sigma"] / p["grid"]), p["grid"]),
     schema=grid_schema("sigma"),
+    likelihood=_grid_gaussian_likelihood,
     claim=check_zcdp("grid_gaussian"),
 )
 register_noise_family("knorm", knorm_from_params, schema=knorm_schema, claim=check_laplace("knorm"))

@@ -18,7 +18,11 @@ singular ``Sigma`` protects only changes within its range, which the
 document does not state: its claim is read unchecked.
 
 The log density is scipy's (:class:`scipy.stats.multivariate_normal`,
-pseudo-determinant and pseudo-inverse for a singular ``Sigma``).
+pseudo-determinant and pseudo-inverse for a singular ``Sigma``).  Its
+likelihood (:meth:`~invariantdp.families.NoiseFamily.likelihood`) is the
+Gaussian form with the structure ``"correlated"``: the whole release is
+observed at once, ``y ~ N(x, Sigma)``, as the likelihood models of
+:mod:`invariantdp.inference` do.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from .._validation import InvariantDPError, doc_error, doc_list, doc_numbers, do
 from ..privacy._zcdp import zcdp_log_delta
 from ._claims import REL, check_recorded_eps_delta, overstated
 from ._family import register_noise_family
+from ._likelihood import GAUSSIAN_LIKELIHOOD, NoiseLikelihood
 
 __all__ = ["CORRELATED_GAUSSIAN"]
 
@@ -132,7 +137,19 @@ def _claim(noise, definition, params, metadata) -> bool:
     return True
 
 
+def _likelihood(p, congenial):
+    # the release is one correlated vector: observed whole, never coordinate by coordinate
+    cov = _matrix(p["cov"])
+    sd = math.sqrt(max(float(np.max(np.diag(cov))), 0.0))
+    return NoiseLikelihood(GAUSSIAN_LIKELIHOOD, {"cov": cov}, structure="correlated", sd=sd)
+
+
 #: Gaussian noise ``N(0, Sigma)`` with the full covariance ``cov`` (module notes)
 CORRELATED_GAUSSIAN = register_noise_family(
-    "correlated_gaussian", _law, schema=_schema, terms=_terms, claim=_claim
+    "correlated_gaussian",
+    _law,
+    schema=_schema,
+    terms=_terms,
+    claim=_claim,
+    likelihood=_likelihood,
 )

@@ -125,13 +125,15 @@ class NoiseLikelihood:
         Its keyword arguments (the noise parameters, public constants).
     integer : bool
         The release is integer-valued (observed as integers).
-    structure : {"independent", "projected", "row_space"}
+    structure : {"independent", "projected", "row_space", "correlated"}
         ``"independent"``: coordinates are independent given the confidential
         value; ``"projected"``: the degenerate normal ``N(0, sigma^2 Pi_N)`` of
         the projected (or conditioned) Gaussian mechanism, whose log density on
         the fibre is the sum of the scalar Gaussian terms up to a constant;
         ``"row_space"``: the projected Laplace mechanism, observed through the
-        scalar law after adding its row-space noise as a latent variable.
+        scalar law after adding its row-space noise as a latent variable;
+        ``"correlated"``: the Gaussian ``N(0, cov)`` with the full covariance
+        ``params["cov"]`` (an ``n x n`` array), observed as one vector.
     sd : float
         Standard deviation of one noise coordinate (sets the first lattice
         step of the exact sampler).

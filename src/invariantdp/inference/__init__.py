@@ -22,19 +22,23 @@ from ._invariant_likelihoods import (
     projected_gaussian_logpdf,
     projected_gaussian_marginal_loglik,
 )
-from ._likelihood_models import IndependenceTestResult, PrivatizedLogLinear, PrivatizedPoisson
+from ._likelihood_models import PrivatizedPoisson
+from ._loglinear_model import IndependenceTestResult, PrivatizedLogLinear
 from ._odds_ratio_test import (
     OddsRatioTestResult,
     umpu_odds_ratio_critical_value,
     umpu_odds_ratio_power,
     umpu_odds_ratio_test,
 )
+from ._term_tests import LikelihoodRatioTestResult, PrivatizedResults
 from ._test_power import ump_binomial_power, ump_binomial_sample_size, umpu_odds_ratio_sample_size
 
 __all__ = [
     "IndependenceTestResult",
+    "LikelihoodRatioTestResult",
     "PrivatizedLogLinear",
     "PrivatizedPoisson",
+    "PrivatizedResults",
     "conditional_laplace_logpdf",
     "degenerate_gaussian_logpdf",
     "projected_gaussian_logpdf",

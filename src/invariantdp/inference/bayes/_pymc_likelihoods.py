@@ -109,7 +109,15 @@ def release_noise(release) -> NoiseLikelihood:
     if not isinstance(release, Release):
         raise TypeError(f"`release` must be a Release, got {type(release).__name__}.")
     congenial = bool(release.metadata.get("congenial", False))
-    return release.noise.spec.likelihood(release.noise.params, congenial=congenial)
+    spec = release.noise.spec.likelihood(release.noise.params, congenial=congenial)
+    if spec.structure == "correlated":
+        # one n-dimensional Gaussian: no per-cell term for the latent-count samplers
+        raise InvariantDPError(
+            f"the Bayes models observe a release cell by cell; its noise family "
+            f"{release.noise.family!r} correlates the cells. Fit it with "
+            "invariantdp.inference.PrivatizedPoisson or PrivatizedLogLinear."
+        )
+    return spec
 
 
 def likelihood_class(spec: NoiseLikelihood):
