@@ -357,3 +357,16 @@ def test_release_of_measurements_refuses_mixed_noise():
     assert nm2.to_release("T", "total").value.tolist() == [12]
     with pytest.raises(InvariantDPError, match="not measured by 'total'"):
         nm3.to_release("T", "total")
+
+
+def test_models_take_the_release_of_estimates(state):
+    from invariantdp.inference import PrivatizedPoisson
+
+    _, nm, est = state
+    r = est.to_release("total", "Block")
+    x = np.column_stack([np.ones(r.value.size), np.arange(r.value.size) % 2])
+    fit = PrivatizedPoisson(r, x).fit(disp=0)
+    obs = fit.model.observation
+    assert obs.family == "correlated_gaussian" and obs.keeps_invariants
+    assert obs.invariants.names == r.invariants.names  # the state total and county margins
+    assert np.all(np.isfinite(fit.bse)) and fit.bse[1] > 0
