@@ -304,11 +304,11 @@ def release_fields_from_doc(d, max_cells: int) -> dict:
         )
     limit = min(max_cells, backed)
     invariants = d["invariants"]
-    ctx = SchemaContext(value_size=value.size, max_cells=limit)
+    ctx = SchemaContext(value_size=value.size, max_cells=limit, max_data=max_cells)
     if invariants is not None:
         doc = invariants
         invariants = Invariants.from_dict(doc, path="invariants", max_cells=limit)
-        ctx = SchemaContext(value.size, limit, invariants, {**doc, "values": None})
+        ctx = SchemaContext(value.size, limit, invariants, {**doc, "values": None}, max_cells)
         if n_data is None:
             raise doc_error("data_shape", None, "must be given with `invariants`.")
         if invariants.n_cells != n_data:

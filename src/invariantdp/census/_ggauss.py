@@ -20,7 +20,10 @@ them, which gives the gains of the top-down pass as Jacobians.
 Numerical rank.  Exact zeros and infinities are decided by eigen- and singular
 values below ``RTOL`` times the largest: information (or variance) ratios up
 to about ``1e11`` are resolved, far beyond the range of census noise
-variances.
+variances.  What is left of a direction that a projection or a constraint
+removed is rounding, not a tiny variance or information: below ``RTOL``
+(covariance entries, :func:`_clean`) or ``ROUNDING`` (information left on
+the constraints' null space) of the operator it came from, it is 0.
 
 References
 ----------
@@ -40,6 +43,8 @@ __all__ = ["RTOL", "GGauss", "gsum", "image", "orth", "posterior"]
 
 #: relative threshold of the numerical rank decisions
 RTOL = 1e-11
+#: below this fraction of an operator's largest entry a result computed from it is rounding
+ROUNDING = 1e-13
 
 
 @dataclass
@@ -107,11 +112,22 @@ def _complement(null: np.ndarray, m: int) -> np.ndarray:
 
 
 def _clean(cov: np.ndarray, null: np.ndarray) -> np.ndarray:
-    """``cov`` projected off ``null`` and symmetrised."""
+    """``cov`` projected off ``null`` and symmetrised; rounding of the projection set to 0.
+
+    What the projection leaves of a direction that ``null`` removes is
+    rounding (about ``1e-16`` of the removed variance): kept, it would be
+    taken for a tiny positive variance, i.e. a huge information, by
+    :func:`_as_observation`, and would make every finite information look
+    like none (a rank decision relative to the largest).  Entries below
+    ``RTOL`` times the largest entry before the projection are exactly 0.
+    """
+    scale = float(np.abs(cov).max(initial=0.0))
     if null.shape[1]:
         p = np.eye(cov.shape[0]) - null @ null.T
         cov = p @ cov @ p
-    return 0.5 * (cov + cov.T)
+    cov = 0.5 * (cov + cov.T)
+    cov[np.abs(cov) <= RTOL * scale] = 0.0
+    return cov
 
 
 def gsum(laws: list[GGauss]) -> GGauss:
@@ -217,7 +233,10 @@ def posterior(
     a = 0.5 * (a + a.T)
     ev, y = np.linalg.eigh(a) if a.size else (np.zeros(0), np.zeros((0, 0)))
     big = ev.max() if ev.size else 0.0
-    pos = ev > RTOL * big if big > 0 else np.zeros(ev.size, dtype=bool)
+    # the information left on ker E can be rounding only (every direction measured is
+    # constrained): judged against the whole information, not against itself
+    floor = ROUNDING * float(np.abs(lam).max(initial=0.0))
+    pos = ev > max(RTOL * big, floor) if big > 0 else np.zeros(ev.size, dtype=bool)
     kp = k_basis @ y[:, pos]
     b = kp.T @ (vec - lam @ h0)
     scaled = b / ev[pos].reshape(-1, *(1,) * len(rhs_shape))

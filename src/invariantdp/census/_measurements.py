@@ -25,11 +25,13 @@ from .._results import Summary, format_table
 from .._validation import format_value
 from ..distributions import discrete_gaussian
 from ..exceptions import InvariantDPError
-from ._census_privacy import CensusPrivacy
+from ._census_privacy import BOUNDED_SENSITIVITY, CensusPrivacy
 from ._census_schema import Schema
+from ._eigen import EigenAlgebra
 from ._geography import Geography
 from ._ingest import Chunk, assemble
 from ._nmf_write import write_nmf
+from ._own import constraints_of
 from ._problem import Equality, Linear, Measurement, Problem, Zeros
 from ._table import QueryTable
 
@@ -192,6 +194,125 @@ class NoisyMeasurements:
         out["value"] = table.values.reshape(-1)
         out["variance"] = np.repeat(table.variance, c)
         return out
+
+    def to_release(self, level: str, query: str, geocodes=None):
+        r"""The noisy answers of one (level, query) as a labelled :class:`~invariantdp.Release`.
+
+        Parameters
+        ----------
+        level : str
+            A geographic level.
+        query : str
+            A query measured at ``level``.
+        geocodes : sequence of str, optional
+            The units (default: every unit measured); each must be measured.
+
+        Returns
+        -------
+        Release
+            Value: the noisy answers, unit by unit in geocode order, each
+            unit's cells in C order; labels ``geocode`` and the query's
+            attributes.  Noise: the measurements' (``discrete_gaussian`` with
+            ``sigma`` the square root of the variance parameter, or
+            ``gaussian``); ``metadata["variance"]`` is the noise's actual
+            variance per cell.  Invariants: the equality facts that bear on
+            the cells (see :meth:`GLSEstimate.to_release
+            <invariantdp.census.GLSEstimate.to_release>`), about the
+            confidential counts: the noise does not keep them.  Guarantee:
+            the query's own zCDP ``rho`` at this level, with the sensitivity
+            ``sqrt 2`` of bounded neighbours recorded (so it is checked).
+
+        Raises
+        ------
+        InvariantDPError
+            A query not measured at ``level``, an unknown or unmeasured
+            geocode, or units whose noise variances differ (a release has
+            one noise law: select units that share one).
+
+        References
+        ----------
+        Canonne, Kamath & Steinke (2020), Theorem 4 (the discrete Gaussian's
+        zCDP); issue 19 ("A (level, query) slice is viewable as a labelled
+        Release").
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from invariantdp.census import Geography, Schema, measure
+        >>> counts = pd.DataFrame({"geocode": ["11", "12"], "sex": ["F", "M"],
+        ...                        "age": [0, 1], "count": [5, 3]})
+        >>> nm = measure(counts, Schema({"sex": ["F", "M"], "age": 2}),
+        ...              Geography({"A": 1, "B": 2}), {"B": {"sex": 0.5}}, secure=False, rng=1)
+        >>> r = nm.to_release("B", "sex")
+        >>> r.noise.family, dict(r.noise.params), r.guarantee.describe()
+        ('discrete_gaussian', {'sigma': 1.4142135623730951}, 'zCDP (rho=0.5)')
+        >>> r.to_series().index.names
+        FrozenList(['geocode', 'sex'])
+        >>> r.check_guarantee()
+        True
+        """
+        import pandas as pd
+
+        from ..release import Release
+        from ._slice import census_guarantee, slice_index, slice_invariants, slice_units
+
+        li = self.geography.index(level)
+        attrs = self.schema.query(query)
+        query = self.schema.query_name(attrs)  # "sex" of a one-attribute schema is "detailed"
+        table = self.measurements.get((level, query))
+        if table is None:
+            raise InvariantDPError(f"query {query!r} is not measured at level `{level}`.")
+        units = slice_units(self, level, geocodes)
+        order = np.argsort(table.units)
+        found = np.searchsorted(table.units[order], units)
+        found = np.minimum(found, max(table.units.size - 1, 0))
+        measured = table.units.size > 0 and np.array_equal(table.units[order][found], units)
+        if not measured:
+            missing = np.setdiff1d(units, table.units)
+            raise InvariantDPError(
+                f"`geocodes`: {format_value(self.units[li][missing][:3].tolist())} are not "
+                f"measured by {query!r} at level `{level}`."
+            )
+        rows = order[found]
+        sigma2 = np.unique(table.variance[rows])
+        if sigma2.size != 1:
+            raise InvariantDPError(
+                f"`geocodes`: the units' measurements of {query!r} at level `{level}` have "
+                f"{sigma2.size} different noise variances ({format_value(sigma2[:4].tolist())}); "
+                "a release has one noise law: select units that share one."
+            )
+        values = table.values[rows].reshape(-1)
+        index = slice_index(self.schema, query, self.units[li][units])
+        problem = self.to_problem()
+        alg = EigenAlgebra(self.schema.shape)
+        zeros = [constraints_of(alg, problem, lev).zero_cells for lev in range(len(self.levels))]
+        facts = slice_invariants(
+            problem, zeros, self.schema, (self.levels, self.units), li, attrs, units
+        )
+        sigma = float(np.sqrt(sigma2[0]))
+        family = "gaussian" if self.noise == "gaussian" else "discrete_gaussian"
+        meta = {
+            "source": "census noisy measurements",
+            "level": level,
+            "query": query,
+            "variance": float(noise_variance(self.noise, sigma2)[0]),
+            "sensitivity": BOUNDED_SENSITIVITY,
+        }
+        if self.randomness in ("secure", "simulation"):
+            meta["randomness"] = self.randomness
+        return Release.from_published(
+            pd.Series(values, index=index, name="value"),
+            noise=family,
+            sigma=sigma,
+            invariants=facts.invariants(),
+            guarantee=census_guarantee(
+                self.privacy.rho_by_query[(level, query)],
+                f"person records of the units of level {level} (this query's measurements "
+                "alone; the invariants are published exactly and not covered)",
+            ),
+            mechanism="census_noisy_measurement",
+            metadata=meta,
+        )
 
     @cached_property
     def privacy(self) -> CensusPrivacy:

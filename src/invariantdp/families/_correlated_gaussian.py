@@ -58,8 +58,8 @@ def _schema(params, path, ctx):
     cpath = doc_path(path, "cov")
     rows = doc_list(cpath, params["cov"], min_length=1)
     n = len(rows)
-    if n * n > ctx.max_cells:
-        raise doc_error(cpath, f"{n} x {n}", f"holds more than {ctx.max_cells} numbers.")
+    if n * n > ctx.max_data:  # the entries are in the document: its size bounds them
+        raise doc_error(cpath, f"{n} x {n}", f"holds more than {ctx.max_data} numbers.")
     for i, row in enumerate(rows):
         doc_numbers(doc_path(cpath, i), row, length=n)
     cov = _matrix(rows)

@@ -35,6 +35,11 @@ class SchemaContext:
     invariants, invariants_doc : Invariants or None, dict or None
         The release's invariants and their document; a noise law naming the
         same ``C`` reuses them instead of building a second copy.
+    max_data : int
+        Bound on an array the params give in full (its entries are in the
+        document, so the document's size backs it): the reader's
+        ``max_cells``, which may exceed the bound on declared shapes (e.g.
+        the ``n x n`` covariance of ``correlated_gaussian``).
 
     References
     ----------
@@ -55,6 +60,7 @@ class SchemaContext:
     max_cells: int = MAX_DOCUMENT_CELLS
     invariants: Invariants | None = None
     invariants_doc: dict | None = None
+    max_data: int = MAX_DOCUMENT_CELLS
 
 
 @dataclass(frozen=True, eq=False)

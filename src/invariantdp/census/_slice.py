@@ -1,0 +1,294 @@
+r"""A (level, query) slice of a hierarchy as the cells of one release: labels and invariants.
+
+The cells of a slice are the query's cells of some units of one level, unit
+by unit (geocode order), each unit's cells in C order.  The equality facts
+of the measurements that bear on them become the release's invariants: a
+fact about the histogram of a unit ``w`` is a fact about the slice when it
+is a function of the query's cells and the slice holds every unit below
+``w`` at its level (with no branch of ``w``'s subtree ending above it):
+
+* an invariant on query ``S'`` at ``w`` fixes the marginal of ``w`` on the
+  attributes in both ``S`` and ``S'`` (the range of :math:`Q_S^\top` meets
+  that of :math:`Q_{S'}^\top` in the range of :math:`Q_{S \cap S'}^\top`);
+  at a level below the slice, a unit of the slice whose every unit below at
+  that level carries the invariant has the sum of theirs;
+* a structural zero fixes at 0 the query cells made only of zero cells;
+* another equality on ``w``'s detailed histogram contributes the linear
+  combinations of its rows that are combinations of the query's rows.
+
+References
+----------
+Gao, Gong & Yu (2022), Definition 2 (linear equality invariants); issue 19
+("Models on top").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import linalg, sparse
+
+from .._schema import MAX_CELLS
+from ..exceptions import InvariantDPError
+from ..invariants import Invariants
+from ..release import PrivacyGuarantee
+from ._eigen import EigenAlgebra
+
+__all__ = [
+    "census_guarantee",
+    "check_slice_size",
+    "slice_index",
+    "slice_invariants",
+    "slice_units",
+]
+
+
+def slice_index(schema, query: str, geocodes):
+    """The pandas index of a slice's cells: ``geocode`` and the query's attributes."""
+    import pandas as pd
+
+    cells = schema.cell_frame(query)
+    codes = np.asarray(geocodes, dtype=object)
+    if cells.shape[1] == 0:
+        return pd.Index(codes, name="geocode")
+    frame = cells.iloc[np.tile(np.arange(len(cells)), codes.size)].reset_index(drop=True)
+    frame.insert(0, "geocode", np.repeat(codes, len(cells)))
+    return pd.MultiIndex.from_frame(frame)
+
+
+def _cell_text(schema, attrs, index: int) -> str:
+    if not attrs:
+        return ""
+    shape = tuple(schema.shape[a] for a in attrs)
+    pos = np.unravel_index(index, shape)
+    parts = [
+        f"{schema.names[a]}={schema.labels(schema.names[a])[p]}"
+        for a, p in zip(attrs, pos, strict=True)
+    ]
+    return " " + ", ".join(parts)
+
+
+def _marginal_map(shape, attrs, keep) -> np.ndarray:
+    """For each cell of query ``attrs``: its cell in the query ``keep`` (a subset)."""
+    qshape = tuple(shape[a] for a in attrs)
+    if not keep:
+        return np.zeros(int(np.prod(qshape, dtype=np.int64)), dtype=np.int64)
+    grid = np.indices(qshape).reshape(len(attrs), -1)
+    sub = [grid[attrs.index(a)] for a in keep]
+    return np.ravel_multi_index(sub, tuple(shape[a] for a in keep))
+
+
+class _Tree:
+    """Ancestors and subtree completeness of the units of a problem."""
+
+    def __init__(self, problem):
+        self.parents = problem.parents
+        self.sizes = problem.sizes
+        self.kids = [
+            np.bincount(problem.parents[lev + 1], minlength=n)
+            if lev + 1 < len(problem.sizes)
+            else np.zeros(n, dtype=np.int64)
+            for lev, n in enumerate(problem.sizes)
+        ]
+
+    def up(self, units, src: int, dst: int) -> np.ndarray:
+        """The ancestors at level ``dst`` of units of level ``src``."""
+        out = np.asarray(units, dtype=np.int64)
+        for lev in range(src, dst, -1):
+            out = self.parents[lev][out]
+        return out
+
+    def broken(self, top: int, bottom: int) -> np.ndarray:
+        """Units of level ``top`` below which a unit at a level in ``[top, bottom)`` has no
+        children (their units at level ``bottom`` do not add up to them)."""
+        bad = np.zeros(self.sizes[top], dtype=bool) if bottom <= top else None
+        for lev in range(bottom - 1, top - 1, -1):
+            here = self.kids[lev] == 0
+            if bad is not None:
+                np.logical_or.at(here, self.parents[lev + 1], bad)
+            bad = here
+        return bad
+
+
+class _Rows:
+    """Sparse rows over the slice's cells, with values and names."""
+
+    def __init__(self, n_cols: int):
+        self.n_cols = n_cols
+        self.row, self.col, self.data, self.values, self.names = [], [], [], [], []
+
+    def add(self, cols, coef, value: float, name: str) -> None:
+        r = len(self.values)
+        self.row.append(np.full(len(cols), r, dtype=np.int64))
+        self.col.append(np.asarray(cols, dtype=np.int64))
+        self.data.append(np.broadcast_to(np.asarray(coef, dtype=float), (len(cols),)))
+        self.values.append(float(value))
+        self.names.append(name)
+
+    def invariants(self, keep=None) -> Invariants | None:
+        """The rows as invariants on the cells ``keep`` (all by default), each fact once.
+
+        A fact that touches a cell left out of the release is dropped.
+        """
+        if not self.values:
+            return None
+        mat = sparse.csr_array(
+            (np.concatenate(self.data), (np.concatenate(self.row), np.concatenate(self.col))),
+            shape=(len(self.values), self.n_cols),
+        )
+        rows = np.arange(len(self.values))
+        if keep is not None:
+            outside = abs(mat) @ (~keep).astype(float)
+            rows = rows[outside == 0]
+            mat = mat[rows][:, np.flatnonzero(keep)]
+        seen, unique = set(), []
+        for i in range(mat.shape[0]):  # the same fact from two invariants: once
+            r = mat[[i]].tocoo()
+            key = (tuple(r.coords[1].tolist()), tuple(np.round(r.data, 12).tolist()))
+            if key not in seen:
+                seen.add(key)
+                unique.append(i)
+        if not unique:
+            return None
+        names = [self.names[rows[i]] for i in unique]
+        values = [self.values[rows[i]] for i in unique]
+        return Invariants(sparse.csr_array(mat[unique]), values, names=names)
+
+
+def slice_invariants(problem, zero_cells, schema, units_by_level, level: int, attrs, units):
+    """The equality facts of ``problem`` on a slice, as a :class:`_Rows` builder.
+
+    ``zero_cells[l]`` maps units of level ``l`` to their structural-zero
+    detailed cells; ``units_by_level`` holds every level's geocodes (names);
+    ``units`` are the slice's units of ``level`` (sorted indices).
+    """
+    attrs = tuple(attrs)
+    alg = EigenAlgebra(problem.shape)
+    tree = _Tree(problem)
+    c = int(np.prod([problem.shape[a] for a in attrs], dtype=np.int64))
+    n = units.size
+    out = _Rows(n * c)
+    pos = np.full(problem.sizes[level], -1, dtype=np.int64)
+    pos[units] = np.arange(n)
+    cols = pos[:, None] * c + np.arange(c)[None, :]  # the slice's columns of each unit's cells
+
+    def covered(lev):
+        """Units of ``lev`` (at or above the slice's level) whose units below are all in it."""
+        below = tree.up(np.arange(problem.sizes[level]), level, lev)
+        everyone = np.bincount(below, minlength=problem.sizes[lev])
+        mine = np.bincount(below[units], minlength=problem.sizes[lev])
+        ok = (everyone > 0) & (mine == everyone)
+        return ok & ~tree.broken(lev, level) if lev < level else ok
+
+    def members(lev, w):
+        """The slice's positions of the units below ``w`` (a unit of level ``lev``)."""
+        return np.flatnonzero(tree.up(units, level, lev) == w)
+
+    for eq in problem.equalities:
+        keep = tuple(a for a in attrs if a in eq.attrs)
+        marg = _marginal_map(problem.shape, eq.attrs, keep)
+        n_keep = int(np.prod([problem.shape[a] for a in keep], dtype=np.int64))
+        known = np.zeros((eq.units.size, n_keep))
+        np.add.at(known.T, marg, eq.values.T)
+        to_keep = _marginal_map(problem.shape, attrs, keep)
+        what = schema.query_name(keep)
+        if eq.level <= level:
+            ok = covered(eq.level)
+            for i, w in enumerate(eq.units):
+                if not ok[w]:
+                    continue
+                mem = members(eq.level, w)
+                for b in range(n_keep):
+                    sel = cols[units[mem]][:, to_keep == b].reshape(-1)
+                    text = f"{_unit_name(units_by_level, eq.level, w)}: {what}"
+                    out.add(sel, 1.0, known[i, b], text + _cell_text(schema, keep, b))
+        else:
+            above = tree.up(np.arange(problem.sizes[eq.level]), eq.level, level)
+            everyone = np.bincount(above, minlength=problem.sizes[level])
+            held = np.bincount(above[eq.units], minlength=problem.sizes[level])
+            whole = (everyone > 0) & (held == everyone) & ~tree.broken(level, eq.level)
+            totals = np.zeros((problem.sizes[level], n_keep))
+            np.add.at(totals, above[eq.units], known)
+            for u in units[whole[units]]:
+                for b in range(n_keep):
+                    text = (
+                        f"{_unit_name(units_by_level, level, u)}: {what}"
+                        f"{_cell_text(schema, keep, b)} (sum of its "
+                        f"{_level_name(units_by_level, eq.level)} invariants)"
+                    )
+                    out.add(cols[u][to_keep == b], 1.0, totals[u, b], text)
+    query_rows = alg.query_rows(attrs).astype(bool)
+    for lev in range(level + 1):
+        cells_of = zero_cells[lev] if zero_cells else {}
+        if not cells_of:
+            continue
+        ok = covered(lev)
+        for w, zc in cells_of.items():
+            if not ok[w]:
+                continue
+            zero = np.zeros(alg.k, dtype=bool)
+            zero[zc] = True
+            mem = members(lev, w)
+            for j in np.flatnonzero(~(query_rows & ~zero[None, :]).any(axis=1)):
+                text = f"{_unit_name(units_by_level, lev, w)}: structural zero"
+                out.add(cols[units[mem], j], 1.0, 0.0, text + _cell_text(schema, attrs, j))
+    q = alg.query_rows(attrs)
+    for lin in problem.linear:
+        if lin.level > level or not covered(lin.level)[lin.unit]:
+            continue
+        # combinations a'M = b'Q of the constraint's rows that are combinations of the query's
+        both = linalg.null_space(np.hstack([lin.matrix.T, -q.T]), rcond=1e-10)
+        mem = members(lin.level, lin.unit)
+        for i in range(both.shape[1]):
+            a, b = both[: lin.matrix.shape[0], i], both[lin.matrix.shape[0] :, i]
+            scale = np.abs(b).max()
+            if scale <= 1e-12:
+                continue
+            scale *= np.sign(b[np.flatnonzero(np.abs(b) > 1e-12 * scale)[0]])  # leading entry > 0
+            b, a = b / scale, a / scale
+            b[np.abs(b) < 1e-12] = 0.0
+            live = np.flatnonzero(b)
+            sel = cols[units[mem]][:, live]
+            coef = np.broadcast_to(b[live], sel.shape)
+            text = f"{_unit_name(units_by_level, lin.level, lin.unit)}: linear constraint"
+            out.add(sel.reshape(-1), coef.reshape(-1), float(a @ lin.values), text)
+    return out
+
+
+def _unit_name(units_by_level, lev: int, unit: int) -> str:
+    level_names, codes = units_by_level
+    return f"{level_names[lev]} {codes[lev][unit]}"
+
+
+def _level_name(units_by_level, lev: int) -> str:
+    return units_by_level[0][lev]
+
+
+def slice_units(measurements, level: str, geocodes) -> np.ndarray:
+    """Sorted unit indices of ``level``: every unit, or those of ``geocodes`` (each once)."""
+    if geocodes is None:
+        return np.arange(len(measurements.geocodes(level)), dtype=np.int64)
+    codes = [geocodes] if isinstance(geocodes, str) else list(geocodes)
+    if not codes:
+        raise InvariantDPError("`geocodes` must name at least one unit.")
+    idx = measurements.unit_index(level, codes)
+    if np.unique(idx).size != idx.size:
+        raise InvariantDPError("`geocodes` lists a unit twice.")
+    return np.sort(idx)
+
+
+def check_slice_size(n_units: int, n_cells: int, what: str) -> None:
+    """Refuse a release whose covariance would exceed the JSON document's limit."""
+    size = n_units * n_cells
+    if size * size > MAX_CELLS:
+        raise InvariantDPError(
+            f"`geocodes`: {n_units} units x {n_cells} cells make a {size} x {size} {what}, "
+            f"more than the {MAX_CELLS} numbers a release document holds; select fewer units "
+            "(`geocodes`) or a query with fewer cells."
+        )
+
+
+def census_guarantee(rho: float, what: str) -> PrivacyGuarantee:
+    """The zCDP guarantee of a slice (bounded neighbours), or an unstated one without noise."""
+    if not rho > 0:
+        return PrivacyGuarantee("unstated", {}, "bounded (one record changed)", None, what)
+    return PrivacyGuarantee("zCDP", {"rho": float(rho)}, "bounded (one record changed)", None, what)
