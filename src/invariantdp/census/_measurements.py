@@ -25,6 +25,7 @@ from .._results import Summary, format_table
 from .._validation import format_value
 from ..distributions import discrete_gaussian
 from ..exceptions import InvariantDPError
+from ..release import Release
 from ._census_privacy import BOUNDED_SENSITIVITY, CensusPrivacy
 from ._census_schema import Schema
 from ._eigen import EigenAlgebra
@@ -33,6 +34,7 @@ from ._ingest import Chunk, assemble
 from ._nmf_write import write_nmf
 from ._own import constraints_of
 from ._problem import Equality, Linear, Measurement, Problem, Zeros
+from ._slice import census_guarantee, slice_index, slice_invariants, slice_units
 from ._table import QueryTable
 
 __all__ = ["NoisyMeasurements", "QueryTable", "noise_variance"]
@@ -252,9 +254,6 @@ class NoisyMeasurements:
         True
         """
         import pandas as pd
-
-        from ..release import Release
-        from ._slice import census_guarantee, slice_index, slice_invariants, slice_units
 
         li = self.geography.index(level)
         attrs = self.schema.query(query)
