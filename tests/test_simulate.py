@@ -314,7 +314,8 @@ def test_dask_with_default_batches_sends_few_tasks_and_gives_the_serial_table(
     )  # fmt: skip
     files = list(tmp_path.glob("runs-*.parquet"))
     pilots = [p for p in files if int(p.stem.split("-")[2]) - int(p.stem.split("-")[1]) == 1]
-    assert 1 <= len(pilots) <= PILOT_RUNS
+    # 200 runs: the pilot takes PILOT_RUNS of them, one file each
+    assert len(pilots) == PILOT_RUNS
     # each gap the pilot left is cut into tasks of ~ (200 - pilots) / (4 workers per 2) runs
     assert len(files) - len(pilots) <= TASKS_PER_WORKER * 2 + len(pilots) + 1
     serial = simulate(_normal_mean, GRID, replicates=50, seed=2).frame
