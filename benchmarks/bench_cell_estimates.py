@@ -26,7 +26,7 @@ import pandas as pd
 import scipy.linalg as sla
 
 from invariantdp import Release, estimate
-from invariantdp.census._single import marginal_constraints, query_estimates, solve_release
+from invariantdp._gls import marginal_constraints, query_estimates, solve_release
 from invariantdp.distributions import discrete_gaussian
 from invariantdp.invariants import grand_total, group_totals
 

@@ -14,11 +14,11 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from census.kkt import DenseGLS, query_matrix
+from _gls.kkt import DenseGLS, query_matrix
 from invariantdp import CellEstimates, Release, estimate
 from invariantdp import _cell_estimates as cell_estimates
 from invariantdp import _lattice_intervals as li
-from invariantdp.census._single import release_problem
+from invariantdp._gls import release_problem
 from invariantdp.distributions import discrete_gaussian
 from invariantdp.exceptions import InvariantDPError
 from invariantdp.invariants import grand_total, group_totals, one_way_margins, totals

@@ -46,15 +46,15 @@ import pandas as pd
 from scipy import stats
 
 from ._cell_sums import group_rows, is_level_names, level_positions, selection_rows, weight_rows
-from ._lattice_intervals import SIGMA_GAUSSIAN, half_widths
-from ._results import Summary, format_table
-from ._validation import InvariantDPError, check_confidence_level, format_value
-from .census._single import (
+from ._gls import (
     marginal_constraints,
     query_estimates,
     rows_estimates,
     solve_release,
 )
+from ._lattice_intervals import SIGMA_GAUSSIAN, half_widths
+from ._results import Summary, format_table
+from ._validation import InvariantDPError, check_confidence_level, format_value
 from .distributions import discrete_gaussian
 from .release import Release
 

@@ -4,15 +4,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _gls.kkt import DenseGLS
+from _gls.problems import random_problem
+from invariantdp._gls import (
+    estimate_release,
+    marginal_constraints,
+    release_problem,
+    solve,
+    solve_dask,
+)
 from invariantdp.census import Geography, Schema, gls, measure
-from invariantdp.census._dask import solve_dask
-from invariantdp.census._gls import solve
-from invariantdp.census._single import estimate_release, marginal_constraints, release_problem
 from invariantdp.distributions import discrete_gaussian
 from invariantdp.exceptions import InvariantDPError
-
-from .kkt import DenseGLS
-from .problems import random_problem
 
 SCHEMA = Schema({"sex": ["F", "M"], "age": ["0-17", "18-64", "65+"]})
 GEO = Geography({"State": 2, "County": 5, "Tract": 11})

@@ -14,18 +14,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _gls.kkt import DenseGLS, query_matrix
+from _gls.problems import random_problem
+from _gls.test_tree_passes import CASES, queries
 from invariantdp import Release
+from invariantdp._gls import slice_cov, solve
+from invariantdp._gls._unit_pair_covariances import _law
 from invariantdp.census import Geography, NoisyMeasurements, Schema, gls, measure
-from invariantdp.census._gls import solve
 from invariantdp.census._measurements import QueryTable
 from invariantdp.census._slice import slice_invariants
-from invariantdp.census._unit_pairs import _law, slice_cov
 from invariantdp.distributions import discrete_gaussian
 from invariantdp.exceptions import InvariantDPError
-
-from .kkt import DenseGLS, query_matrix
-from .problems import random_problem
-from .test_gls_reference import CASES, queries
 
 SCHEMA = Schema({"sex": ["F", "M"], "age": ["0-17", "18-64", "65+"]})
 GEO = Geography({"State": 2, "County": 5, "Tract": 11, "Block": 14})

@@ -7,11 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _gls.kkt import query_matrix
 from invariantdp.census import Geography, Schema, measure, topdown_postprocess
 from invariantdp.census._measurements import QueryTable
 from invariantdp.exceptions import InvariantDPError
-
-from .kkt import query_matrix
 
 SCHEMA = Schema({"sex": ["F", "M"], "age": 2})
 GEO = Geography({"State": 1, "County": 2, "Tract": 3})

@@ -19,12 +19,11 @@ from fractions import Fraction
 
 import numpy as np
 
+from .._gls import EigenAlgebra, segment_starts, segment_sum
 from .._validation import check_positive, format_value
 from ..exceptions import InvariantDPError
 from ..secure import random_source
 from ._census_schema import Schema
-from ._eigen import EigenAlgebra
-from ._fast import segment_starts, segment_sum
 from ._geography import Geography
 from ._measurement_noise import discrete_gaussian_noise
 from ._measurements import NoisyMeasurements

@@ -21,12 +21,21 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from .._dask_tasks import check_scheduler
+from .._gls import (
+    Solution,
+    query_variances,
+    slice_cov,
+    solve,
+    solve_dask,
+    sum_law,
+    unit_law,
+    variance_from,
+)
 from .._results import Summary, format_table
 from .._validation import check_confidence_level
 from ..exceptions import InvariantDPError
 from ..release import Release
-from ._dask import solve_dask
-from ._gls import Solution, solve
 from ._measurements import NoisyMeasurements
 from ._slice import (
     census_guarantee,
@@ -35,9 +44,6 @@ from ._slice import (
     slice_invariants,
     slice_units,
 )
-from ._solution import query_variances, sum_law, unit_law, variance_from
-from ._tasks import check_scheduler
-from ._unit_pairs import slice_cov
 
 __all__ = ["GLSEstimate", "gls"]
 
@@ -276,7 +282,7 @@ class GLSEstimate:
         :math:`\operatorname{Cov}(h_u, h_v) = g_u F_a g_v^\top + \Gamma_u
         \operatorname{Cov}(h_c, h_{c'} \mid h_a) \Gamma_v^\top`, with
         :math:`\operatorname{Cov}(h_c, h_{c'} \mid h_a) = -V_c S^{-1} V_{c'}`
-        (see :mod:`invariantdp.census._unit_pairs`); the cost is
+        (see :mod:`invariantdp._gls._unit_pair_covariances`); the cost is
         ``O(n^2)`` for ``n`` units plus the size of the release.
 
         References

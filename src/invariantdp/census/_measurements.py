@@ -21,6 +21,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .._gls import EigenAlgebra, Equality, Linear, Measurement, Problem, Zeros, constraints_of
 from .._results import Summary, format_table
 from .._validation import format_value
 from ..distributions import discrete_gaussian
@@ -28,12 +29,9 @@ from ..exceptions import InvariantDPError
 from ..release import Release
 from ._census_privacy import BOUNDED_SENSITIVITY, CensusPrivacy
 from ._census_schema import Schema
-from ._eigen import EigenAlgebra
 from ._geography import Geography
 from ._ingest import Chunk, assemble
 from ._nmf_write import write_nmf
-from ._own import constraints_of
-from ._problem import Equality, Linear, Measurement, Problem, Zeros
 from ._slice import census_guarantee, slice_index, slice_invariants, slice_units
 from ._table import QueryTable
 

@@ -33,12 +33,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .._dask_tasks import run_tasks
 from ..exceptions import InvariantDPError
 from ._geography import Geography
 from ._ingest import Chunk, assemble
 from ._measurements import NoisyMeasurements
 from ._nmf_write import RANDOMNESS_KEY, pyarrow_modules, write_nmf
-from ._tasks import run_tasks
 
 __all__ = ["read_nmf", "write_nmf"]
 

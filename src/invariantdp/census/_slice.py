@@ -27,11 +27,11 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg, sparse
 
+from .._gls import EigenAlgebra
 from .._schema import MAX_CELLS
 from ..exceptions import InvariantDPError
 from ..invariants import Invariants
 from ..release import PrivacyGuarantee
-from ._eigen import EigenAlgebra
 
 __all__ = [
     "census_guarantee",

@@ -49,14 +49,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._gls import EigenAlgebra, own_info, segment_starts, segment_sum
 from .._results import Summary, format_table
 from ..exceptions import InvariantDPError
 from ..invariants import Invariants
 from ..mechanisms import l2_postprocess
-from ._eigen import EigenAlgebra
-from ._fast import segment_starts, segment_sum
 from ._measurements import NoisyMeasurements
-from ._own import own_info
 
 __all__ = ["MAX_COUPLED_CELLS", "TopDownHistograms", "topdown_postprocess"]
 

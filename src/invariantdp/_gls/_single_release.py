@@ -30,10 +30,10 @@ import numpy as np
 from scipy import sparse
 
 from ..exceptions import InvariantDPError
-from ._eigen import EigenAlgebra
-from ._gls import Solution, solve
+from ._eigenspaces import EigenAlgebra
 from ._problem import Equality, Linear, Measurement, Problem
-from ._solution import query_variances, rows_cov, unit_law
+from ._tree_passes import Solution, solve
+from ._variances import query_variances, rows_cov, unit_law
 
 __all__ = [
     "estimate_release",
@@ -149,7 +149,7 @@ def release_problem(shape, values, variance, margins=(), matrix=None, rhs=None) 
 
 
 def solve_release(shape, values, variance, margins=(), matrix=None, rhs=None) -> Solution:
-    """The GLS :class:`~._gls.Solution` of a release (arguments of :func:`release_problem`)."""
+    """The GLS :class:`~._tree_passes.Solution` of a release (see :func:`release_problem`)."""
     return solve(release_problem(shape, values, variance, margins, matrix, rhs))
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from invariantdp.census._problem import Equality, Linear, Measurement, Problem, Zeros
+from invariantdp._gls import Equality, Linear, Measurement, Problem, Zeros
 
 from .kkt import leaf_indicators, query_matrix
 

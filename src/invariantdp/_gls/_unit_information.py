@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..exceptions import InvariantDPError
-from ._eigen import EigenAlgebra
+from ._eigenspaces import EigenAlgebra
 from ._problem import Problem
 
 __all__ = ["OwnInfo", "own_info"]

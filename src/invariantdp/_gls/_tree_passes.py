@@ -1,7 +1,7 @@
 r"""Generalised least squares on a hierarchy: the bottom-up and top-down passes.
 
-:func:`solve` is the one implementation of the constrained GLS of the census
-subpackage (:func:`invariantdp.census.gls` calls it on noisy measurement
+:func:`solve` is the one implementation of the constrained GLS of the package
+(:func:`invariantdp.census.gls` calls it on noisy measurement
 files; a single labelled release is the one-unit case).  The unknowns are the
 finest histograms; a unit's histogram is the sum of its children's.
 
@@ -19,9 +19,9 @@ estimate: :math:`x_i = z_i + G_i (x_p - s)` with :math:`G_i = V_i S^{-1}`, and
 :math:`-V_i S^{-1} V_j`).  Both passes are linear in the number of units.
 
 On a product schema with marginal queries every operator is a scalar on each
-of the ``2^d`` eigenspaces (:mod:`._eigen`, rules in :mod:`._fast`), so a
+of the ``2^d`` eigenspaces (:mod:`._eigenspaces`, rules in :mod:`._eigenspace_rules`), so a
 unit costs O(k 2^d) by axis means, vectorised over a level.  Units whose
-constraints leave that algebra take the low-rank path of :mod:`._dense` on the
+constraints leave that algebra take the low-rank path of :mod:`._low_rank` on the
 subspace ``U`` those constraints span.
 
 Final covariances are stored compactly: each unit has its scalars ``F`` (right
@@ -45,11 +45,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..exceptions import InvariantDPError
-from ._dense import correction_basis, dense_bottom_up, dense_top_down, restrict
-from ._eigen import EigenAlgebra
-from ._fast import chain, combine, gains, segment_starts, segment_sum
-from ._own import own_info
+from ._eigenspace_rules import chain, combine, gains, segment_starts, segment_sum
+from ._eigenspaces import EigenAlgebra
+from ._low_rank import correction_basis, dense_bottom_up, dense_top_down, restrict
 from ._problem import Problem
+from ._unit_information import own_info
 
 __all__ = ["Solution", "solve"]
 
@@ -269,7 +269,7 @@ def _share_unidentified(x_parent_u, results) -> None:
 
 
 def solve(problem: Problem, names=None) -> Solution:
-    """Run the two passes on ``problem`` (serially; :mod:`._dask` splits them into tasks).
+    """Run the two passes on ``problem`` (serially; :mod:`._dask_passes` splits them into tasks).
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 """The GLS problem as arrays: a tree of units, their measurements and their constraints.
 
-This is the input of :func:`invariantdp.census._gls.solve`, built by
+This is the input of :func:`invariantdp._gls._tree_passes.solve`, built by
 :func:`invariantdp.census.gls` from :class:`~invariantdp.census.NoisyMeasurements`
 and usable directly for a single release (one unit, a flat geography).
 

@@ -45,7 +45,7 @@ def leaf_indicators(parents, sizes):
 
 
 class DenseGLS:
-    """The reference solution of a :class:`invariantdp.census._problem.Problem`."""
+    """The reference solution of a :class:`invariantdp._gls.Problem`."""
 
     def __init__(self, prob):
         shape = prob.shape

@@ -12,7 +12,7 @@ and including ``c`` and :math:`\Gamma_u` the product below ``c``,
 
 where siblings given their parent have
 :math:`\operatorname{Cov}(h_c, h_{c'} \mid h_a) = -V_c S^{-1} V_{c'}` (with
-the exact limits of :mod:`._fast` when a variance is 0 or infinite).  On
+the exact limits of :mod:`._eigenspace_rules` when a variance is 0 or infinite).  On
 :math:`U^\perp` (and everywhere without a low-rank path) every factor is a
 scalar per eigenspace.  On ``U`` each unit hangs from its *anchor* (the
 nearest unit above it with a dense law): units sharing an anchor ``A`` have
@@ -39,10 +39,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import block_diag
 
-from ._dense import restrict
-from ._fast import mul0, segment_sum
-from ._ggauss import GGauss, _as_observation, gsum, posterior
-from ._solution import _weights, query_variances
+from ._eigenspace_rules import mul0, segment_sum
+from ._generalized_gaussian import GGauss, _as_observation, gsum, posterior
+from ._low_rank import restrict
+from ._variances import _weights, query_variances
 
 __all__ = ["slice_cov"]
 

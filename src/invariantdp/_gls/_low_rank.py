@@ -8,7 +8,7 @@ rows (over the detailed cells) span, together with their projections on every
 (:func:`correction_basis`; its orthonormal basis ``B`` is built per
 eigenspace, each column labelled with its ``T``).  On :math:`U^\perp` every
 unit stays in the scalar algebra; on ``U`` the affected units carry a dense
-generalised Gaussian (:mod:`._ggauss`) of dimension ``M = dim U``.  When
+generalised Gaussian (:mod:`._generalized_gaussian`) of dimension ``M = dim U``.  When
 ``M`` reaches ``k`` this is the dense fallback (a dense solve per affected
 unit, the Bureau's approach); otherwise it is a rank-``M`` correction.
 
@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._eigen import EigenAlgebra
-from ._ggauss import GGauss, gsum, image, orth, posterior
+from ._eigenspaces import EigenAlgebra
+from ._generalized_gaussian import GGauss, gsum, image, orth, posterior
 
 __all__ = ["Basis", "correction_basis", "dense_bottom_up", "dense_top_down", "restrict"]
 

@@ -9,9 +9,16 @@ the covariances of sums over sets of units agree to 1e-8 relative.
 import numpy as np
 import pytest
 
-from invariantdp.census._gls import solve
-from invariantdp.census._problem import Equality, Measurement, Problem
-from invariantdp.census._solution import query_cov, query_variances, sum_law, variance_from
+from invariantdp._gls import (
+    Equality,
+    Measurement,
+    Problem,
+    query_cov,
+    query_variances,
+    solve,
+    sum_law,
+    variance_from,
+)
 
 from .kkt import DenseGLS
 from .problems import random_problem

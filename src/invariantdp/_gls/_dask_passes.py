@@ -22,11 +22,11 @@ import os
 
 import numpy as np
 
-from ._eigen import EigenAlgebra
-from ._fast import segment_starts, segment_sum
-from ._gls import Solution, _structure, downward, top_down_level, upward
-from ._own import constraints_of, own_info
-from ._tasks import check_scheduler, client_of, run_tasks
+from .._dask_tasks import check_scheduler, client_of, run_tasks
+from ._eigenspace_rules import segment_starts, segment_sum
+from ._eigenspaces import EigenAlgebra
+from ._tree_passes import Solution, _structure, downward, top_down_level, upward
+from ._unit_information import constraints_of, own_info
 
 __all__ = ["solve_dask"]
 
@@ -94,7 +94,7 @@ def _down_task(result, basis, top: dict, affected, names, split):
 
 
 def solve_dask(problem, scheduler, names) -> Solution:
-    """:func:`._gls.solve` with the subtrees below level 1 as Dask tasks."""
+    """:func:`._tree_passes.solve` with the subtrees below level 1 as Dask tasks."""
     check_scheduler(scheduler)
     alg = EigenAlgebra(problem.shape)
     n_lev = len(problem.sizes)

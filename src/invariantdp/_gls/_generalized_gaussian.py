@@ -6,7 +6,7 @@ directions about which nothing is known, and ``V`` (positive semi-definite,
 ``V N = 0``) is the covariance on the rest, singular where a linear function is
 known exactly (an equality invariant).  Subtree posteriors of the GLS tree
 passes, their sums and their conditionings are all of this form; this module
-holds the three operations the dense (low-rank) path of :mod:`._gls` needs:
+holds the three operations the dense (low-rank) path of :mod:`._tree_passes` needs:
 
 * :func:`gsum` -- the law of a sum of independent variables;
 * :func:`image` -- the law of ``A h``;

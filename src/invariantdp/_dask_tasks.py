@@ -1,8 +1,8 @@
-"""Dask tasks for the census subpackage: which scheduler, and running a list of jobs."""
+"""Dask tasks for the GLS engine and the census files: which scheduler, and running jobs."""
 
 from __future__ import annotations
 
-from ..exceptions import InvariantDPError
+from .exceptions import InvariantDPError
 
 __all__ = ["check_scheduler", "client_of", "run_tasks"]
 

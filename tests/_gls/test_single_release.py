@@ -1,11 +1,11 @@
-"""The GLS of one release (census/_single.py): invariant rows sorted in linear time, and the
+"""The GLS of one release (_gls/_single_release.py): invariant rows sorted in linear time, and the
 estimates of cells, queries and rows read from one solution."""
 
 import numpy as np
 import pytest
 from scipy import sparse
 
-from invariantdp.census._single import (
+from invariantdp._gls import (
     estimate_release,
     marginal_constraints,
     query_estimates,

@@ -1,4 +1,4 @@
-r"""Variances of marginal queries from a :class:`~._gls.Solution`: per unit and for sums of units.
+r"""Variances of marginal queries from a :class:`~._tree_passes.Solution`: per unit and for sums.
 
 A covariance here is a pair: scalars ``m`` (one per eigenspace, right on
 :math:`U^\perp`) and, when the low-rank path is involved, a generalised
@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._dense import restrict
-from ._fast import mul0, segment_max, segment_min, segment_sum
-from ._ggauss import RTOL, GGauss, gsum, image, posterior
+from ._eigenspace_rules import mul0, segment_max, segment_min, segment_sum
+from ._generalized_gaussian import RTOL, GGauss, gsum, image, posterior
+from ._low_rank import restrict
 
 __all__ = ["query_cov", "query_variances", "rows_cov", "sum_law", "unit_law", "variance_from"]
 

@@ -1,0 +1,76 @@
+r"""The constrained GLS engine: best linear unbiased estimates over a tree of units.
+
+A general estimator, independent of the census: the unknowns are the finest
+histograms of a tree of units on a product schema, observed through noisy
+marginal queries and tied by exact equalities, structural zeros and linear
+constraints.  It imports nothing of the package but its exceptions, so every
+subpackage may use it; :func:`invariantdp.census.gls` (noisy measurement
+files) and :func:`invariantdp.estimate` (one labelled release) are its two
+clients.  They import from here, never from the modules below.
+
+Modules, by what they hold:
+
+* ``_problem`` -- the input: units, measurements, constraints (:class:`Problem`).
+* ``_eigenspaces`` -- the joint eigenspaces of the marginal queries
+  (:class:`EigenAlgebra`); ``_eigenspace_rules`` -- the per-eigenspace
+  rules of the passes and segment sums over a level.
+* ``_unit_information`` -- a unit's own information and exact constraints.
+* ``_generalized_gaussian`` and ``_low_rank`` -- the low-rank path for
+  constraints that leave the eigen-algebra.
+* ``_tree_passes`` -- the bottom-up and top-down passes (:func:`solve`,
+  :class:`Solution`); ``_dask_passes`` -- the same passes as Dask tasks.
+* ``_variances`` and ``_unit_pair_covariances`` -- variances and covariances
+  of the estimates, read from a solution.
+* ``_single_release`` -- the one-unit case: a single labelled release.
+
+References
+----------
+Cumings-Menon & Zhuravlev (2024), "Least squares estimation for hierarchical
+data", arXiv:2404.13164; Gong & Meng, Section 3 (conditioning on invariants).
+"""
+
+from ._dask_passes import solve_dask
+from ._eigenspace_rules import segment_starts, segment_sum
+from ._eigenspaces import EigenAlgebra
+from ._problem import Equality, Linear, Measurement, Problem, Zeros
+from ._single_release import (
+    estimate_release,
+    marginal_constraints,
+    query_estimates,
+    release_problem,
+    rows_estimates,
+    solve_release,
+)
+from ._tree_passes import Solution, solve
+from ._unit_information import constraints_of, own_info
+from ._unit_pair_covariances import slice_cov
+from ._variances import query_cov, query_variances, rows_cov, sum_law, unit_law, variance_from
+
+__all__ = [
+    "EigenAlgebra",
+    "Equality",
+    "Linear",
+    "Measurement",
+    "Problem",
+    "Solution",
+    "Zeros",
+    "constraints_of",
+    "estimate_release",
+    "marginal_constraints",
+    "own_info",
+    "query_cov",
+    "query_estimates",
+    "query_variances",
+    "release_problem",
+    "rows_cov",
+    "rows_estimates",
+    "segment_starts",
+    "segment_sum",
+    "slice_cov",
+    "solve",
+    "solve_dask",
+    "solve_release",
+    "sum_law",
+    "unit_law",
+    "variance_from",
+]
