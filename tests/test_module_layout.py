@@ -1,7 +1,7 @@
 """Layout rules: no import cycle, no private name imported across subpackages.
 
 A helper that two subpackages need lives in a shared module with a public name
-(``invariantdp._fibres``, ``invariantdp._frames``), and consumers use the
+(``invariantdp._linalg._fibres``, ``invariantdp._frames``), and consumers use the
 public accessors of ``Invariants``.  The rules hold for every module of the
 package, so they hold through renames and splits; module sizes are a
 guideline (STYLE.md), not a rule a test could state.

@@ -25,8 +25,8 @@ from . import (
     privacy,
     published,
 )
-from ._cell_estimates import CellEstimates, estimate
 from ._deprecation import moved_names
+from ._estimates._cell_estimates import CellEstimates, estimate
 from ._results import ConfidenceInterval, Summary
 from .exceptions import InvariantDPError
 from .inference import (

@@ -11,7 +11,7 @@ from ._deprecation import moved_modules
 
 moved_modules(
     {
-        "invariantdp._published": "invariantdp._published_fields",
+        "invariantdp._published": "invariantdp.release._published_fields",
         "invariantdp._validation._messages": "invariantdp._validation._format",
         "invariantdp.audit._lattice": "invariantdp.audit._bit_lattice",
         "invariantdp.distributions._exact": "invariantdp.distributions._exact_samplers",
@@ -24,7 +24,7 @@ moved_modules(
         "invariantdp.distributions.tulap_forms": "invariantdp.distributions._tulap_forms",
         "invariantdp.families._builtin": "invariantdp.families._builtin_families",
         "invariantdp.families._core": "invariantdp.families._family",
-        "invariantdp.guarantee": "invariantdp._guarantee",
+        "invariantdp.guarantee": "invariantdp.release._guarantee",
         "invariantdp.inference._lattice": "invariantdp.inference._logconcave_sums",
         "invariantdp.inference.bayes.distributions": (
             "invariantdp.inference.bayes._pymc_likelihoods"

@@ -39,9 +39,8 @@ from scipy import optimize
 from scipy.spatial import ConvexHull
 
 from ._bounded_cache import bounded_cache
-from ._fixed_linalg import fixed_det, fixed_matmul, tree_sum
-from ._rng import as_generator
-from ._span import (
+from ._linalg._fixed_linalg import fixed_det, fixed_matmul, tree_sum
+from ._linalg._span import (
     MAX_BYTES,
     SpanNorm,
     check_bytes,
@@ -51,6 +50,7 @@ from ._span import (
     span_projector,
     symmetric_points,
 )
+from ._rng import as_generator
 from ._validation import InvariantDPError, check_finite_array, check_positive_int, format_value
 
 __all__ = [

@@ -36,9 +36,9 @@ import numpy as np
 from scipy import optimize
 
 from .._bounded_cache import bounded_cache
-from .._fixed_linalg import fixed_matmul, tree_sum
+from .._linalg._fixed_linalg import fixed_matmul, tree_sum
+from .._linalg._span import SpanNorm, space_array, symmetric_points
 from .._rng import as_generator
-from .._span import SpanNorm, space_array, symmetric_points
 from .._validation import InvariantDPError, check_finite_array, check_positive_int
 from ..sensitivity import check_bytes, contingency_sensitivity_space, span_basis
 

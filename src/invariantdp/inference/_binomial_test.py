@@ -23,7 +23,6 @@ from .._results import (
     format_table,
     hypothesis_test_rows,
 )
-from .._tidy import TidyResult
 from .._validation import (
     InvariantDPError,
     check_alternative,
@@ -43,6 +42,7 @@ from ._noise import (
     solve_monotone,
     warn_if_impossible,
 )
+from ._tidy import TidyResult
 
 __all__ = ["BinomialTestResult", "ump_binomial_test"]
 

@@ -43,12 +43,12 @@ from scipy import stats
 from statsmodels.tools.numdiff import approx_fprime
 
 from .._results import Summary, format_table
-from .._tidy import TidyResult
 from .._validation import InvariantDPError, format_value
 from ._invariant_likelihoods import degenerate_gaussian_logpdf
 from ._likelihood_models import PrivatizedCountModel, PrivatizedPoisson
 from ._release_observation import observe_release
 from ._term_tests import score_statistic
+from ._tidy import TidyResult
 
 __all__ = ["IndependenceTestResult", "PrivatizedLogLinear"]
 

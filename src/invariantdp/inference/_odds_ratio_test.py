@@ -22,7 +22,6 @@ from .._results import (
     format_table,
     hypothesis_test_rows,
 )
-from .._tidy import TidyResult
 from .._validation import (
     InvariantDPError,
     check_alternative,
@@ -46,6 +45,7 @@ from ._noise import (
     warn_if_impossible,
 )
 from ._roots import bracketed_root
+from ._tidy import TidyResult
 
 __all__ = [
     "OddsRatioTestResult",

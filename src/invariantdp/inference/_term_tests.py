@@ -45,8 +45,8 @@ from scipy import linalg, stats
 from statsmodels.base.model import GenericLikelihoodModelResults
 
 from .._results import Summary, format_table
-from .._tidy import TidyResult
 from .._validation import InvariantDPError
+from ._tidy import TidyResult
 
 __all__ = ["LikelihoodRatioTestResult", "PrivatizedResults", "score_statistic"]
 

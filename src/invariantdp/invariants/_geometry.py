@@ -26,9 +26,9 @@ import math
 
 import numpy as np
 
-from .._fixed_linalg import null_space_basis as canonical_null_basis
-from .._fixed_linalg import row_space_basis as canonical_row_basis
 from .._frames import CHUNK
+from .._linalg._fixed_linalg import null_space_basis as canonical_null_basis
+from .._linalg._fixed_linalg import row_space_basis as canonical_row_basis
 from .._validation import InvariantDPError
 from ._structure import group_sums, read_only
 
@@ -197,7 +197,7 @@ def margins_coordinates(shape: tuple[int, ...], H: tuple, V: np.ndarray) -> np.n
 def row_space_basis(C: np.ndarray) -> np.ndarray:
     """Orthonormal basis ``Q_R`` (rank x n) of the row space of a dense ``C``.
 
-    The canonical basis of :func:`invariantdp._fixed_linalg.row_space_basis`
+    The canonical basis of :func:`invariantdp._linalg._fixed_linalg.row_space_basis`
     (Gram-Schmidt of the reduced row echelon form): a function of the row
     space alone, the same on every BLAS build.
     """
@@ -209,7 +209,7 @@ def row_space_basis(C: np.ndarray) -> np.ndarray:
 def null_basis(C: np.ndarray, rank: int) -> np.ndarray:
     """Orthonormal basis of ker C as the columns of an ``(n, n - rank)`` array.
 
-    The canonical basis of :func:`invariantdp._fixed_linalg.null_space_basis`
+    The canonical basis of :func:`invariantdp._linalg._fixed_linalg.null_space_basis`
     (Gram-Schmidt of the kernel vectors read off the reduced row echelon form
     of ``C``), so that the extended mechanisms' draws and sensitivities in
     these coordinates are the same for a seed on every BLAS build (an SVD

@@ -36,7 +36,7 @@ Samplers for it (:func:`conditional_release`, ``sampler=``):
     and lifts of an integer lattice basis of the kernel of the collapsed
     matrix (for integer noise a chain on the integer fibre
     :math:`\{s \in \mathbb Z^d : A s = a\}`; the lattice algebra is
-    :mod:`invariantdp._fibres`).  Each update draws the exact
+    :mod:`invariantdp._linalg._fibres`).  Each update draws the exact
     one-dimensional conditional along the move (a Metropolis-Hastings step
     whose proposal is the conditional itself, so its acceptance is 1);
     disjoint moves are updated together and chains are vectorised

@@ -2,7 +2,7 @@ r"""Markov chain samplers of :math:`M(x) \mid M(x) \in S^*`: Gibbs and MIS.
 
 ``"gibbs"``
     heat-bath updates along kernel moves of :math:`A`
-    (:func:`invariantdp._fibres.kernel_moves`): exchanges :math:`e_i - e_j`
+    (:func:`invariantdp._linalg._fibres.kernel_moves`): exchanges :math:`e_i - e_j`
     between cells with identical columns of :math:`A`, and lifts of an
     integer lattice basis of the kernel of the collapsed matrix.  Each
     update draws the exact one-dimensional conditional along the move
@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._fibres import KernelMoves, kernel_moves
-from ..._fixed_linalg import pivoted_columns
+from ..._linalg._fibres import KernelMoves, kernel_moves
+from ..._linalg._fixed_linalg import pivoted_columns
 from ..._progress import progress_bar
 from ..._validation import InvariantDPError
 from ...distributions import discrete_gaussian, discrete_laplace

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, sparse
 
-from ..._fixed_linalg import independent_columns
+from ..._linalg._fixed_linalg import independent_columns
 from ..._validation import (
     InvariantDPError,
     check_counts,

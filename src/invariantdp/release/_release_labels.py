@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._label_text import axes_text, invariant_names, named_values, two_by_two_text
-from ._validation import InvariantDPError, format_value, thaw
-from .labels import AxisLabels, cell_names, labels_from_doc, to_pandas
+from .._label_text import axes_text, invariant_names, named_values, two_by_two_text
+from .._validation import InvariantDPError, format_value, thaw
+from ..labels import AxisLabels, cell_names, labels_from_doc, to_pandas
 
 __all__ = ["LabelledValues"]
 

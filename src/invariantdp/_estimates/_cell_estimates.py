@@ -22,7 +22,7 @@ Intervals
   exact law of that error (coverage at least nominal, at one of a few
   discrete levels); from ``sigma = 10`` on, the Gaussian interval widened by
   half a lattice step.  The switch, its accuracy and the guarantee are in
-  :mod:`invariantdp._lattice_intervals`.  ``grid_gaussian`` noise (the secure
+  :mod:`invariantdp._estimates._lattice_intervals`.  ``grid_gaussian`` noise (the secure
   Gaussian mechanism) is the same law on a grid, with the data's rounding to
   the grid added to the half-width.
 
@@ -45,18 +45,18 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ._cell_sums import group_rows, is_level_names, level_positions, selection_rows, weight_rows
-from ._gls import (
+from .._gls import (
     marginal_constraints,
     query_estimates,
     rows_estimates,
     solve_release,
 )
+from .._results import Summary, format_table
+from .._validation import InvariantDPError, check_confidence_level, format_value
+from ..distributions import discrete_gaussian
+from ..release import Release
+from ._cell_sums import group_rows, is_level_names, level_positions, selection_rows, weight_rows
 from ._lattice_intervals import SIGMA_GAUSSIAN, half_widths
-from ._results import Summary, format_table
-from ._validation import InvariantDPError, check_confidence_level, format_value
-from .distributions import discrete_gaussian
-from .release import Release
 
 __all__ = ["CellEstimates", "estimate"]
 
@@ -380,8 +380,8 @@ def estimate(release, confidence_level=0.95, *, sums=None) -> CellEstimates:
     The GLS estimate under the release's invariants (the best linear
     unbiased estimate; it satisfies the invariants exactly), computed by the
     census implementation, with intervals of at least the nominal coverage
-    (see the module :mod:`invariantdp._cell_estimates` and, for the discrete
-    Gaussian, :mod:`invariantdp._lattice_intervals`).
+    (see the module :mod:`invariantdp._estimates._cell_estimates` and, for the discrete
+    Gaussian, :mod:`invariantdp._estimates._lattice_intervals`).
 
     Parameters
     ----------

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import InvariantDPError, check_finite_array, format_value
-from .families import SchemaContext, noise_family
-from .invariants import Invariants
-from .labels import labels_of
+from .._validation import InvariantDPError, check_finite_array, format_value
+from ..families import SchemaContext, noise_family
+from ..invariants import Invariants
+from ..labels import labels_of
 
 __all__ = ["published_fields"]
 

@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .exceptions import InvariantDPError
+from ..exceptions import InvariantDPError
 
 __all__ = ["TidyResult", "json_safe"]
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from invariantdp import _lattice_intervals as li
+from invariantdp._estimates import _lattice_intervals as li
 from invariantdp.distributions import discrete_gaussian
 from invariantdp.invariants import one_way_margins
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .exceptions import InvariantDPError
+from ..exceptions import InvariantDPError
 
 __all__ = ["Store", "gaps", "split"]
 

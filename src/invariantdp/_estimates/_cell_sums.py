@@ -14,7 +14,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from ._validation import InvariantDPError, format_value
+from .._validation import InvariantDPError, format_value
 
 __all__ = ["group_rows", "is_level_names", "level_positions", "selection_rows", "weight_rows"]
 

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 import invariantdp as idp
-from invariantdp._tidy import json_safe
 from invariantdp.inference import PrivatizedLogLinear
+from invariantdp.inference._tidy import json_safe
 from invariantdp.mechanisms import semi_dp_gaussian
 
 

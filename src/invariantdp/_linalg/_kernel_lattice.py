@@ -1,6 +1,6 @@
 r"""The integer kernel of an invariant matrix, in exact arithmetic.
 
-The moves of the fibre samplers (:mod:`invariantdp._fibres`) are kernel
+The moves of the fibre samplers (:mod:`invariantdp._linalg._fibres`) are kernel
 vectors of :math:`A`; here is the algebra that finds them exactly:
 
 * :func:`int_kernel_basis` -- a basis of the lattice
@@ -31,8 +31,8 @@ from math import gcd
 import numpy as np
 from scipy import linalg
 
+from ..exceptions import InvariantDPError
 from ._fixed_linalg import pivoted_columns
-from .exceptions import InvariantDPError
 
 __all__ = [
     "MAX_CIRCUIT_COLUMNS",
@@ -280,7 +280,7 @@ def fundamental_circuits(M: np.ndarray, *, integer: bool) -> list[np.ndarray]:
     r"""One kernel vector of ``M`` per non-basic column of a pivoted QR basis.
 
     For the basis :math:`B` chosen as by pivoted QR (ties broken by the lowest
-    column, :func:`~invariantdp._fixed_linalg.pivoted_columns`, so the same
+    column, :func:`~invariantdp._linalg._fixed_linalg.pivoted_columns`, so the same
     on every BLAS build) and a column :math:`j \notin B` (in increasing
     order), the vector :math:`e_j - M_B^{+} M_j` is the unique (up to
     scale) kernel vector supported on :math:`B \cup \{j\}`: the fundamental

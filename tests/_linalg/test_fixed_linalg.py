@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from invariantdp import _fixed_linalg as fl
+from invariantdp._linalg import _fixed_linalg as fl
 from invariantdp.invariants import Invariants
 from invariantdp.sensitivity import contingency_sensitivity_space, span_basis
 

@@ -1,4 +1,4 @@
-"""The shared fibre / lattice algebra (invariantdp._fibres, _kernel_lattice): exact kernels."""
+"""The shared fibre / lattice algebra (_linalg._fibres, _kernel_lattice): exact kernels."""
 
 import itertools
 from math import gcd
@@ -9,8 +9,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from invariantdp import InvariantDPError
-from invariantdp._fibres import cell_classes, enumerate_fibre, kernel_moves
-from invariantdp._kernel_lattice import (
+from invariantdp._linalg._fibres import cell_classes, enumerate_fibre, kernel_moves
+from invariantdp._linalg._kernel_lattice import (
     MAX_DENOMINATOR,
     all_circuits,
     fundamental_circuits,

@@ -146,13 +146,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ._deprecation import moved_names
-from ._guarantee import PrivacyGuarantee
-from ._label_text import value_name_of
-from ._published_fields import published_fields
-from ._release_labels import LabelledValues
-from ._results import Summary, format_table, short_text, summarise_params
-from ._schema import (
+from .._deprecation import moved_names
+from .._label_text import value_name_of
+from .._results import Summary, format_table, short_text, summarise_params
+from .._schema import (
     FORMAT_VERSION,  # noqa: F401 - the newest document version this module reads
     MAX_CELLS,
     MAX_DEPTH,  # noqa: F401 - a documented limit of this module (docstring)
@@ -161,16 +158,19 @@ from ._schema import (
     noise_from_doc,
     release_fields_from_doc,
 )
-from ._validation import (
+from .._validation import (
     InvariantDPError,
     format_value,
     freeze,
     parse_json_document,
     thaw,
 )
-from .families import NoiseFamily, SchemaContext, noise_family
-from .invariants import Invariants
-from .labels import AxisLabels, check_labels, labels_to_doc
+from ..families import NoiseFamily, SchemaContext, noise_family
+from ..invariants import Invariants
+from ..labels import AxisLabels, check_labels, labels_to_doc
+from ._guarantee import PrivacyGuarantee
+from ._published_fields import published_fields
+from ._release_labels import LabelledValues
 
 __all__ = ["NoiseLaw", "PrivacyGuarantee", "Release"]
 
@@ -542,7 +542,7 @@ class Release(LabelledValues):
             data = fh.read(max_bytes + 1)  # the file may have grown since
         return cls.from_json(data, max_bytes=max_bytes, max_cells=max_cells)
 
-    # --- labels and pandas (invariantdp._release_labels) ----------------------
+    # --- labels and pandas (invariantdp.release._release_labels) ----------------------
     # named here too, so that the API pages (which list a class's own members) show them
     value_name = LabelledValues.value_name
     data_labels = LabelledValues.data_labels

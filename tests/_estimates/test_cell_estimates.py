@@ -16,8 +16,8 @@ from scipy import stats
 
 from _gls.kkt import DenseGLS, query_matrix
 from invariantdp import CellEstimates, Release, estimate
-from invariantdp import _cell_estimates as cell_estimates
-from invariantdp import _lattice_intervals as li
+from invariantdp._estimates import _cell_estimates as cell_estimates
+from invariantdp._estimates import _lattice_intervals as li
 from invariantdp._gls import release_problem
 from invariantdp.distributions import discrete_gaussian
 from invariantdp.exceptions import InvariantDPError

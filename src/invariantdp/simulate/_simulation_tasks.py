@@ -17,8 +17,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ._validation import format_value
-from .exceptions import InvariantDPError
+from .._validation import format_value
+from ..exceptions import InvariantDPError
 
 __all__ = [
     "DASK_TASK_SECONDS",

@@ -10,8 +10,8 @@ import abc
 
 import numpy as np
 
+from .._validation import InvariantDPError, check_finite_array
 from ._fixed_linalg import row_space_basis
-from ._validation import InvariantDPError, check_finite_array
 
 __all__ = [
     "MAX_BYTES",
@@ -71,7 +71,7 @@ def span_basis(space, *, tol: float | None = None) -> np.ndarray:
     rows permuted, rescaled, repeated or recombined.  A space whose exact
     rank exceeds its numerical one (rows with rounding noise), or too large
     for exact arithmetic in about a second, takes its echelon form from an
-    SVD: the same basis up to rounding (:mod:`invariantdp._fixed_linalg`).
+    SVD: the same basis up to rounding (:mod:`invariantdp._linalg._fixed_linalg`).
 
     Parameters
     ----------

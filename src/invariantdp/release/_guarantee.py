@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ._results import is_number
-from ._schema import guarantee_from_doc
-from ._validation import InvariantDPError, freeze, thaw
-from .privacy import TradeoffFunction, eps_delta, gaussian_tradeoff, zcdp_tradeoff
+from .._results import is_number
+from .._schema import guarantee_from_doc
+from .._validation import InvariantDPError, freeze, thaw
+from ..privacy import TradeoffFunction, eps_delta, gaussian_tradeoff, zcdp_tradeoff
 
 __all__ = ["PrivacyGuarantee"]
 

@@ -15,7 +15,7 @@ algebra they share:
   class-level matrix :math:`\bar A` (one column per class) matters;
 * the integer kernel of :math:`A` (a lattice basis, circuits, the Markov
   basis of all circuits, the rational reading of a floating-point kernel
-  vector), in exact integer arithmetic, in :mod:`invariantdp._kernel_lattice`;
+  vector), in exact integer arithmetic, in :mod:`invariantdp._linalg._kernel_lattice`;
 * :func:`kernel_moves` -- the moves of the congenial Gibbs sampler, grouped
   into class-disjoint batches;
 * :func:`enumerate_fibre` -- every integer point of a bounded class-total

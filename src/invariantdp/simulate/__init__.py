@@ -48,8 +48,11 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from ._progress import progress_bar, show_progress
-from ._results import Summary, format_table
+from .._progress import progress_bar, show_progress
+from .._results import Summary, format_table
+from .._validation import check_in_open_unit, check_positive_int, format_value
+from ..exceptions import InvariantDPError
+from ..plotting import plot_simulation
 from ._simulation_store import STORE_VERSION, Store, gaps, split
 from ._simulation_tasks import (
     DASK_TASK_SECONDS,
@@ -67,9 +70,6 @@ from ._simulation_tasks import (
     run_range,
     run_serial,
 )
-from ._validation import check_in_open_unit, check_positive_int, format_value
-from .exceptions import InvariantDPError
-from .plotting import plot_simulation
 
 __all__ = [
     "DASK_TASK_SECONDS",

@@ -74,7 +74,7 @@ from fractions import Fraction
 import numpy as np
 from scipy import fft, special, stats
 
-from .distributions import discrete_gaussian
+from ..distributions import discrete_gaussian
 
 __all__ = [
     "MAX_DENOMINATOR",
