@@ -27,13 +27,13 @@ data", arXiv:2404.13164; Abowd et al. (2022), "The 2020 Census disclosure
 avoidance system TopDown algorithm"; issue 19.
 """
 
-from ._census_privacy import CensusPrivacy
-from ._census_schema import PL94, Schema
 from ._curator import measure
 from ._estimate import GLSEstimate, gls
 from ._geography import Geography
 from ._measurements import NoisyMeasurements
 from ._nmf_read import read_nmf
+from ._privacy import CensusPrivacy
+from ._schema import PL94, Schema
 from ._topdown import MAX_COUPLED_CELLS, TopDownHistograms, topdown_postprocess
 from ._topdown_accounting import (
     TOPDOWN_RHO,

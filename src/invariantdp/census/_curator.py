@@ -23,10 +23,10 @@ from .._gls import EigenAlgebra, segment_starts, segment_sum
 from .._validation import check_positive, format_value
 from ..exceptions import InvariantDPError
 from ..secure import random_source
-from ._census_schema import Schema
 from ._geography import Geography
 from ._measurement_noise import discrete_gaussian_noise
 from ._measurements import NoisyMeasurements
+from ._schema import Schema
 from ._table import QueryTable
 
 __all__ = ["histograms", "measure"]

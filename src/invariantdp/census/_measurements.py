@@ -27,11 +27,11 @@ from .._validation import format_value
 from ..distributions import discrete_gaussian
 from ..exceptions import InvariantDPError
 from ..release import Release
-from ._census_privacy import BOUNDED_SENSITIVITY, CensusPrivacy
-from ._census_schema import Schema
 from ._geography import Geography
 from ._ingest import Chunk, assemble
 from ._nmf_write import write_nmf
+from ._privacy import BOUNDED_SENSITIVITY, CensusPrivacy
+from ._schema import Schema
 from ._slice import census_guarantee, slice_index, slice_invariants, slice_units
 from ._table import QueryTable
 

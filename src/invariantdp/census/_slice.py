@@ -28,10 +28,10 @@ import numpy as np
 from scipy import linalg, sparse
 
 from .._gls import EigenAlgebra
-from .._schema import MAX_CELLS
 from ..exceptions import InvariantDPError
 from ..invariants import Invariants
 from ..release import PrivacyGuarantee
+from ..release._document_schema import MAX_CELLS
 
 __all__ = [
     "census_guarantee",

@@ -149,15 +149,6 @@ import numpy as np
 from .._deprecation import moved_names
 from .._label_text import value_name_of
 from .._results import Summary, format_table, short_text, summarise_params
-from .._schema import (
-    FORMAT_VERSION,  # noqa: F401 - the newest document version this module reads
-    MAX_CELLS,
-    MAX_DEPTH,  # noqa: F401 - a documented limit of this module (docstring)
-    MAX_JSON_BYTES,
-    array_to_json,
-    noise_from_doc,
-    release_fields_from_doc,
-)
 from .._validation import (
     InvariantDPError,
     format_value,
@@ -168,6 +159,15 @@ from .._validation import (
 from ..families import NoiseFamily, SchemaContext, noise_family
 from ..invariants import Invariants
 from ..labels import AxisLabels, check_labels, labels_to_doc
+from ._document_schema import (
+    FORMAT_VERSION,  # noqa: F401 - the newest document version this module reads
+    MAX_CELLS,
+    MAX_DEPTH,  # noqa: F401 - a documented limit of this module (docstring)
+    MAX_JSON_BYTES,
+    array_to_json,
+    noise_from_doc,
+    release_fields_from_doc,
+)
 from ._guarantee import PrivacyGuarantee
 from ._published_fields import published_fields
 from ._release_labels import LabelledValues

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .._results import is_number
-from .._schema import guarantee_from_doc
 from .._validation import InvariantDPError, freeze, thaw
 from ..privacy import TradeoffFunction, eps_delta, gaussian_tradeoff, zcdp_tradeoff
+from ._document_schema import guarantee_from_doc
 
 __all__ = ["PrivacyGuarantee"]
 

@@ -4,7 +4,7 @@
 public entry, documented there and in :mod:`invariantdp.published`) builds
 itself from what :func:`published_fields` returns, so that this module needs
 no import of :mod:`invariantdp.release` (the pattern of
-:mod:`invariantdp._schema`).
+:mod:`invariantdp.release._document_schema`).
 """
 
 from __future__ import annotations

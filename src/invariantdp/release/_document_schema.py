@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from ._validation import (
+from .._validation import (
     EXACT_INT,
     MAX_JSON_CHARS,
     InvariantDPError,
@@ -39,9 +39,9 @@ from ._validation import (
     doc_str,
     format_value,
 )
-from .families import SchemaContext, noise_families, noise_family
-from .invariants import MAX_DOCUMENT_CELLS, Invariants
-from .labels import labels_from_doc
+from ..families import SchemaContext, noise_families, noise_family
+from ..invariants import MAX_DOCUMENT_CELLS, Invariants
+from ..labels import labels_from_doc
 
 #: newest version of the JSON document (2 adds the optional ``labels``, 3 a zCDP guarantee
 #: with ``timing_tv``; a document is written in the oldest version that holds it)
