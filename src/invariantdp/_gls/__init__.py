@@ -14,7 +14,9 @@ Modules, by what they hold:
 * ``_eigenspaces`` -- the joint eigenspaces of the marginal queries
   (:class:`EigenAlgebra`); ``_eigenspace_rules`` -- the per-eigenspace
   rules of the passes and segment sums over a level.
-* ``_unit_information`` -- a unit's own information and exact constraints.
+* ``_unit_information`` -- a unit's own information and pinned eigenspaces.
+* ``_constraints`` -- structural zeros and other constraints: which units they
+  affect, the subspace they span, the exact zeros of the variances.
 * ``_generalized_gaussian`` and ``_low_rank`` -- the low-rank path for
   constraints that leave the eigen-algebra.
 * ``_tree_passes`` -- the bottom-up and top-down passes (:func:`solve`,
@@ -29,6 +31,7 @@ Cumings-Menon & Zhuravlev (2024), "Least squares estimation for hierarchical
 data", arXiv:2404.13164; Gong & Meng, Section 3 (conditioning on invariants).
 """
 
+from ._constraints import constraints_of
 from ._dask_passes import solve_dask
 from ._eigenspace_rules import segment_starts, segment_sum
 from ._eigenspaces import EigenAlgebra
@@ -42,7 +45,7 @@ from ._single_release import (
     solve_release,
 )
 from ._tree_passes import Solution, solve
-from ._unit_information import constraints_of, own_info
+from ._unit_information import own_info
 from ._unit_pair_covariances import slice_cov
 from ._variances import query_cov, query_variances, rows_cov, sum_law, unit_law, variance_from
 

@@ -23,10 +23,11 @@ import os
 import numpy as np
 
 from .._dask_tasks import check_scheduler, client_of, run_tasks
+from ._constraints import constraint_structure, constraints_of
 from ._eigenspace_rules import segment_starts, segment_sum
 from ._eigenspaces import EigenAlgebra
-from ._tree_passes import Solution, _structure, downward, top_down_level, upward
-from ._unit_information import constraints_of, own_info
+from ._tree_passes import Solution, downward, top_down_level, upward
+from ._unit_information import own_info
 
 __all__ = ["solve_dask"]
 
@@ -99,7 +100,7 @@ def solve_dask(problem, scheduler, names) -> Solution:
     alg = EigenAlgebra(problem.shape)
     n_lev = len(problem.sizes)
     cons = [constraints_of(alg, problem, lev) for lev in range(n_lev)]
-    starts, affected, basis = _structure(problem, alg, cons)
+    starts, affected, basis = constraint_structure(problem, alg, cons)
     sol = Solution(problem, alg, basis, starts, affected, [c.zero_cells for c in cons])
     split = 1
     if n_lev <= split + 1 or problem.sizes[split] == 0:

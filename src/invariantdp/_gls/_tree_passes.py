@@ -45,9 +45,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..exceptions import InvariantDPError
-from ._eigenspace_rules import chain, combine, gains, segment_starts, segment_sum
+from ._constraints import constraint_structure
+from ._eigenspace_rules import chain, combine, gains, segment_sum
 from ._eigenspaces import EigenAlgebra
-from ._low_rank import correction_basis, dense_bottom_up, dense_top_down, restrict
+from ._low_rank import dense_bottom_up, dense_top_down, restrict
 from ._problem import Problem
 from ._unit_information import own_info
 
@@ -99,33 +100,6 @@ class Solution:
             touched = self.affected[level] | (self.anchor[level][:, 0] == level)
             out[touched] = "dense" if self.basis.dense else "low-rank"
         return out
-
-
-def _structure(prob: Problem, alg: EigenAlgebra, constraints: list):
-    """Children segments, affected units and the correction basis of a problem."""
-    n_lev = len(prob.sizes)
-    starts = [None] + [
-        segment_starts(prob.parents[lev], prob.sizes[lev - 1]) for lev in range(1, n_lev)
-    ]
-    affected = [np.zeros(n, dtype=bool) for n in prob.sizes]
-    vectors, full = [], False
-    for lev, con in enumerate(constraints):
-        affected[lev][sorted(con.units)] = True
-        full = full or bool(con.dense_units)
-        cells = set()
-        for c in con.zero_cells.values():
-            cells.update(int(i) for i in c)
-        if cells:
-            vectors.append(np.eye(alg.k)[sorted(cells)])
-        for rows in con.linear.values():
-            vectors.extend(mat for mat, _ in rows)
-    for lev in range(n_lev - 1, 0, -1):
-        affected[lev - 1][prob.parents[lev][affected[lev]]] = True
-    basis = None
-    if any(a.any() for a in affected):
-        vec = np.vstack(vectors) if vectors else np.zeros((0, alg.k))
-        basis = correction_basis(alg, vec, full)
-    return starts, affected, basis
 
 
 def _where(level: int, unit: int, names) -> str:
@@ -283,7 +257,7 @@ def solve(problem: Problem, names=None) -> Solution:
     """
     alg = EigenAlgebra(problem.shape)
     owns = [own_info(alg, problem, lev) for lev in range(len(problem.sizes))]
-    starts, affected, basis = _structure(problem, alg, [o.constraints for o in owns])
+    starts, affected, basis = constraint_structure(problem, alg, [o.constraints for o in owns])
     sol = Solution(problem, alg, basis, starts, affected, [o.zero_cells for o in owns])
     up = upward(alg, owns, basis, affected, starts, names)
     sol.z, sol.v, sol.sub = (list(t) for t in zip(*up, strict=True))

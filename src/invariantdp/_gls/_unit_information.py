@@ -6,7 +6,8 @@ the information vector :math:`\eta_u = \sum_q w_{u,q} Q_q^\top y_{u,q}`, the
 eigenspaces pinned by equality invariants and the values they pin them to,
 and, for the units whose constraints leave the commuting algebra (structural
 zeros, other equalities, noise variances that differ between the cells of
-one query), those constraints as rows over the detailed cells.
+one query), those constraints as rows over the detailed cells
+(:func:`~._constraints.constraints_of`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..exceptions import InvariantDPError
+from ._constraints import Constraints, constraints_of, per_cell_rows
 from ._eigenspaces import EigenAlgebra
 from ._problem import Problem
 
@@ -23,19 +25,6 @@ __all__ = ["OwnInfo", "own_info"]
 
 #: invariants of a unit that disagree by more than this (relative) are refused
 _CONSISTENCY = 1e-8
-
-
-@dataclass
-class Constraints:
-    """A level's constraints that leave the commuting algebra, keyed by unit index."""
-
-    zero_cells: dict = field(default_factory=dict)
-    linear: dict = field(default_factory=dict)
-    dense_units: set = field(default_factory=set)
-
-    @property
-    def units(self) -> set:
-        return set(self.zero_cells) | set(self.linear) | self.dense_units
 
 
 @dataclass
@@ -63,30 +52,6 @@ class OwnInfo:
         return self.constraints.units
 
 
-def _per_cell(var: np.ndarray) -> np.ndarray:
-    """Rows of a per-cell variance array that differ between cells."""
-    if var.ndim == 1:
-        return np.zeros(var.shape[0], dtype=bool)
-    return np.any(var != var[:, :1], axis=1)
-
-
-def constraints_of(alg: EigenAlgebra, prob: Problem, level: int) -> Constraints:
-    """Structural zeros (as detailed cells), other equalities and per-cell noise of a level."""
-    out = Constraints()
-    for z in prob.at(prob.zeros, level):
-        rows = alg.query_rows(z.attrs).astype(bool)
-        for i, u in enumerate(z.units):
-            cells = np.flatnonzero(rows[z.mask[i]].any(axis=0))
-            if cells.size:
-                prev = out.zero_cells.get(int(u), np.zeros(0, dtype=np.int64))
-                out.zero_cells[int(u)] = np.union1d(prev, cells)
-    for c in prob.at(prob.linear, level):
-        out.linear.setdefault(int(c.unit), []).append((c.matrix, c.values))
-    for m in prob.at(prob.measurements, level):
-        out.dense_units.update(int(u) for u in m.units[_per_cell(m.variance)])
-    return out
-
-
 def _rows(units: np.ndarray, n: int):
     """``units`` as an index: a slice when it is every unit once, in order (the usual case)."""
     if units.size == n and (n == 0 or (units[0] == 0 and np.all(np.diff(units) == 1))):
@@ -104,7 +69,7 @@ def own_info(alg: EigenAlgebra, prob: Problem, level: int) -> OwnInfo:
     for m in prob.at(prob.measurements, level):
         loc = _rows(m.units, n)
         y, var = m.values, m.variance
-        per_cell = _per_cell(var)
+        per_cell = per_cell_rows(var)
         w = 1.0 / (var if var.ndim == 1 else var[:, 0])
         gain = w[:, None] * (alg.query_mask(m.attrs) * alg.query_factor(m.attrs))
         if per_cell.any():

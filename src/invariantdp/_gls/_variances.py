@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._constraints import exact_zeros
 from ._eigenspace_rules import mul0, segment_max, segment_min, segment_sum
 from ._generalized_gaussian import RTOL, GGauss, gsum, image, posterior
 from ._low_rank import restrict
@@ -87,7 +88,7 @@ def query_variances(sol, level: int, attrs, units=None) -> np.ndarray:
     w_full, _ = _weights(sol, attrs, False)
     out = _fast_part(w_full, sol.F[level][units])
     if not anchored.any():
-        return _exact_zeros(sol, level, units, attrs, out)
+        return exact_zeros(sol, level, units, attrs, out)
     w_perp, rb = _weights(sol, attrs, True)
     pos = {int(u): i for i, u in enumerate(units)}
     for law, members, gam, omt in _unit_laws(sol, level, units[anchored]):
@@ -101,22 +102,7 @@ def query_variances(sol, level: int, attrs, units=None) -> np.ndarray:
             scale = np.maximum(np.linalg.norm(rb, axis=-1), 1e-300)[None, :]
             part = np.where(hit > np.sqrt(RTOL) * scale, np.inf, part)
         out[idx] = part
-    return _exact_zeros(sol, level, units, attrs, out)
-
-
-def _exact_zeros(sol, level, units, attrs, var):
-    """Query cells made only of a unit's structural zeros have variance exactly 0."""
-    zeros = sol.zero_cells[level] if sol.zero_cells else {}
-    if not zeros:
-        return var
-    rows = sol.alg.query_rows(attrs).astype(bool)
-    for i, u in enumerate(units):
-        cells = zeros.get(int(u))
-        if cells is not None:
-            inside = np.zeros(sol.alg.k, dtype=bool)
-            inside[cells] = True
-            var[i, ~(rows & ~inside[None, :]).any(axis=1)] = 0.0
-    return var
+    return exact_zeros(sol, level, units, attrs, out)
 
 
 def unit_law(sol, level: int, unit: int):
