@@ -1,10 +1,10 @@
-"""Layout rules: no import cycle, no private name imported across subpackages.
+"""Layout rules: no import cycle, no private module or name imported across packages.
 
-A helper that two subpackages need lives in a shared module with a public name
-(``invariantdp._linalg._fibres``, ``invariantdp._frames``), and consumers use the
-public accessors of ``Invariants``.  The rules hold for every module of the
-package, so they hold through renames and splits; module sizes are a
-guideline (STYLE.md), not a rule a test could state.
+A helper that two subpackages need lives in a shared module at the top level
+(``invariantdp._frames``, ``invariantdp._results``) or is imported from its
+package's ``__init__`` (``from .._linalg import cell_classes``), and consumers
+use the public accessors of ``Invariants``.  The rules hold for every module of
+the package, so they hold through renames and splits.
 """
 
 import ast
@@ -81,6 +81,94 @@ def test_the_checker_sees_the_old_private_imports_of_knorm_and_release():
     # a module of its own package is not a cross import; one of another package is
     own = "from . import _geometry as geo\nfrom .. import _schema\n"
     assert _private_cross_imports(SRC / "invariants" / "_core.py", own) == ["invariantdp._schema"]
+
+
+# --- a package's private modules are imported only inside it -------------------
+
+
+def _modules() -> dict:
+    """``{dotted module name: path}`` of every module of the package."""
+    out = {}
+    for p in ALL_MODULES:
+        parts = list(p.relative_to(SRC.parent).with_suffix("").parts)
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p
+    return out
+
+
+MODULES = _modules()
+
+
+def _private_module_imports(path: Path, text: str | None = None) -> list[str]:
+    """Every private module ``path`` imports from outside the package that holds it.
+
+    A module whose dotted path ends in ``_x`` belongs to the package above it;
+    any module inside that package may import it, others import from the
+    package's ``__init__`` (a private package's ``__init__`` is its front door:
+    ``invariantdp._gls`` may be imported anywhere, ``invariantdp._gls._problem``
+    only inside ``invariantdp._gls``).
+    """
+    rel = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    package = rel[:-1]
+    module = ".".join(package if rel[-1] == "__init__" else rel)
+    found = []
+    for node in ast.walk(ast.parse(path.read_text() if text is None else text)):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                target = ".".join(base + (node.module.split(".") if node.module else []))
+            else:
+                target = node.module or ""
+            # ``from pkg import _x`` imports the module ``pkg._x`` when there is one
+            targets = [target] + [f"{target}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        else:
+            continue
+        for dotted in targets:
+            if dotted not in MODULES:
+                continue
+            parts = dotted.split(".")
+            if not parts[-1].startswith("_"):
+                continue
+            owner = ".".join(parts[:-1])
+            if module != owner and not module.startswith(owner + "."):
+                found.append(dotted)
+    return found
+
+
+@pytest.mark.parametrize("path", ALL_MODULES, ids=lambda p: str(p.relative_to(SRC)))
+def test_no_private_module_is_imported_from_outside_its_package(path):
+    assert _private_module_imports(path) == []
+
+
+def test_the_checker_sees_a_private_module_imported_across_packages():
+    # the imports of the census GLS and of the mechanisms before the engine had its package
+    census = (
+        "from .._gls._tree_passes import Solution, solve\n"
+        "from .._gls import EigenAlgebra\n"
+        "from ._slice import slice_index\n"
+        "from .._validation import InvariantDPError\n"
+        "from ..distributions import _discrete_laws\n"
+        "import invariantdp._linalg._fibres\n"
+    )
+    assert _private_module_imports(SRC / "census" / "_estimate.py", census) == [
+        "invariantdp._gls._tree_passes",
+        "invariantdp.distributions._discrete_laws",
+        "invariantdp._linalg._fibres",
+    ]
+    mechanisms = (
+        "from ..distributions._constant import float_up\n"
+        "from ..families._calibration import gaussian_sigma\n"
+        "from ..families import gaussian_sigma\n"
+        "from ._base import guarantee\n"
+    )
+    assert _private_module_imports(SRC / "mechanisms" / "_additive.py", mechanisms) == [
+        "invariantdp.distributions._constant",
+        "invariantdp.families._calibration",
+    ]
+    # inside the package that holds it, at any depth, a private module is free to import
+    inside = "from ..._linalg import cell_classes\nfrom .._tidy import TidyResult\n"
+    assert _private_module_imports(SRC / "inference" / "bayes" / "_moves.py", inside) == []
 
 
 PRIVATE_STRUCTURE = ("._groups(", "._derived", "._group_counts(", "._row_basis(", "._batch(")

@@ -26,7 +26,7 @@ from . import (
     published,
 )
 from ._deprecation import moved_names
-from ._estimates._cell_estimates import CellEstimates, estimate
+from ._estimates import CellEstimates, estimate
 from ._results import ConfidenceInterval, Summary
 from .exceptions import InvariantDPError
 from .inference import (

@@ -39,16 +39,18 @@ from scipy import optimize
 from scipy.spatial import ConvexHull
 
 from ._bounded_cache import bounded_cache
-from ._linalg._fixed_linalg import fixed_det, fixed_matmul, tree_sum
-from ._linalg._span import (
+from ._linalg import (
     MAX_BYTES,
     SpanNorm,
     check_bytes,
+    fixed_det,
+    fixed_matmul,
     project_onto_span,
     space_array,
     span_basis,
     span_projector,
     symmetric_points,
+    tree_sum,
 )
 from ._rng import as_generator
 from ._validation import InvariantDPError, check_finite_array, check_positive_int, format_value

@@ -1,0 +1,12 @@
+"""Estimates of the cells of one labelled release, and of sums of cells, with intervals.
+
+:func:`invariantdp.estimate` (re-exported at the top level) runs the GLS
+engine (:mod:`invariantdp._gls`) on one release: ``_cell_estimates`` holds
+:func:`estimate` and :class:`CellEstimates`, ``_cell_sums`` turns labels and
+selections into rows of weights, and ``_lattice_intervals`` the exact
+intervals of discrete Gaussian noise on a lattice.
+"""
+
+from ._cell_estimates import CellEstimates, estimate
+
+__all__ = ["CellEstimates", "estimate"]

@@ -30,8 +30,7 @@ from scipy import linalg, sparse
 from .._gls import EigenAlgebra
 from ..exceptions import InvariantDPError
 from ..invariants import Invariants
-from ..release import PrivacyGuarantee
-from ..release._document_schema import MAX_CELLS
+from ..release import MAX_CELLS, PrivacyGuarantee
 
 __all__ = [
     "census_guarantee",

@@ -27,7 +27,7 @@ import os
 import numpy as np
 
 from ..exceptions import InvariantDPError
-from ..mechanisms._base import SECURE, SIMULATION, randomness_note
+from ..mechanisms import SECURE, SIMULATION, randomness_note
 from ..release import Release
 from ._files import check_output, write_atomic
 from ._messages import MAX_MESSAGE, bounded, short

@@ -41,9 +41,7 @@ import numpy as np
 
 from .._results import format_table
 from ..exceptions import InvariantDPError
-from ..inference import PrivatizedLogLinear, PrivatizedPoisson
-from ..inference._count_likelihoods import exact_unavailable
-from ..inference._release_observation import observe_release
+from ..inference import PrivatizedLogLinear, PrivatizedPoisson, exact_unavailable, observe_release
 from ._common import (
     column_list,
     load_release,

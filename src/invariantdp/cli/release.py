@@ -33,7 +33,7 @@ import numpy as np
 
 from .._label_text import two_by_two_text
 from ..exceptions import InvariantDPError
-from ..families._calibration import mu_of_rho
+from ..families import mu_of_rho
 from ..invariants import Invariants, one_way_margins, totals
 from ..mechanisms import MECHANISMS as REGISTRY
 from ..mechanisms import conditional_release

@@ -47,7 +47,7 @@ import numpy as np
 from scipy import special
 
 from .._bounded_cache import bounded_cache
-from .._linalg._fixed_linalg import fixed_matmul
+from .._linalg import fixed_matmul
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_positive, check_positive_int
 from ..sensitivity import (

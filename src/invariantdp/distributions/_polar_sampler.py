@@ -36,8 +36,7 @@ import numpy as np
 from scipy import optimize
 
 from .._bounded_cache import bounded_cache
-from .._linalg._fixed_linalg import fixed_matmul, tree_sum
-from .._linalg._span import SpanNorm, space_array, symmetric_points
+from .._linalg import SpanNorm, fixed_matmul, space_array, symmetric_points, tree_sum
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_finite_array, check_positive_int
 from ..sensitivity import check_bytes, contingency_sensitivity_space, span_basis

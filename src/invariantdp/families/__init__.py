@@ -82,6 +82,17 @@ from ._likelihood import (
 from ._tails import NoiseTails
 from ._tulap_family import TULAP, noise_tails
 
+# isort: split
+# Helpers the package's neighbours in invariantdp import from here, since a
+# private module is imported only inside its package.  Not public (not in __all__).
+from ._calibration import exact_gaussian_variance as exact_gaussian_variance
+from ._calibration import gaussian_sigma as gaussian_sigma
+from ._calibration import laplace_rate as laplace_rate
+from ._calibration import laplace_scale as laplace_scale
+from ._calibration import mu_of_rho as mu_of_rho
+from ._calibration import rho_of_mu as rho_of_mu
+from ._tulap_family import tulap_tails as tulap_tails
+
 __all__ = [
     "CORRELATED_GAUSSIAN",
     "DISCRETE_GAUSSIAN",

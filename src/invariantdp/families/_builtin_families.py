@@ -24,14 +24,14 @@ from .._validation import (
     doc_str,
 )
 from ..distributions import (
+    LatticeLaw,
     discrete_gaussian,
     discrete_laplace,
+    knorm_from_params,
     sample_discrete_gaussian_exact,
     sample_discrete_laplace_exact,
+    subspace_factory,
 )
-from ..distributions._discrete_laws import LatticeLaw
-from ..distributions._knorm_law import knorm_from_params
-from ..distributions._subspace_laws import subspace_factory
 from ._calibration import gaussian_rho, gaussian_sigma, laplace_scale, rho_of_mu
 from ._claims import check_gaussian, check_laplace, check_permutation, check_zcdp
 from ._family import register_noise_family

@@ -47,9 +47,7 @@ from __future__ import annotations
 import math
 
 from .._validation import InvariantDPError, format_value
-from ..privacy._gdp import gdp_log_delta
-from ..privacy._swapping_epsilon import swapping_epsilon
-from ..privacy._zcdp import zcdp_log_delta
+from ..privacy import gdp_log_delta, swapping_epsilon, zcdp_log_delta
 
 __all__ = [
     "REL",

@@ -33,7 +33,7 @@ import numpy as np
 from scipy import stats
 
 from .._validation import InvariantDPError, doc_error, doc_list, doc_numbers, doc_object, doc_path
-from ..privacy._zcdp import zcdp_log_delta
+from ..privacy import zcdp_log_delta
 from ._claims import REL, check_recorded_eps_delta, overstated
 from ._family import register_noise_family
 from ._likelihood import GAUSSIAN_LIKELIHOOD, NoiseLikelihood

@@ -21,7 +21,7 @@ from .._validation import (
     doc_positive,
     doc_str,
 )
-from ..distributions._discrete_laws import GRID_RANGE
+from ..distributions import GRID_RANGE
 from ..invariants import Invariants
 
 __all__ = ["grid_schema", "knorm_schema", "params_schema", "subspace_schema"]

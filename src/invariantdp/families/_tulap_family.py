@@ -41,17 +41,21 @@ from .._validation import (
     doc_positive,
     doc_probability,
 )
-from ..distributions import canonical_noise, tulap, tulap_params
-from ..distributions._tulap import tulap_gen, tulap_privacy, tulap_privacy_gen
-from ..distributions._tulap_forms import (
+from ..distributions import (
+    canonical_noise,
     log_b_power,
     truncate_logcdf,
+    tulap,
+    tulap_gen,
     tulap_logcdf,
+    tulap_params,
     tulap_ppf,
+    tulap_privacy,
+    tulap_privacy_gen,
     tulap_privacy_shapes,
     tulap_untruncated_var,
 )
-from ..privacy._tradeoff import TradeoffFunction
+from ..privacy import TradeoffFunction
 from ._claims import REL, eps_delta, overstated
 from ._family import register_noise_family
 from ._likelihood import TULAP_LIKELIHOOD, NoiseLikelihood

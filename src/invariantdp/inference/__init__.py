@@ -33,6 +33,12 @@ from ._odds_ratio_test import (
 from ._term_tests import LikelihoodRatioTestResult, PrivatizedResults
 from ._test_power import ump_binomial_power, ump_binomial_sample_size, umpu_odds_ratio_sample_size
 
+# isort: split
+# Helpers the package's neighbours in invariantdp import from here, since a
+# private module is imported only inside its package.  Not public (not in __all__).
+from ._count_likelihoods import exact_unavailable as exact_unavailable
+from ._release_observation import observe_release as observe_release
+
 __all__ = [
     "IndependenceTestResult",
     "LikelihoodRatioTestResult",

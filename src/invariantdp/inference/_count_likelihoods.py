@@ -73,7 +73,7 @@ import math
 import numpy as np
 from scipy import linalg, special
 
-from .._linalg._fibres import cell_classes
+from .._linalg import cell_classes
 from .._validation import InvariantDPError
 from ._release_observation import ReleaseObservation
 

@@ -18,8 +18,7 @@ import numpy as np
 from scipy import optimize
 
 from .._validation import InvariantDPError
-from ..families import NoiseTails, noise_tails
-from ..families._tulap_family import tulap_tails
+from ..families import NoiseTails, noise_tails, tulap_tails
 from ._logconcave_sums import log_expectation
 
 __all__ = [

@@ -27,8 +27,8 @@ import math
 import numpy as np
 
 from .._frames import CHUNK
-from .._linalg._fixed_linalg import null_space_basis as canonical_null_basis
-from .._linalg._fixed_linalg import row_space_basis as canonical_row_basis
+from .._linalg import null_space_basis as canonical_null_basis
+from .._linalg import row_space_basis as canonical_row_basis
 from .._validation import InvariantDPError
 from ._structure import group_sums, read_only
 

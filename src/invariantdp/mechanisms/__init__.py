@@ -59,6 +59,13 @@ from ._subspace_mechanisms import (
     projected_laplace,
 )
 
+# isort: split
+# Helpers the package's neighbours in invariantdp import from here, since a
+# private module is imported only inside its package.  Not public (not in __all__).
+from ._base import SECURE as SECURE
+from ._base import SIMULATION as SIMULATION
+from ._base import randomness_note as randomness_note
+
 __all__ = [
     "ConditionalRelease",
     "LinearInequalities",

@@ -43,9 +43,9 @@ import numpy as np
 
 from .._deprecation import moved_names
 from .._validation import check_epsilon
-from ..distributions._constant import TIMING_DELTA
+from ..distributions import TIMING_DELTA
 from ..exceptions import InvariantDPError
-from ..families._calibration import (
+from ..families import (
     exact_gaussian_variance,
     gaussian_sigma,
     laplace_scale,

@@ -29,7 +29,7 @@ import numpy as np
 
 from .._bounded_cache import bounded_cache
 from .._validation import check_positive
-from ..distributions._discrete_laws import (
+from ..distributions import (
     GRID_RANGE,
     check_noise_scale,
     gaussian_plan,

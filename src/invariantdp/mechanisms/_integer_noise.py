@@ -28,15 +28,20 @@ from fractions import Fraction
 import numpy as np
 
 from .._validation import check_delta, check_epsilon, check_positive, check_positive_int
+from ..distributions import (
+    MAX_NOISE_SCALE,
+    check_noise_scale,
+    draw_discrete_laplace,
+    draw_tulap,
+    float_up,
+    tulap_bounds,
+    tulap_plan,
+    tulap_privacy_shapes,
+)
 from ..distributions import discrete_gaussian as discrete_gaussian_law
-from ..distributions._constant import float_up
-from ..distributions._discrete_laws import MAX_NOISE_SCALE, check_noise_scale, draw_discrete_laplace
-from ..distributions._exact_samplers import tulap_plan
-from ..distributions._tulap import draw_tulap
-from ..distributions._tulap_forms import tulap_bounds, tulap_privacy_shapes
 from ..exceptions import InvariantDPError
-from ..families import TULAP
-from ..families._calibration import (
+from ..families import (
+    TULAP,
     exact_gaussian_variance,
     gaussian_sigma,
     laplace_scale,

@@ -31,9 +31,9 @@ import numpy as np
 
 from .._rng import as_generator
 from .._validation import check_epsilon, check_positive
-from ..distributions._knorm_law import KNormNoise, check_method
+from ..distributions import KNormNoise, check_method
 from ..exceptions import InvariantDPError
-from ..families._calibration import laplace_scale
+from ..families import laplace_scale
 from ..release import NoiseLaw, Release
 from ..secure import random_source
 from ._base import (

@@ -30,8 +30,15 @@ import numpy as np
 import pandas as pd
 
 from .._frames import group_codes
-from ..distributions._arith import exp_neg_bounds, lazy_less, random_words
-from ..distributions._constant import MAX_ROUNDS, cached_plan, compare, too_many_rounds
+from ..distributions import (
+    MAX_ROUNDS,
+    cached_plan,
+    compare,
+    exp_neg_bounds,
+    lazy_less,
+    random_words,
+    too_many_rounds,
+)
 from ..exceptions import InvariantDPError
 
 __all__ = [

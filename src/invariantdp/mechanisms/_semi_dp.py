@@ -26,10 +26,8 @@ import numpy as np
 from .._bounded_cache import bounded_cache
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_counts, check_epsilon, check_positive
-from ..distributions import KNormNoise
-from ..distributions._knorm_law import choose_method
-from ..distributions._polar_sampler import MAX_POLAR_DIM
-from ..families._calibration import gaussian_sigma, laplace_scale
+from ..distributions import MAX_POLAR_DIM, KNormNoise, choose_method
+from ..families import gaussian_sigma, laplace_scale
 from ..invariants import one_way_margins
 from ..release import NoiseLaw, Release
 from ..sensitivity import MAX_HULL_DIM, contingency_sensitivity_space

@@ -47,7 +47,7 @@ from fractions import Fraction
 import numpy as np
 
 from .._validation import NOT_SHOWN, read_confidential
-from ..distributions._constant import float_up, timing_delta
+from ..distributions import float_up, timing_delta
 from ..exceptions import InvariantDPError
 
 __all__ = [

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from .._rng import as_generator
 from .._validation import InvariantDPError, check_epsilon
-from ..families._calibration import gaussian_sigma, laplace_scale
+from ..families import gaussian_sigma, laplace_scale
 from ..invariants import Invariants
 from ..release import NoiseLaw, Release
 from ._base import (

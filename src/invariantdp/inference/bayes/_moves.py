@@ -9,8 +9,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize, sparse
 
-from ..._linalg._fibres import cell_classes
-from ..._linalg._kernel_lattice import MAX_CIRCUIT_COLUMNS, all_circuits
+from ..._linalg import MAX_CIRCUIT_COLUMNS, all_circuits, cell_classes
 from ..._validation import InvariantDPError
 from ...invariants import Invariants
 

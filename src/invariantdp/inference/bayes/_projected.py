@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytensor.tensor as pt
 
-from ..._linalg._fixed_linalg import row_space_basis
+from ..._linalg import row_space_basis
 from ..._validation import InvariantDPError, check_positive
 from ...families import PROJECTED_GAUSSIAN_LIKELIHOOD
 from ...invariants import Invariants

@@ -24,9 +24,14 @@ import pytensor.tensor as pt
 
 from ..._rng import as_generator
 from ..._validation import check_delta, check_positive
-from ...distributions import tulap
-from ...distributions._discrete_laws import discrete_gaussian, draw_discrete_laplace
-from ...distributions._tulap_forms import tulap_bounds, tulap_logcdf, tulap_logpdf
+from ...distributions import (
+    discrete_gaussian,
+    draw_discrete_laplace,
+    tulap,
+    tulap_bounds,
+    tulap_logcdf,
+    tulap_logpdf,
+)
 from ...families import (
     DISCRETE_GAUSSIAN_LIKELIHOOD,
     DISCRETE_LAPLACE_LIKELIHOOD,

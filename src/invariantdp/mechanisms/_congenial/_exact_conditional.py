@@ -20,9 +20,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from ..._linalg._fibres import BOX_MAX, FIBRE_MAX, cell_classes, enumerate_fibre
-from ..._linalg._fixed_linalg import null_space_basis
-from ..._linalg._kernel_lattice import int_kernel_basis
+from ..._linalg import (
+    BOX_MAX,
+    FIBRE_MAX,
+    cell_classes,
+    enumerate_fibre,
+    int_kernel_basis,
+    null_space_basis,
+)
 from .._linesampler import sample_gauss_line, sample_laplace_line
 from ._mcmc import line_update
 from ._targets import Target

@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._linalg._fibres import KernelMoves, kernel_moves
-from ..._linalg._fixed_linalg import pivoted_columns
+from ..._linalg import KernelMoves, kernel_moves, pivoted_columns
 from ..._progress import progress_bar
 from ..._validation import InvariantDPError
 from ...distributions import discrete_gaussian, discrete_laplace

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, sparse
 
-from ..._linalg._fixed_linalg import independent_columns
+from ..._linalg import independent_columns
 from ..._validation import (
     InvariantDPError,
     check_counts,
@@ -27,7 +27,7 @@ from ..._validation import (
     check_positive,
     check_positive_int,
 )
-from ...families._calibration import gaussian_sigma, laplace_rate
+from ...families import gaussian_sigma, laplace_rate
 from ...invariants import Invariants
 from .._registry import MECHANISMS as REGISTRY
 from .._registry import find_mechanism
