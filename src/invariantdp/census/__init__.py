@@ -28,7 +28,7 @@ avoidance system TopDown algorithm"; issue 19.
 """
 
 from ._census_privacy import CensusPrivacy
-from ._census_schema import PL94, Schema
+from ._census_schema import PL94, PL94_UNITS, Schema
 from ._curator import measure
 from ._estimate import GLSEstimate, gls
 from ._geography import Geography
@@ -51,6 +51,7 @@ __all__ = [
     "census_semi_dp_analysis",
     "topdown_privacy_accounting",
     "PL94",
+    "PL94_UNITS",
     "CensusPrivacy",
     "GLSEstimate",
     "Geography",
