@@ -383,6 +383,7 @@ GROUPS = {
             "Noisy measurements": [
                 "invariantdp.census.Schema",
                 "invariantdp.census.PL94",
+                "invariantdp.census.PL94_UNITS",
                 "invariantdp.census.Geography",
                 "invariantdp.census.NoisyMeasurements",
                 "invariantdp.census.CensusPrivacy",

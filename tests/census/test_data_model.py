@@ -151,3 +151,158 @@ def test_with_constraint_checks_its_matrix():
         nm.with_constraint("B", "11", [[1, -1]], [0])
     with pytest.raises(InvariantDPError, match="not units of level `B`"):
         nm.with_constraint("B", "19", [[1, -1, 0]], [0])
+
+
+# -- recodes: groups of an attribute's levels ---------------------------------------------
+
+
+def _group_answer(hist, schema, attrs, recodes):
+    """A query answer summed cell by cell with explicit loops (the reference)."""
+    factors = [(recodes[a].shape[0] if a in recodes else schema.shape[a]) for a in attrs]
+    out = np.zeros(int(np.prod(factors, dtype=np.int64)) if factors else 1)
+    for cell in np.ndindex(*schema.shape):
+        idx = []
+        for a in attrs:
+            if a in recodes:
+                hit = np.flatnonzero(recodes[a][:, cell[a]])
+                if hit.size == 0:
+                    break
+                idx.append(int(hit[0]))
+            else:
+                idx.append(cell[a])
+        else:
+            out[np.ravel_multi_index(idx, factors) if idx else 0] += hist[cell]
+    return out
+
+
+def test_recodes_group_levels_and_query_spec_gives_the_group_matrices():
+    s = Schema(
+        {"g": 5, "v": ["young", "old"], "r": 3},
+        recodes={"inst": ("g", [[0], [1, 2], [4]]), "minor": ("v", {"under 18": [0]})},
+    )
+    attrs, recodes = s.query_spec("inst * minor")
+    assert attrs == (0, 1)
+    assert recodes[0].tolist() == [[1, 0, 0, 0, 0], [0, 1, 1, 0, 0], [0, 0, 0, 0, 1]]
+    assert recodes[1].tolist() == [[1, 0]] and recodes[0].dtype.kind == "i"
+    assert s.query_shape("inst * minor * r") == (3, 1, 3) and s.query_cells("inst") == 3
+    assert s.query_spec("v * r") == ((1, 2), {}) and s.is_recoded("inst * r")
+    assert s.labels("minor") == ["under 18"] and s.labels("inst") == [0, 1, 2]
+    frame = s.cell_frame("inst * minor")
+    assert frame.to_dict("list") == {"inst": [0, 1, 2], "minor": ["under 18"] * 3}
+    # the C-order Kronecker product of the factors is the loop sum over detailed cells
+    hist = np.random.default_rng(3).integers(0, 9, size=s.shape)
+    for name in ("inst", "inst * minor", "minor * r", "inst * v * r", "detailed", "total"):
+        attrs, recodes = s.query_spec(name)
+        mat = np.ones((1, 1))
+        for a, n in enumerate(s.shape):
+            if a in recodes:
+                f = recodes[a]
+            elif a in attrs:
+                f = np.eye(n)
+            else:
+                f = np.ones((1, n))
+            mat = np.kron(mat, f)
+        assert mat.shape[0] == s.query_cells(name)
+        expect = _group_answer(hist, s, attrs, recodes)
+        np.testing.assert_array_equal(mat @ hist.reshape(-1), expect)
+    with pytest.raises(InvariantDPError, match=r"uses the recode\(s\) inst.*query_spec"):
+        s.query("inst * r")
+    with pytest.raises(InvariantDPError, match="names the attribute 'g' twice"):
+        s.query_spec("g * inst")
+    assert Schema(s) == s and hash(Schema(s)) == hash(s) and s != Schema(s.as_dict())
+    assert "recodes=" in repr(s)
+
+
+@pytest.mark.parametrize(
+    "recodes, message",
+    [
+        ({"x": ("g", [[0], [0, 1]])}, "must be disjoint"),
+        ({"x": ("g", [[]])}, "must be a non-empty list of level indices"),
+        ({"x": ("g", [[5]])}, r"level indices of `g` in \[0, 5\)"),
+        ({"x": ("g", [[True]])}, "level indices"),
+        ({"x": ("q", [[0]])}, "is not an attribute of the schema"),
+        ({"g": ("g", [[0]])}, "is the name of an attribute"),
+        ({"total": ("g", [[0]])}, "other than 'total' and 'detailed'"),
+        ({"x": ("g",)}, r"must be a pair \(attribute, groups\)"),
+        ({"x": ("g", [])}, "must be a non-empty list of lists"),
+        ([("x", ("g", [[0]]))], "must map recode names"),
+    ],
+)
+def test_recode_rules(recodes, message):
+    with pytest.raises(InvariantDPError, match=message):
+        Schema({"g": 5, "v": 2}, recodes=recodes)
+
+
+def test_pl94_carries_the_bureaus_labels_and_recodes():
+    # hhgq_person_simple.py, votingage.py, hisp.py and cenrace.py of the Bureau's production code
+    assert PL94.labels("hhgq")[0] == "Household"
+    assert PL94.labels("hhgq")[3] == "Nursing facilities/Skilled-nursing facilities"
+    assert PL94.labels("hhgq")[7] == "Other noninstitutional facilities"
+    assert PL94.labels("votingage") == ["17 and under", "18 and over"]
+    assert PL94.labels("hispanic") == ["Not Hispanic or Latino", "Hispanic or Latino"]
+    races = PL94.labels("cenrace")
+    assert races[:6] == ["white", "black", "aian", "asian", "nhopi", "sor"]
+    assert races[6] == "white-black" and races[20] == "nhopi-sor"
+    assert races[21] == "white-black-aian" and races[40] == "asian-nhopi-sor"
+    assert races[55] == "aian-asian-nhopi-sor" and races[62] == "white-black-aian-asian-nhopi-sor"
+    sizes = np.bincount([r.count("-") + 1 for r in races])
+    assert sizes.tolist() == [0, 6, 15, 20, 15, 6, 1]
+    assert PL94.recodes["hhinstlevels"] == (
+        "hhgq",
+        {
+            "Household": [0],
+            "Institutional Facility": [1, 2, 3, 4],
+            "Non-Institutional Facility": [5, 6, 7],
+        },
+    )
+    nurse = PL94.query_spec("gqNursingTotal * nonvoting")[1]
+    assert nurse[0].tolist() == [[0, 0, 0, 1, 0, 0, 0, 0]] and nurse[1].tolist() == [[1, 0]]
+    assert PL94.query_shape("hhinstlevels") == (3,)
+    # integer level indices stay accepted beside the labels
+    assert PL94.level_codes("votingage", np.array([1, 0])).tolist() == [1, 0]
+    assert PL94.level_codes("votingage", ["18 and over"]).tolist() == [1]
+    from invariantdp.census import PL94_UNITS
+
+    assert PL94_UNITS.names == ("h1",) and PL94_UNITS.labels("h1") == ["Vacant", "Occupied"]
+
+
+def test_problem_items_carry_recodes_and_the_estimators_refuse_them():
+    from invariantdp.census import gls
+    from invariantdp.census._problem import Equality, Measurement, Problem, Zeros
+
+    s = Schema({"g": 3, "v": 2}, recodes={"gq": ("g", [[1, 2]]), "minor": ("v", [[0]])})
+    attrs, rec = s.query_spec("gq * minor")
+    parents = [np.array([-1]), np.array([0, 0])]
+    p = Problem(
+        s.shape,
+        parents,
+        [Measurement(1, attrs, [0, 1], [[1.0], [2.0]], [1.0, 1.0], recodes=rec)],
+        [Equality(0, *s.query_spec("gq")[:1], [0], [[3.0]], recodes=s.query_spec("gq")[1])],
+        [Zeros(1, attrs, [1], [[True]], recodes=rec)],
+    )
+    assert [it.recodes[0].tolist() for it in p.recoded()] == [[[0, 1, 1]]] * 3
+    sub = p.subtree(1, [(0, 2)])
+    assert sub.measurements[0].recodes[0].tolist() == [[0, 1, 1]]
+    with pytest.raises(InvariantDPError, match=r"one row of 1 cells per unit"):
+        Problem(s.shape, parents, [Measurement(1, attrs, [0], [[1.0, 2.0]], [1.0], recodes=rec)])
+    with pytest.raises(InvariantDPError, match=r"disjoint groups of levels"):
+        Problem(s.shape, parents, [Measurement(1, (0,), [0], [[1.0]], [1.0], {0: [[1, 1, 2]]})])
+    with pytest.raises(InvariantDPError, match="not among the query's attributes"):
+        bad = Measurement(1, (1,), [0], [[1.0, 1.0]], [1.0], {0: [[1, 0, 0]]})
+        Problem(s.shape, parents, [bad])
+    dpq = pd.DataFrame(
+        {
+            "geocode": ["1", "11", "12", "11"],
+            "query_name": ["total_dpq", "detailed_dpq", "detailed_dpq", "gq * minor_dpq"],
+            "value": [[9.0], [1.0] * 6, [2.0] * 6, [1.0]],
+            "variance": [1.0, 2.0, 2.0, 4.0],
+        }
+    )
+    nm = NoisyMeasurements.from_frames(dpq, None, s, Geography({"A": 1, "B": 2}))
+    prob = nm.to_problem()
+    assert [m.recodes for m in prob.measurements if m.recodes][0][0].tolist() == [[0, 1, 1]]
+    with pytest.raises(
+        InvariantDPError, match=r"gls does not yet support recoded queries.*'gq \* minor' at level"
+    ):
+        gls(nm)
+    assert gls(nm.without_queries("gq * minor")).measurements.recoded_queries() == []

@@ -17,6 +17,14 @@ and usable directly for a single release (one unit, a flat geography).
 * :class:`Zeros`: query cells fixed at 0 by a ``<=`` bound of 0; counts being
   non-negative, every detailed cell of the unit that sums into such a cell is 0.
 * :class:`Linear`: any other equality ``C h_u = c`` on one unit's histogram.
+
+A query may group the levels of some attributes (a *recode*):
+``recodes[a]`` is a 0/1 integer matrix of shape ``(G, n_a)`` whose row ``g``
+marks the levels of attribute ``a`` in group ``g`` (groups disjoint, not
+necessarily covering every level).  The query's cells then run in C order
+over its factor sizes, ``G`` for a recoded attribute and ``n_a`` for a plain
+one; its matrix is the Kronecker product of ``recodes[a]`` (recoded), the
+identity (kept) and a row of ones (summed out).
 """
 
 from __future__ import annotations
@@ -30,8 +38,47 @@ from ..exceptions import InvariantDPError
 __all__ = ["Equality", "Linear", "Measurement", "Problem", "Zeros"]
 
 
-def _cells(shape, attrs) -> int:
-    return int(np.prod([shape[a] for a in attrs], dtype=np.int64))
+def _cells(shape, attrs, recodes=None) -> int:
+    recodes = recodes or {}
+    return int(
+        np.prod([recodes[a].shape[0] if a in recodes else shape[a] for a in attrs], dtype=np.int64)
+    )
+
+
+def _check_recodes(shape, attrs, recodes, what) -> dict:
+    """``{attribute index: (G, n) 0/1 int matrix}`` with disjoint non-empty groups."""
+    if recodes is None:
+        return {}
+    if not hasattr(recodes, "items"):
+        raise InvariantDPError(
+            f"`{what}.recodes` must map attribute indices to group matrices, got "
+            f"{type(recodes).__name__}."
+        )
+    out = {}
+    for a, mat in recodes.items():
+        a = int(a)
+        if a not in attrs:
+            raise InvariantDPError(
+                f"`{what}.recodes` recodes attribute {a}, which is not among the query's "
+                f"attributes {attrs}."
+            )
+        m = np.asarray(mat)
+        if (
+            m.ndim != 2
+            or m.shape[1] != shape[a]
+            or m.shape[0] < 1
+            or m.dtype.kind not in "iub"
+            or not np.all((m == 0) | (m == 1))
+            or np.any(m.sum(axis=1) == 0)
+            or np.any(m.sum(axis=0) > 1)
+        ):
+            raise InvariantDPError(
+                f"`{what}.recodes[{a}]` must be a 0/1 integer matrix of shape (G, {shape[a]}) "
+                "whose rows are non-empty, disjoint groups of levels; got shape "
+                f"{m.shape}."
+            )
+        out[a] = m.astype(np.int64)
+    return out
 
 
 def _check_attrs(shape, attrs, what) -> tuple[int, ...]:
@@ -61,6 +108,7 @@ class Measurement:
     units: np.ndarray
     values: np.ndarray
     variance: np.ndarray
+    recodes: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -71,6 +119,7 @@ class Equality:
     attrs: tuple
     units: np.ndarray
     values: np.ndarray
+    recodes: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -81,6 +130,7 @@ class Zeros:
     attrs: tuple
     units: np.ndarray
     mask: np.ndarray
+    recodes: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -158,12 +208,14 @@ class Problem:
     def _check_block(self, it, what, name):
         self._check_level(it.level, what)
         it.attrs = _check_attrs(self.shape, it.attrs, what)
+        it.recodes = _check_recodes(self.shape, it.attrs, it.recodes, what)
         it.units = _check_units(it.units, self.sizes[it.level], what)
         arr = np.asarray(getattr(it, name))
         arr = arr.reshape(it.units.size, -1) if arr.size or not it.units.size else arr
-        if arr.shape != (it.units.size, _cells(self.shape, it.attrs)):
+        cells = _cells(self.shape, it.attrs, it.recodes)
+        if arr.shape != (it.units.size, cells):
             raise InvariantDPError(
-                f"`{what}.{name}` must have one row of {_cells(self.shape, it.attrs)} cells per "
+                f"`{what}.{name}` must have one row of {cells} cells per "
                 f"unit; got shape {np.shape(getattr(it, name))}."
             )
         if name == "values":
@@ -196,7 +248,7 @@ class Problem:
                 rows = np.flatnonzero(keep)
                 sel = slice(rows[0], rows[-1] + 1) if rows[-1] - rows[0] + 1 == rows.size else rows
                 fields = {name: getattr(it, name)[sel] for name in value_names}
-                out.append(type(it)(i, it.attrs, it.units[sel] - lo, **fields))
+                out.append(type(it)(i, it.attrs, it.units[sel] - lo, **fields, recodes=it.recodes))
             return out
 
         linear = [
@@ -213,6 +265,10 @@ class Problem:
             cut(self.zeros, ("mask",)),
             linear,
         )
+
+    def recoded(self) -> list:
+        """The measurements, equalities and zeros whose query groups levels (a recode)."""
+        return [it for it in (*self.measurements, *self.equalities, *self.zeros) if it.recodes]
 
     def at(self, items, level):
         """The items of a list that belong to ``level``."""

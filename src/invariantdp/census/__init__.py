@@ -33,7 +33,7 @@ from ._geography import Geography
 from ._measurements import NoisyMeasurements
 from ._nmf_read import read_nmf
 from ._privacy import CensusPrivacy
-from ._schema import PL94, Schema
+from ._schema import PL94, PL94_UNITS, Schema
 from ._topdown import MAX_COUPLED_CELLS, TopDownHistograms, topdown_postprocess
 from ._topdown_accounting import (
     TOPDOWN_RHO,
@@ -51,6 +51,7 @@ __all__ = [
     "census_semi_dp_analysis",
     "topdown_privacy_accounting",
     "PL94",
+    "PL94_UNITS",
     "CensusPrivacy",
     "GLSEstimate",
     "Geography",

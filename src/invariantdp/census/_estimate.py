@@ -464,6 +464,7 @@ def gls(measurements: NoisyMeasurements, scheduler=None) -> GLSEstimate:
             f"`measurements` must be NoisyMeasurements, got {type(measurements).__name__}."
         )
     check_scheduler(scheduler)
+    measurements.refuse_recoded("gls")
     names = {i: (lev, measurements.units[i]) for i, lev in enumerate(measurements.levels)}
     problem = measurements.to_problem()
     if scheduler is None:

@@ -150,7 +150,7 @@ def _check_chunk(ch: Chunk, schema, geography: Geography):
                 f"{name!r} must end with {suffix!r} in {ch.kind} rows.",
             )
         try:
-            attrs.append(schema.query(name[: -len(suffix)]))
+            attrs.append(schema.canonical(name[: -len(suffix)]))
         except InvariantDPError:
             raise bad_row(
                 ch.source,
@@ -271,7 +271,7 @@ def assemble(chunks: list, schema, geography: Geography, randomness="unknown") -
     groups: dict = {}
     for ch, (lev, attrs, inv, names) in zip(chunks, per_chunk, strict=True):
         for j in range(names.size):
-            q = schema.query_name(attrs[j])
+            q = attrs[j]
             sel_q = inv == j
             for lv in np.unique(lev[sel_q]):
                 rows = np.flatnonzero(sel_q & (lev == lv))

@@ -174,9 +174,10 @@ class NoisyMeasurements:
         return pos.astype(np.int64)
 
     def queries(self, level: str) -> list:
-        """The queries measured at ``level`` (schema order)."""
+        """The queries measured at ``level`` (schema order; recoded queries last)."""
         have = {q for (lev, q) in self.measurements if lev == level}
-        return [q for q in self.schema.queries if q in have]
+        plain = [q for q in self.schema.queries if q in have]
+        return plain + sorted(have - set(plain))
 
     def answers(self, level: str, query: str):
         """The noisy answers of one (level, query) as a long DataFrame.
@@ -260,6 +261,7 @@ class NoisyMeasurements:
         if table is None:
             raise InvariantDPError(f"query {query!r} is not measured at level `{level}`.")
         units = slice_units(self, level, geocodes)
+        self.refuse_recoded("to_release")
         order = np.argsort(table.units)
         found = np.searchsorted(table.units[order], units)
         found = np.minimum(found, max(table.units.size - 1, 0))
@@ -374,25 +376,72 @@ class NoisyMeasurements:
 
     # -- the estimator's input -------------------------------------------------
 
+    def recoded_queries(self) -> list:
+        """``(level, query, kind)`` of the measurements and constraints whose query uses a
+        recode (a grouping of an attribute's levels)."""
+        out = []
+        for kind, d in (
+            ("noisy answers", self.measurements),
+            ("invariant", self.invariants),
+            ("structural zeros", self.zeros),
+        ):
+            out += [(lev, q, kind) for (lev, q) in d if self.schema.is_recoded(q)]
+        return out
+
+    def refuse_recoded(self, operation: str) -> None:
+        """Raise, naming the query, if a measurement or constraint uses a recode.
+
+        The estimators take marginal queries of the detailed histogram; a
+        recoded query is refused rather than read as something it is not.
+        """
+        recoded = self.recoded_queries()
+        if recoded:
+            lev, q, kind = recoded[0]
+            raise InvariantDPError(
+                f"{operation} does not yet support recoded queries: the {kind} of {q!r} at "
+                f"level {lev} group the levels of an attribute"
+                + (f" (and {len(recoded) - 1} more recoded tables)" if len(recoded) > 1 else "")
+                + ". Drop them with without_queries() to estimate from the other measurements."
+            )
+
+    def without_queries(self, queries) -> NoisyMeasurements:
+        """A copy without the measurements and constraints of the named queries (all levels)."""
+        from dataclasses import replace
+
+        queries = [queries] if isinstance(queries, str) else list(queries)
+        names = {self.schema.canonical(q) for q in queries}
+        return replace(
+            self,
+            measurements={k: t for k, t in self.measurements.items() if k[1] not in names},
+            invariants={k: t for k, t in self.invariants.items() if k[1] not in names},
+            zeros={k: t for k, t in self.zeros.items() if k[1] not in names},
+            inequalities={k: t for k, t in self.inequalities.items() if k[1] not in names},
+        )
+
     def to_problem(self) -> Problem:
-        """The array problem of the GLS (:mod:`._problem`), with the noise's actual variances."""
+        """The array problem of the GLS (:mod:`._problem`), with the noise's actual variances.
+
+        A recoded query is passed with its group matrices (``recodes``).
+        """
         lev_of = self.geography.index
+        spec = self.schema.query_spec
         meas = [
             Measurement(
                 lev_of(lev),
-                self.schema.query(q),
+                spec(q)[0],
                 t.units,
                 t.values,
                 noise_variance(self.noise, t.variance),
+                recodes=spec(q)[1],
             )
             for (lev, q), t in self.measurements.items()
         ]
         eqs = [
-            Equality(lev_of(lev), self.schema.query(q), t.units, t.values)
+            Equality(lev_of(lev), spec(q)[0], t.units, t.values, recodes=spec(q)[1])
             for (lev, q), t in self.invariants.items()
         ]
         zeros = [
-            Zeros(lev_of(lev), self.schema.query(q), t.units, t.values)
+            Zeros(lev_of(lev), spec(q)[0], t.units, t.values, recodes=spec(q)[1])
             for (lev, q), t in self.zeros.items()
         ]
         lin = [

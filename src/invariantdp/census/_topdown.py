@@ -450,6 +450,7 @@ def _child_level(li, parent_hist, own, zero, invariants, linear, alg, nm, intege
 
 def _own_estimates(nm: NoisyMeasurements, alg: EigenAlgebra) -> list:
     """Per level, each unit's least-squares estimate from its own measurements, ``(units, k)``."""
+    nm.refuse_recoded("topdown_postprocess")
     problem = nm.to_problem()
     out = []
     for li, units in enumerate(nm.units):
