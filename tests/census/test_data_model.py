@@ -268,7 +268,7 @@ def test_pl94_carries_the_bureaus_labels_and_recodes():
 
 def test_problem_items_carry_recodes_and_the_estimators_refuse_them():
     from invariantdp.census import gls
-    from invariantdp.census._problem import Equality, Measurement, Problem, Zeros
+    from invariantdp._gls import Equality, Measurement, Problem, Zeros
 
     s = Schema({"g": 3, "v": 2}, recodes={"gq": ("g", [[1, 2]]), "minor": ("v", [[0]])})
     attrs, rec = s.query_spec("gq * minor")
