@@ -10,7 +10,8 @@ import pytest
 
 from invariantdp import Release
 from invariantdp.cli import main
-from invariantdp.cli.release import EXACT, SIMULATION_ONLY
+from invariantdp.cli.release import _EXACT as EXACT
+from invariantdp.cli.release import _SIMULATION_ONLY as SIMULATION_ONLY
 
 from ._helpers import one_error_line
 from ._helpers import strict_json as _strict
@@ -431,7 +432,9 @@ def test_long_format_incomplete_table_and_missing_value(tmp_path, capsys):
 
 def test_help_says_which_norm_each_sensitivity_is(capsys):
     """Issue 20: `--sensitivity` means a different norm for each mechanism, and the help says so."""
-    from invariantdp.cli.release import L1, L2, NAMES
+    from invariantdp.cli.release import _L1 as L1
+    from invariantdp.cli.release import _L2 as L2
+    from invariantdp.cli.release import _NAMES as NAMES
 
     with pytest.raises(SystemExit):
         main(["release", "--help"])

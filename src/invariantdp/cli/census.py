@@ -60,7 +60,7 @@ from ._common import (
 )
 from ._files import removed_on_signal
 
-__all__ = ["register", "run_estimate", "run_measure"]
+__all__: list[str] = []  # a sub-command: no Python API (see `invariantdp --help`)
 
 _PARQUET = (".parquet", ".pq")
 _JSON_HELP = "print the report as strict JSON (RFC 8259; non-finite numbers as null)"
@@ -71,7 +71,7 @@ _SCHEMA_HELP = (
 _SPEC = "'State:2,County:5,Tract:11'"
 
 
-def register(sub) -> None:
+def _register(sub) -> None:
     p = sub.add_parser(
         "census",
         help="Census noisy measurement files: measure confidential counts, estimate from a file",
@@ -146,7 +146,7 @@ def register(sub) -> None:
         help="replace --output if it is an existing noisy measurement file directory",
     )
     m.add_argument("--json", action="store_true", help=_JSON_HELP)
-    m.set_defaults(func=run_measure)
+    m.set_defaults(func=_run_measure)
 
     e = cmds.add_parser(
         "estimate",
@@ -197,7 +197,7 @@ def register(sub) -> None:
     e.add_argument("-o", "--output", required=True, help="CSV (or .parquet) file of the estimates")
     e.add_argument("--force", action="store_true", help="replace --output if it exists")
     e.add_argument("--json", action="store_true", help=_JSON_HELP)
-    e.set_defaults(func=run_estimate)
+    e.set_defaults(func=_run_estimate)
 
 
 # --- arguments ------------------------------------------------------------------------------
@@ -410,7 +410,7 @@ def _notes(caught) -> list[str]:
 # --- measure ----------------------------------------------------------------------------------
 
 
-def run_measure(args) -> int:
+def _run_measure(args) -> int:
 
     schema = _schema(args.schema)
     geography = _geography(args.geography)
@@ -497,7 +497,7 @@ def _read_groups(path):
     return pd.Series(df["group"].to_numpy(), index=df["geocode"].to_numpy())
 
 
-def run_estimate(args) -> int:
+def _run_estimate(args) -> int:
 
     schema = _schema(args.schema)
     geography = _geography(args.geography)

@@ -52,7 +52,7 @@ from ._common import (
     short,
 )
 
-__all__ = ["register", "run_loglinear", "run_poisson"]
+__all__: list[str] = []  # a sub-command: no Python API (see `invariantdp --help`)
 
 #: The name of the response when the formula's left side is empty.
 _RESPONSE = "released"
@@ -68,7 +68,7 @@ _GAUSSIAN_TYPE = (
 )
 
 
-def register(sub) -> None:
+def _register(sub) -> None:
     p = sub.add_parser(
         "fit",
         help="fit a Poisson regression or a log-linear model to a privatized release",
@@ -143,7 +143,7 @@ def register(sub) -> None:
         help=_LIKELIHOOD_HELP,
     )
     po.add_argument("--json", action="store_true", help=_JSON_HELP)
-    po.set_defaults(func=run_poisson)
+    po.set_defaults(func=_run_poisson)
 
     ll = models.add_parser(
         "loglinear",
@@ -181,7 +181,7 @@ def register(sub) -> None:
         help=("independence test: generalised Pearson statistic (default) or likelihood ratio"),
     )
     ll.add_argument("--json", action="store_true", help=_JSON_HELP)
-    ll.set_defaults(func=run_loglinear)
+    ll.set_defaults(func=_run_loglinear)
 
 
 # --- poisson ------------------------------------------------------------------
@@ -401,7 +401,7 @@ def _term_test_table(test: dict):
     )
 
 
-def run_poisson(args) -> int:
+def _run_poisson(args) -> int:
 
     release = load_release(args.release)
     _check_release(args, release)  # before reading --data
@@ -462,7 +462,7 @@ def _report(args, release, model, res, head: dict, test=None) -> int:
 # --- loglinear ----------------------------------------------------------------
 
 
-def run_loglinear(args) -> int:
+def _run_loglinear(args) -> int:
 
     release = load_release(args.release)
     _check_release(args, release)
