@@ -12,7 +12,6 @@ Every noise law belongs to a family of :mod:`invariantdp.families`.
 from importlib.metadata import PackageNotFoundError, version
 
 from . import (
-    _old_module_paths,  # noqa: F401 - first: the old import paths of moved modules
     census,
     datasets,
     distributions,

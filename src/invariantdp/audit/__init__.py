@@ -115,6 +115,5 @@ __all__ = [
     "timing_sample_size",
 ]
 
-# old submodules of this package import with a DeprecationWarning (invariantdp._old_module_paths)
 # zcdp_tradeoff is a tradeoff function: its one home is invariantdp.privacy
 __getattr__ = moved_names(__name__, {"zcdp_tradeoff": "invariantdp.privacy.zcdp_tradeoff"})

@@ -58,7 +58,6 @@ True
 {'sigma': 1.0}
 """
 
-from .._deprecation import moved_names
 from ._builtin_families import DISCRETE_GAUSSIAN, DISCRETE_LAPLACE, GAUSSIAN, LAPLACE
 from ._claims import overstated
 from ._correlated_gaussian import CORRELATED_GAUSSIAN
@@ -117,6 +116,3 @@ __all__ = [
     "overstated",
     "register_noise_family",
 ]
-
-# old submodules of this package import with a DeprecationWarning (invariantdp._old_module_paths)
-__getattr__ = moved_names(__name__, {})

@@ -32,7 +32,6 @@ null-space arithmetic (Helmert bases, SVD) in :mod:`._geometry`, document
 reading in :mod:`._document` and value consistency in :mod:`._consistency`.
 """
 
-from .._deprecation import moved_names
 from ._constructors import (
     grand_total,
     group_totals,
@@ -59,6 +58,3 @@ __all__ = [
     "one_way_margins",
     "totals",
 ]
-
-# old submodules of this package import with a DeprecationWarning (invariantdp._old_module_paths)
-__getattr__ = moved_names(__name__, {})

@@ -90,7 +90,6 @@ __all__ = [
     "l2_postprocess",
 ]
 
-# old submodules of this package import with a DeprecationWarning (invariantdp._old_module_paths)
 __getattr__ = moved_names(
     "invariantdp.mechanisms.congenial",
     {"ConvergenceWarning": "invariantdp.exceptions.ConvergenceWarning"},
