@@ -320,3 +320,33 @@ def test_the_public_modules_are_the_packages_and_the_top_level_modules():
         and not _is_old_path(p)
     ]
     assert public == []
+
+
+# --- hard dependencies are imported once, at the top of a module
+
+
+def _imports_inside_functions(text: str, package: str) -> list[int]:
+    """Lines of the imports of ``package`` that are not at a module's top level."""
+    tree = ast.parse(text)
+    top = set(map(id, tree.body))
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        and id(node) not in top
+        and any(
+            (a.name if isinstance(node, ast.Import) else node.module or "").split(".")[0] == package
+            for a in node.names
+        )
+    ]
+
+
+@pytest.mark.parametrize("path", ALL_MODULES, ids=lambda p: str(p.relative_to(SRC)))
+def test_pandas_is_imported_at_the_top_of_a_module(path):
+    # pandas is a hard dependency, loaded with the package: a lazy import only hides it
+    assert _imports_inside_functions(path.read_text(), "pandas") == []
+
+
+def test_the_checker_sees_a_lazy_pandas_import():
+    text = "import pandas as pd\ndef f():\n    import pandas as pd\n    from pandas import Index\n"
+    assert _imports_inside_functions(text, "pandas") == [3, 4]

@@ -18,6 +18,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+import pandas as pd
 
 from .._gls import EigenAlgebra, segment_starts, segment_sum
 from .._validation import check_positive, format_value
@@ -78,7 +79,6 @@ def histograms(counts, schema: Schema, geography: Geography) -> tuple[list, list
     the sorted geocodes and an array ``(units, *schema.shape)``.  Error
     messages name columns and rows, never confidential values.
     """
-    import pandas as pd
 
     if not isinstance(counts, pd.DataFrame):
         raise TypeError(f"`counts` must be a pandas DataFrame, got {type(counts).__name__}.")

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
 from .._dask_tasks import check_scheduler
@@ -100,7 +101,6 @@ class GLSEstimate:
         return self.measurements.geography.index(level)
 
     def _frame(self, keys: dict, est, var, attrs, query, confidence_level, reasons):
-        import pandas as pd
 
         cl = check_confidence_level(confidence_level)
         z = stats.norm.ppf(0.5 + cl / 2.0)
@@ -171,7 +171,6 @@ class GLSEstimate:
         )
 
     def _group_frame(self, query, attrs, level, li, groups, confidence_level):
-        import pandas as pd
 
         series = pd.Series(groups) if not isinstance(groups, pd.Series) else groups
         if series.empty:
@@ -197,7 +196,6 @@ class GLSEstimate:
         query summed over them).  Rows and columns are labelled by the
         query's cells; ``inf`` marks cells that are not estimable.
         """
-        import pandas as pd
 
         codes = [geocode] if isinstance(geocode, str) else list(geocode)
         if not codes:
@@ -312,7 +310,6 @@ class GLSEstimate:
         >>> Release.from_json(r.to_json()) == r
         True
         """
-        import pandas as pd
 
         nm, sol = self.measurements, self.solution
         attrs = nm.schema.query(query)
@@ -376,7 +373,6 @@ class GLSEstimate:
 
     def paths(self):
         """Per level, how many units took the scalar, low-rank and dense paths (a DataFrame)."""
-        import pandas as pd
 
         rows = []
         for li, level in enumerate(self.measurements.levels):
@@ -393,7 +389,6 @@ class GLSEstimate:
 
     def path(self, level: str):
         """The path each unit of ``level`` took (a Series indexed by geocode)."""
-        import pandas as pd
 
         li = self._level(level)
         return pd.Series(self.solution.path(li), index=self.measurements.units[li], name="path")

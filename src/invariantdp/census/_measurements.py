@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
+import pandas as pd
 
 from .._gls import EigenAlgebra, Equality, Linear, Measurement, Problem, Zeros, constraints_of
 from .._results import Summary, format_table
@@ -251,7 +252,6 @@ class NoisyMeasurements:
         >>> r.check_guarantee()
         True
         """
-        import pandas as pd
 
         li = self.geography.index(level)
         attrs = self.schema.query(query)
@@ -320,7 +320,6 @@ class NoisyMeasurements:
 
     def inequality_report(self):
         """The inequality constraints kept but not used by the linear estimator (a DataFrame)."""
-        import pandas as pd
 
         rows = [
             (lev, q, sign, t.units.size, int(np.sum(t.values != 0)))

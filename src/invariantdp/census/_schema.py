@@ -18,6 +18,7 @@ queries); issue 19.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from .._validation import format_value
 from ..exceptions import InvariantDPError
@@ -200,7 +201,6 @@ class Schema:
 
     def cell_frame(self, name: str):
         """A DataFrame of the query's cells in C order: one column per attribute, level labels."""
-        import pandas as pd
 
         attrs = self.query(name)
         if not attrs:

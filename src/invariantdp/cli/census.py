@@ -41,6 +41,8 @@ import shutil
 import warnings
 from pathlib import Path
 
+import pandas as pd
+
 from ..census import PL94, Geography, Schema, gls, measure, read_nmf
 from ..exceptions import InvariantDPError
 from ._common import (
@@ -330,7 +332,6 @@ def _format(path, option: str) -> str:
 
 
 def _read_counts(path):
-    import pandas as pd
 
     if _format(path, "counts") == "csv":
         return read_csv(path, "counts", dtype={"geocode": str})
@@ -478,7 +479,6 @@ def _run_measure(args) -> int:
 
 def _read_groups(path):
     """``--groups``: a Series geocode -> group name."""
-    import pandas as pd
 
     df = read_csv(path, "--groups", dtype=str, keep_default_na=False)
     missing = [c for c in ("geocode", "group") if c not in df.columns]

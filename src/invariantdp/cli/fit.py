@@ -38,6 +38,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pandas as pd
 
 from .._results import format_table
 from ..exceptions import InvariantDPError
@@ -205,7 +206,6 @@ def _response_and_rhs(formula: str) -> tuple[str, str]:
 
 def _align(data, release, label_columns):
     """``data``'s rows in the order of the release's cells."""
-    import pandas as pd
 
     cells = release.to_series().index
     if label_columns is None:
@@ -252,7 +252,6 @@ def _align(data, release, label_columns):
 
 
 def _poisson_model(args, release, data):
-    import pandas as pd
 
     y = np.asarray(release.value, dtype=float).reshape(-1)
     if args.exog is not None:
@@ -355,7 +354,6 @@ def _term_columns(model, terms: list[str]) -> list[int]:
 
 def _term_test(release, model, res, terms: list[str], likelihood: str) -> dict:
     """Likelihood ratio (against the fit without ``terms``) and Wald tests of ``terms``."""
-    import pandas as pd
 
     cols = _term_columns(model, terms)
     names = list(model.exog_names)

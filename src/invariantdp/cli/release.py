@@ -30,6 +30,7 @@ import dataclasses
 import math
 
 import numpy as np
+import pandas as pd
 
 from .._label_text import two_by_two_text
 from ..exceptions import InvariantDPError
@@ -334,7 +335,6 @@ def _congenial_privacy(mech, kwargs: dict) -> dict:
 
 def _read_table(args):
     """The table as pandas (wide or long format), its labels kept for the release."""
-    import pandas as pd
 
     if args.value_column is not None:
         return read_long_table(args.table, "table", args.value_column, args.label_columns)
