@@ -413,15 +413,18 @@ class GLSEstimate:
         return format_table("GLS estimates of noisy measurements", rows, notes)
 
 
-def gls(measurements: NoisyMeasurements, scheduler=None) -> GLSEstimate:
+def gls(measurements: NoisyMeasurements, *, scheduler: str = "serial", client=None) -> GLSEstimate:
     """Generalised least squares on noisy measurements, invariants and zeros imposed exactly.
 
     Parameters
     ----------
     measurements : NoisyMeasurements
-    scheduler : None, "dask" or a dask.distributed Client, optional
-        With Dask, the subtrees below the second level (the counties of a
-        state) are independent tasks in each pass; the result is identical.
+    scheduler : {"serial", "dask"}
+        With ``"dask"``, the subtrees below the second level (the counties of
+        a state) are independent tasks in each pass; the result is identical.
+    client : dask.distributed.Client, optional
+        The cluster to use with ``scheduler="dask"``; by default the running
+        client, if any, else dask's local threads.
 
     Returns
     -------
@@ -458,9 +461,9 @@ def gls(measurements: NoisyMeasurements, scheduler=None) -> GLSEstimate:
         raise TypeError(
             f"`measurements` must be NoisyMeasurements, got {type(measurements).__name__}."
         )
-    check_scheduler(scheduler)
+    check_scheduler(scheduler, client)
     names = {i: (lev, measurements.units[i]) for i, lev in enumerate(measurements.levels)}
     problem = measurements.to_problem()
-    if scheduler is None:
+    if scheduler == "serial":
         return GLSEstimate(measurements, solve(problem, names))
-    return GLSEstimate(measurements, solve_dask(problem, scheduler, names))
+    return GLSEstimate(measurements, solve_dask(problem, client, names))
