@@ -69,7 +69,7 @@ __all__ = [
     "umpu_odds_ratio_test",
 ]
 
-# names the top level re-exported before it kept a curated handful (issue 21)
+# names the top level re-exported before it kept a curated handful (0.1.0)
 __getattr__ = moved_names(
     __name__,
     {

@@ -13,7 +13,7 @@ The result is identical to the serial one.
 
 References
 ----------
-Issue 19 ("Performance and scale"); Dask documentation, ``Client.submit``.
+Dask documentation, ``Client.submit`` and ``Client.scatter``.
 """
 
 from __future__ import annotations

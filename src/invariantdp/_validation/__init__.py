@@ -30,7 +30,7 @@ path of the offending field (``noise.params.b``) and are used by
 :meth:`invariantdp.Invariants.from_dict`.
 
 Modules (every name is importable from :mod:`invariantdp._validation`):
-:mod:`._messages` (:func:`format_value`), :mod:`._scalars` (reals, privacy
+:mod:`._format` (:func:`format_value`), :mod:`._scalars` (reals, privacy
 parameters, levels, integers, ``alternative``), :mod:`._arrays`
 (:func:`check_finite_array`, :func:`check_counts`, :func:`check_not_table`),
 :mod:`._confidential` (:func:`read_confidential`: the data of a secure release,

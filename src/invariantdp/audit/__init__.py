@@ -64,7 +64,7 @@ The package, one module per concern (the public names are all importable
 from :mod:`invariantdp.audit`):
 
 * :mod:`._threshold` -- :class:`AuditResult`, :func:`audit_samples`;
-* :mod:`._lattice` -- :func:`lattice_classes`, :func:`achievable_set_test`;
+* :mod:`._bit_lattice` -- :func:`lattice_classes`, :func:`achievable_set_test`;
 * :mod:`._mechanism` -- :func:`audit_mechanism`;
 * :mod:`._sample_size` -- :class:`AuditSampleSize`, :func:`audit_sample_size`,
   :func:`timing_sample_size`;

@@ -10,7 +10,7 @@ References
 ----------
 Abowd et al. (2022), "The 2020 Census disclosure avoidance system TopDown
 algorithm" (the noisy measurements); Canonne, Kamath & Steinke (2020),
-Theorem 4; issue 19.
+Theorem 4.
 """
 
 from __future__ import annotations
@@ -175,7 +175,7 @@ def measure(
     References
     ----------
     Canonne, Kamath & Steinke (2020), Theorem 4 and Algorithm 3; Abowd et
-    al. (2022) (the TopDown noisy measurements); issue 19.
+    al. (2022) (the TopDown noisy measurements).
 
     Examples
     --------

@@ -11,7 +11,7 @@ References
 Cumings-Menon & Zhuravlev (2024), "Least squares estimation for hierarchical
 data", arXiv:2404.13164; Aitken (1935) (GLS is the best linear unbiased
 estimator); Gong & Meng, Section 3 and Subspace DP paper, Section 5.1 (why
-not TopDown's post-processed counts: they are biased for small units); issue 19.
+not TopDown's post-processed counts: they are biased for small units).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class GLSEstimate:
 
     References
     ----------
-    Cumings-Menon & Zhuravlev (2024), arXiv:2404.13164; issue 19.
+    Cumings-Menon & Zhuravlev (2024), arXiv:2404.13164.
 
     Examples
     --------
@@ -286,7 +286,7 @@ class GLSEstimate:
         References
         ----------
         Cumings-Menon & Zhuravlev (2024), arXiv:2404.13164; Gao, Gong & Yu
-        (2022), Definition 2 (invariants); issue 19 ("Models on top").
+        (2022), Definition 2 (invariants).
 
         Examples
         --------
@@ -440,7 +440,7 @@ def gls(measurements: NoisyMeasurements, *, scheduler: str = "serial", client=No
 
     References
     ----------
-    Cumings-Menon & Zhuravlev (2024), arXiv:2404.13164; issue 19.
+    Cumings-Menon & Zhuravlev (2024), arXiv:2404.13164.
 
     Examples
     --------

@@ -11,7 +11,7 @@ References
 ----------
 US Census Bureau, 2020 Census noisy measurement files (P.L. 94-171, DHC);
 Abowd et al. (2022), "The 2020 Census disclosure avoidance system TopDown
-algorithm"; issue 19.
+algorithm".
 """
 
 from __future__ import annotations
@@ -98,7 +98,8 @@ class NoisyMeasurements:
 
     References
     ----------
-    Issue 19; Canonne, Kamath & Steinke (2020) (the discrete Gaussian noise).
+    The Bureau's 2020 noisy measurement files; Canonne, Kamath & Steinke (2020)
+    (the discrete Gaussian noise).
 
     Examples
     --------
@@ -233,8 +234,7 @@ class NoisyMeasurements:
         References
         ----------
         Canonne, Kamath & Steinke (2020), Theorem 4 (the discrete Gaussian's
-        zCDP); issue 19 ("A (level, query) slice is viewable as a labelled
-        Release").
+        zCDP).
 
         Examples
         --------
@@ -313,7 +313,7 @@ class NoisyMeasurements:
 
     @cached_property
     def privacy(self) -> CensusPrivacy:
-        """The zCDP guarantee (bounded neighbours, sensitivity sqrt 2): see :mod:`.privacy`."""
+        """The zCDP guarantee (bounded neighbours, sensitivity sqrt 2): see :mod:`._privacy`."""
         return CensusPrivacy.from_variances(
             {key: t.variance for key, t in self.measurements.items()}, noise=self.noise
         )
@@ -374,7 +374,7 @@ class NoisyMeasurements:
     # -- the estimator's input -------------------------------------------------
 
     def to_problem(self) -> Problem:
-        """The array problem of the GLS (:mod:`._problem`), with the noise's actual variances."""
+        """The GLS problem (:class:`invariantdp._gls.Problem`), with the actual noise variances."""
         lev_of = self.geography.index
         meas = [
             Measurement(

@@ -22,7 +22,7 @@ directory never has to fit in memory; with ``scheduler="dask"`` (and a Dask
 References
 ----------
 US Census Bureau, 2020 Census noisy measurement files for the P.L. 94-171
-redistricting data and the DHC (AWS open data registry); issue 19.
+redistricting data and the DHC (AWS open data registry).
 """
 
 from __future__ import annotations
@@ -181,7 +181,7 @@ def read_nmf(path, schema, geography=None, *, scheduler="serial", client=None):
 
     References
     ----------
-    The Bureau's 2020 noisy measurement files; issue 19.
+    The Bureau's 2020 noisy measurement files.
 
     Examples
     --------

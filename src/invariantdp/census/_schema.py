@@ -12,7 +12,7 @@ References
 ----------
 Abowd et al. (2022), "The 2020 Census disclosure avoidance system TopDown
 algorithm", Harvard Data Science Review (the P.L. 94-171 schema and its
-queries); issue 19.
+queries).
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ class Schema:
 
     References
     ----------
-    Issue 19 (query names); the P.L. 94-171 schema is :data:`PL94`.
+    The query names of the Bureau's noisy measurement files; the P.L. 94-171
+    schema is :data:`PL94`.
 
     Examples
     --------

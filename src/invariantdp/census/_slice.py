@@ -18,8 +18,7 @@ is a function of the query's cells and the slice holds every unit below
 
 References
 ----------
-Gao, Gong & Yu (2022), Definition 2 (linear equality invariants); issue 19
-("Models on top").
+Gao, Gong & Yu (2022), Definition 2 (linear equality invariants).
 """
 
 from __future__ import annotations

@@ -343,7 +343,10 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 def _is_nmf_dir(path: Path) -> bool:
-    """Only ``<Level>.parquet`` directories: what :meth:`to_nmf` writes."""
+    """Only ``<Level>.parquet`` directories.
+
+    What :meth:`~invariantdp.census.NoisyMeasurements.to_nmf` writes.
+    """
     return all(p.is_dir() and p.name.endswith(".parquet") for p in path.iterdir())
 
 

@@ -25,7 +25,7 @@ Consumers use the public methods of :class:`Invariants` for its structure:
 :meth:`~Invariants.without_values` (a copy sharing the cached structure) and
 :meth:`~Invariants.same_map`.
 
-Layout of the package: the class in :mod:`._core` (its projections and
+Layout of the package: the class in :mod:`._invariants` (its projections and
 null-space bases in its base class, :mod:`._null_space`), the constructors
 in :mod:`._constructors`, the structure builders in :mod:`._structure`, the
 null-space arithmetic (Helmert bases, SVD) in :mod:`._geometry`, document
