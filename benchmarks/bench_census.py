@@ -15,7 +15,7 @@ Three parts, each printed as ratios to a baseline measured in the same run
    a dense per-unit solve of the same unit (the Bureau's approach: invert the
    2,016 x 2,016 information of the children's sum, add the unit's own
    information, invert again).  Target >= 100x.
-3. ``gls(..., scheduler=client)`` on the synthetic state with a local Dask
+3. ``gls(..., scheduler="dask", client=client)`` on the synthetic state with a local Dask
    cluster of 2 single-threaded worker processes against 1.  Target >= 1.6x;
    the results must be identical to the serial ones.  Five runs each, with
    the machine's load average (the ratio depends on it: with ``L`` other busy
@@ -214,14 +214,14 @@ def part_dask(nm, serial, runs: int = 5):
             n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None
         )
         with cluster, Client(cluster) as client:
-            gls(nm, scheduler=client)  # warm the workers (imports)
+            gls(nm, scheduler="dask", client=client)  # warm the workers (imports)
             startup = time.perf_counter() - t0
             load = os.getloadavg()[0]
             times[n], driver_cpu[n], worker_cpu[n] = [], [], []
             for _ in range(runs):
                 w0, d0 = client.run(_cpu_seconds), time.process_time()
                 t1 = time.perf_counter()
-                est = gls(nm, scheduler=client)
+                est = gls(nm, scheduler="dask", client=client)
                 times[n].append(time.perf_counter() - t1)
                 driver_cpu[n].append(time.process_time() - d0)
                 w1 = client.run(_cpu_seconds)

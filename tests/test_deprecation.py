@@ -1,11 +1,13 @@
 """Deprecations: every old spelling warns, names its replacement, and goes when announced."""
 
 import importlib
+import json
 import pickle
 import pkgutil
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +16,6 @@ from invariantdp._deprecation import (
     NEXT_RELEASE,
     deprecated,
     deprecations,
-    moved_modules,
     moved_names,
     release_tuple,
 )
@@ -74,32 +75,6 @@ def test_moved_names_warn_once_per_read_and_give_the_object():
         getattr_("other")
 
 
-def test_a_moved_module_imports_as_the_module_itself_with_a_warning():
-    moved_modules({"invariantdp.some_old_path_for_tests": "invariantdp._rng"}, removed_in="9.0.0")
-    sys.modules.pop("invariantdp.some_old_path_for_tests", None)
-    with pytest.warns(DeprecationWarning, match=r"the module invariantdp\.some_old_path_for_tests"):
-        old = importlib.import_module("invariantdp.some_old_path_for_tests")
-    import invariantdp._rng as new
-
-    assert old is new
-    # a pickle naming the old path loads (classes are the same objects)
-    assert pickle.loads(pickle.dumps(new.as_generator)) is new.as_generator
-
-
-def test_the_warning_points_at_the_importing_line(tmp_path):
-    moved = "invariantdp.some_other_old_path_for_tests"
-    script = tmp_path / "user_code.py"
-    script.write_text(
-        "import warnings\n"
-        "warnings.simplefilter('always')\n"
-        "from invariantdp._deprecation import moved_modules\n"
-        f"moved_modules({{{moved!r}: 'invariantdp._rng'}}, removed_in='9.0.0')\n"
-        f"import {moved}\n"
-    )
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True)
-    assert "user_code.py:5: DeprecationWarning" in out.stderr
-
-
 def test_the_suite_turns_the_package_deprecations_into_errors():
     # pyproject's filterwarnings: the package never calls its own deprecated names
     getattr_ = moved_names("some.module", {"old": "math.sqrt"})
@@ -111,34 +86,91 @@ def test_the_suite_turns_the_package_deprecations_into_errors():
             getattr_("old")
 
 
-def _old_paths():
-    from invariantdp._deprecation import _FINDER
-
-    return sorted((old, new) for old, (new, _) in _FINDER.moved.items() if "for_tests" not in old)
+SRC = Path(invariantdp.__file__).parent
+RELEASED = json.loads((Path(__file__).parent / "data" / "released_module_paths.json").read_text())
 
 
-@pytest.mark.parametrize("old, new", _old_paths())
-def test_every_old_module_path_imports_as_its_new_module(old, new):
-    # every new module imports with the test extra alone (optional libraries are imported lazily)
-    target = importlib.import_module(new)
-    sys.modules.pop(old, None)
-    with pytest.warns(DeprecationWarning, match=f"the module {old} is deprecated"):
-        module = importlib.import_module(old)
-    assert module is target
-    assert module.__spec__.name == new  # the module still knows where it lives
+def _shims() -> list[str]:
+    """The modules kept at an old path: the files that call ``old_module``."""
+    out = []
+    for path in SRC.rglob("*.py"):
+        if "old_module(__name__," in path.read_text():
+            parts = path.relative_to(SRC.parent).with_suffix("").parts
+            out.append(".".join(parts))
+    return sorted(out)
 
 
-def test_an_old_module_path_does_not_replace_the_name_it_defined():
-    # invariantdp.distributions.tulap is the Tulap law, and was the module defining it
-    import invariantdp.distributions as D
-    import invariantdp.mechanisms as M
+def test_the_old_module_paths_kept_are_those_of_a_release():
+    # a short module per released public path that moved (scipy's way), nothing else
+    assert _shims() == sorted(RELEASED["modules"])
+    for name in _shims():
+        assert len((SRC.parent / (name.replace(".", "/") + ".py")).read_text().splitlines()) <= 10
 
-    law, mech = D.tulap, M.knorm
-    for old in ("invariantdp.distributions.tulap", "invariantdp.mechanisms.knorm"):
-        sys.modules.pop(old, None)
-        with pytest.warns(DeprecationWarning):
+
+def test_no_import_hook_and_no_old_path_that_was_not_released():
+    assert not [f for f in sys.meta_path if type(f).__module__.startswith("invariantdp")]
+    # a private module path, and a public one that never shipped in a release
+    for old in ("invariantdp._published", "invariantdp.distributions.knorm"):
+        with pytest.raises(ModuleNotFoundError):
             importlib.import_module(old)
-    assert D.tulap is law and M.knorm is mech
-    from invariantdp.distributions.tulap import tulap_gen  # imported above: no second warning
 
-    assert isinstance(law, tulap_gen)
+
+@pytest.mark.parametrize("old", sorted(RELEASED["modules"]))
+def test_every_name_of_a_released_module_path_is_kept(old):
+    # importing reads nothing and does not warn; each name the path had warns and is there
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        module = importlib.import_module(old)
+    assert module.__name__ == old
+    parts = old.split(".")
+    for name in RELEASED["modules"][old]:
+        # the path's warning, or that of a name deprecated again at its new home
+        with pytest.warns(DeprecationWarning, match=rf"(the module {old}|\.{name}) is deprecated"):
+            obj = getattr(module, name)
+        for depth in (2, 3):  # the package it was in, or the top of the package
+            home = importlib.import_module(".".join(parts[:depth]))
+            if name in getattr(home, "__all__", ()):
+                assert obj is getattr(home, name)
+    with pytest.raises(AttributeError, match="has no attribute"):
+        module.no_such_name  # noqa: B018
+
+
+def test_a_pickle_naming_a_released_path_loads():
+    from invariantdp.privacy import TradeoffFunction
+
+    with pytest.warns(DeprecationWarning, match="invariantdp.privacy.tradeoff"):
+        assert pickle.loads(b"cinvariantdp.privacy.tradeoff\nTradeoffFunction\n.") is (
+            TradeoffFunction
+        )
+
+
+def _run(tmp_path, code: str) -> subprocess.CompletedProcess:
+    script = tmp_path / "user_code.py"
+    script.write_text("import warnings\nwarnings.simplefilter('always')\n" + code)
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True)
+
+
+def test_the_warning_points_at_the_line_that_reads_a_name(tmp_path):
+    out = _run(
+        tmp_path,
+        "import invariantdp.privacy.tradeoff\n"
+        "from invariantdp.privacy.tradeoff import TradeoffFunction\n",
+    )
+    assert "user_code.py:3" not in out.stderr
+    assert "user_code.py:4: DeprecationWarning: the module invariantdp.privacy.tradeoff" in (
+        out.stderr
+    )
+
+
+def test_an_old_module_path_does_not_replace_the_name_it_defined(tmp_path):
+    # invariantdp.distributions.tulap is the Tulap law, and was the module defining it
+    out = _run(
+        tmp_path,
+        "import invariantdp.distributions.tulap\n"
+        "import invariantdp.mechanisms.knorm\n"
+        "from invariantdp.distributions import tulap\n"
+        "from invariantdp.mechanisms import knorm\n"
+        "from invariantdp.distributions.tulap import tulap_gen\n"
+        "print(isinstance(tulap, tulap_gen), knorm.__module__)\n",
+    )
+    assert out.stdout.split() == ["True", "invariantdp.mechanisms._knorm_mechanisms"]

@@ -6,6 +6,8 @@ sound one shows the check does not cry wolf.
 """
 
 import importlib.util
+import os
+import re
 import sys
 from pathlib import Path
 
@@ -18,8 +20,11 @@ sys.modules["check_site"] = check_site  # its dataclass looks itself up there
 spec.loader.exec_module(check_site)
 Page = check_site.Page
 
+#: set by `make test INSTALL_BROWSER=1` (CI): the browser is installed, its tests may not skip
+REQUIRED = os.environ.get("INVARIANTDP_REQUIRE_BROWSER") == "1"
 needs_chromium = pytest.mark.skipif(
-    check_site.browser() is None, reason="needs Debian's chromium (make docs INSTALL_BROWSER=1)"
+    check_site.browser() is None and not REQUIRED,
+    reason="needs Debian's chromium (make test INSTALL_BROWSER=1)",
 )
 
 STYLE = """
@@ -164,3 +169,21 @@ def test_an_unexecuted_vignette_without_figures_fails(tmp_path):
     assert any("mjx-container" in p for p in problems)
     assert any(p.startswith("index.html: ") and ".png" in p for p in problems)
     assert any(p.startswith("index.html: ") and "p-value" in p for p in problems)
+
+
+def test_the_browser_is_here_when_the_run_requires_it():
+    assert check_site.browser() is not None or not REQUIRED, (
+        "INVARIANTDP_REQUIRE_BROWSER=1 but no chromium on PATH: run `make browser`"
+    )
+
+
+def test_ci_installs_the_browser_before_the_suite_and_requires_it():
+    # a skip that CI always takes is a test that never runs
+    ci = (ROOT / ".ci" / "run").read_text()
+    first_make = re.search(r"^make .*$", ci, re.M).group(0)
+    assert first_make == "make test INSTALL_BROWSER=1"
+    make = (ROOT / "Makefile").read_text()
+    recipe = make[make.index("\ntest:") :].split("\n\n")[0]
+    assert "$(if $(INSTALL_BROWSER),browser)" in recipe.splitlines()[1]
+    assert "$(REQUIRE_BROWSER) $(BIN)/python -m pytest" in recipe
+    assert "REQUIRE_BROWSER := $(if $(INSTALL_BROWSER),INVARIANTDP_REQUIRE_BROWSER=1,)" in make

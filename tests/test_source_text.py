@@ -2,11 +2,13 @@ r"""The text of the sources: no control characters, raw docstrings where they ho
 
 A docstring once held literal BEL and form-feed characters: ``"\rho"`` in a
 plain string is a carriage return followed by ``ho``, and ``"\alpha"`` a BEL.
-The checks run over every module of ``src`` (issue 11).
+The checks run over every module of ``src``; issue numbers appear nowhere in
+``src`` or ``docs``.
 """
 
 import ast
 import io
+import re
 import tokenize
 from pathlib import Path
 
@@ -98,3 +100,28 @@ def test_the_checks_see_what_they_are_for():
     assert [c for _, c in _control_characters(value)] == ["'\\x07'", "'\\r'"]
     assert _non_raw_with_backslash('def f():\n    r"""G_\\alpha."""\n') == []
     assert _control_characters("a\tb\n") == [(1, "'\\t'")]
+
+
+# --- the package speaks of itself, not of its issue tracker
+
+ISSUE = re.compile(r"\bissues? +\d+", re.IGNORECASE)
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+TEXTS = MODULES + sorted(DOCS.rglob("*.py")) + sorted(DOCS.rglob("*.md"))
+
+
+def _issue_citations(text: str) -> list[int]:
+    return [text.count("\n", 0, m.start()) + 1 for m in ISSUE.finditer(text)]
+
+
+@pytest.mark.parametrize("path", TEXTS, ids=lambda p: p.name)
+def test_no_issue_number_in_the_sources_or_the_docs(path):
+    # say what the code does and where it comes from (a paper, a release), not which
+    # issue asked for it: the issues are not part of the package
+    assert _issue_citations(path.read_text()) == []
+
+
+def test_the_issue_check_sees_a_citation():
+    assert _issue_citations('"""GLS.\n\nReferences\n----------\nIssue 19; arXiv."""') == [5]
+    text = "# the names before issue 11\n# the first release (issues 2-7)"
+    assert _issue_citations(text) == [1, 2]
+    assert _issue_citations("an issue with no number, tissues3") == []

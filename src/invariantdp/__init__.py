@@ -12,7 +12,6 @@ Every noise law belongs to a family of :mod:`invariantdp.families`.
 from importlib.metadata import PackageNotFoundError, version
 
 from . import (
-    _old_module_paths,  # noqa: F401 - first: the old import paths of moved modules
     census,
     datasets,
     distributions,
@@ -70,7 +69,7 @@ __all__ = [
     "umpu_odds_ratio_test",
 ]
 
-# names the top level re-exported before it kept a curated handful (issue 21)
+# names the top level re-exported before it kept a curated handful (0.1.0)
 __getattr__ = moved_names(
     __name__,
     {

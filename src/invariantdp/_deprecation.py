@@ -12,23 +12,21 @@ The shapes a deprecation takes, each built on :func:`deprecated`:
 * :func:`renamed_keywords` -- keyword arguments under their old names;
 * :func:`deprecated_property` / :func:`renamed_attribute` -- attributes;
 * :func:`moved_function` -- a function kept under its old name;
-* :func:`moved_names` -- a module's ``__getattr__`` for old names (and for its
-  old submodules, see :func:`moved_modules`);
-* :func:`moved_modules` -- whole modules under their old import paths.
+* :func:`moved_names` -- a module's ``__getattr__`` for old names;
+* :func:`old_module` -- the ``__getattr__`` of a short module kept at a public
+  module path that shipped in a release and has moved since (as scipy keeps
+  ``scipy/stats/morestats.py``): the file holds nothing but that line.
 
-The registry and the import hook installed by :func:`moved_modules` are,
-with the noise-family registry of :mod:`invariantdp.families`, the package's
-only global state.
+Only paths that shipped in a release are kept (the releases are tagged in
+git, ``v0.1.0``, ...); private module paths and paths that never shipped are
+not.  The registry is, with the noise-family registry of
+:mod:`invariantdp.families`, the package's only global state.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
-import importlib.abc
-import importlib.util
-import sys
-import types
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -40,8 +38,8 @@ __all__ = [
     "deprecated_property",
     "deprecations",
     "moved_function",
-    "moved_modules",
     "moved_names",
+    "old_module",
     "release_tuple",
     "renamed_attribute",
     "renamed_keywords",
@@ -234,14 +232,12 @@ def moved_function(func, old: str, *, removed_in: str = NEXT_RELEASE):
 
 
 def moved_names(module: str, names: Mapping[str, object], *, removed_in: str = NEXT_RELEASE):
-    """A module ``__getattr__`` that keeps old names (and old submodules) for one release.
+    """A module ``__getattr__`` that keeps old names for one release.
 
     ``names`` maps each old name to its object, or to the dotted path of an
     object (``"invariantdp.census.topdown_privacy_accounting"``) that lives
     above the module and is imported only when asked for.  Reading an old name
-    warns and gives the object; an old *submodule* of a package (registered
-    with :func:`moved_modules`) is imported, which warns.  Any other name
-    raises ``AttributeError``.
+    warns and gives the object; any other name raises ``AttributeError``.
 
     Examples
     --------
@@ -267,84 +263,55 @@ def moved_names(module: str, names: Mapping[str, object], *, removed_in: str = N
                 obj = getattr(importlib.import_module(where), attr)
             deps[name].warn()
             return obj
-        if f"{module}.{name}" in _FINDER.moved:
-            return importlib.import_module(f"{module}.{name}")
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
 
     return __getattr__
 
 
-def _keep_attribute(parent_name: str, child: str) -> None:
-    """Keep a package's attribute when an old submodule of the same name is imported.
+def old_module(old: str, module: str, *, removed_in: str = NEXT_RELEASE):
+    """``(__getattr__, __dir__)`` of the module kept at the released path ``old``.
 
-    ``invariantdp.distributions.tulap`` is the Tulap law and was the module that
-    defined it: importing the old module path must not replace the law on the
-    package (the import system sets the module as the package's attribute and
-    skips that, with an ``ImportWarning``, when setting it raises).
+    ``module`` is where the code lives now.  Reading a name from ``old``
+    (``from old import x``, ``old.x``, or a pickle that names ``old.x``)
+    warns and gives ``x`` of ``module``, or, for a name that has moved on
+    again, of its public home (``module`` up to its first private part; a name
+    deprecated there warns with its own message).  Importing ``old`` does not
+    warn: nothing is read.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> getattr_, dir_ = old_module("geometry.old", "math", removed_in="9.0.0")
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     getattr_("sqrt")(4.0), str(w[0].message).split(";")[0]
+    (2.0, 'the module geometry.old is deprecated and will be removed in invariantdp 9.0.0')
+    >>> "sqrt" in dir_()
+    True
     """
-    parent = sys.modules.get(parent_name)
-    value = vars(parent).get(child) if parent is not None else None
-    if value is None or isinstance(value, types.ModuleType):
-        return
-    cls = type(parent)
-    if not issubclass(cls, _KeepsAttributes):
-        cls = type("_KeepsAttributes", (_KeepsAttributes,), {"kept": frozenset()})
-        parent.__class__ = cls
-    cls.kept = cls.kept | {child}
+    parts = module.split(".")
+    home = ".".join(parts[: next((i for i, p in enumerate(parts) if p.startswith("_")), None)])
+    dep = deprecated(f"the module {old}", home, removed_in=removed_in)
 
+    def __getattr__(name):
+        if not name.startswith("__"):
+            for where in dict.fromkeys((module, home)):
+                # a name deprecated again at its home says so itself: one warning, the precise one
+                with warnings.catch_warnings(record=True) as seen:
+                    warnings.simplefilter("always", DeprecationWarning)
+                    try:
+                        obj = getattr(importlib.import_module(where), name)
+                    except AttributeError:
+                        continue
+                again = [w for w in seen if issubclass(w.category, DeprecationWarning)]
+                if again:
+                    warnings.warn(again[0].message, DeprecationWarning, stacklevel=2)
+                else:
+                    dep.warn()
+                return obj
+        raise AttributeError(f"module {old!r} has no attribute {name!r}")
 
-class _KeepsAttributes(types.ModuleType):
-    kept: frozenset = frozenset()
+    def __dir__():
+        return sorted(n for n in dir(importlib.import_module(module)) if not n.startswith("__"))
 
-    def __setattr__(self, name, value):
-        if name in type(self).kept and isinstance(value, types.ModuleType):
-            raise AttributeError(f"{self.__name__}.{name} is not a module")
-        super().__setattr__(name, value)
-
-
-class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Imports a module's old path as the module itself, warning once per process."""
-
-    def __init__(self):
-        self.moved: dict[str, tuple[str, Deprecation]] = {}
-        self._specs: dict[str, object] = {}
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname in self.moved:
-            return importlib.util.spec_from_loader(fullname, self)
-        return None
-
-    def create_module(self, spec):
-        new, dep = self.moved[spec.name]
-        _keep_attribute(*spec.name.rpartition(".")[::2])
-        # stacklevel 2: the importing line (warnings skips the import machinery's frames)
-        warnings.warn(dep.message(), DeprecationWarning, stacklevel=2)
-        # the old name is the module itself: same objects, same pickles
-        module = importlib.import_module(new)
-        self._specs[spec.name] = module.__spec__
-        return module
-
-    def exec_module(self, module):
-        """Nothing to run: the module was imported under its new name.
-
-        The import system has set the module's ``__spec__`` to the old path's;
-        it gets its own back, so that it still knows where it lives.
-        """
-        module.__spec__ = self._specs.pop(module.__spec__.name)
-
-
-_FINDER = _MovedModuleFinder()
-
-
-def moved_modules(mapping: Mapping[str, str], *, removed_in: str = NEXT_RELEASE) -> None:
-    """Keep each module's old import path (``old -> new``, dotted names) for one release.
-
-    ``import old`` (or ``from old import x``) warns and gives the module at
-    ``new``; pickles that name ``old`` load.  The package holding ``old``
-    should use :func:`moved_names` as its ``__getattr__`` so that attribute
-    access (``package.old``) works too.
-    """
-    for old, new in mapping.items():
-        _FINDER.moved[old] = (new, deprecated(f"the module {old}", new, removed_in=removed_in))
-    if _FINDER not in sys.meta_path:
-        sys.meta_path.insert(0, _FINDER)
+    return __getattr__, __dir__

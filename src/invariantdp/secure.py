@@ -42,7 +42,7 @@ What a secure release reveals besides its value
    Bernoulli(exp(-1)) trials) tells whoever times a release -- a web
    service, a co-located process, a notebook's log -- about ``|z - x|``,
    hence about ``x`` beyond the output ``z`` (Jin et al. 2022: at
-   epsilon = 1 the timing attack of issue 20 bounded the loss of one
+   epsilon = 1 a timing attack on the package's earlier sampler bounded the loss of one
    discrete Laplace release from below by 4.1).  Every secure sampler now
    does the same work for every draw
    (:mod:`invariantdp.distributions._constant`): each random choice is a

@@ -114,7 +114,8 @@ def test_a_release_that_is_not_testable_names_the_command_that_makes_one(
 
 def test_the_odds_ratio_mechanism_is_the_registry_s(capsys):
     from invariantdp.cli.odds_ratio import ODDS_RATIO
-    from invariantdp.cli.release import EXACT, NAMES
+    from invariantdp.cli.release import _EXACT as EXACT
+    from invariantdp.cli.release import _NAMES as NAMES
     from invariantdp.mechanisms import MECHANISMS as REGISTRY
     from invariantdp.mechanisms import odds_ratio_release
 

@@ -34,7 +34,7 @@ References
 Gong & Meng, Section 3 (inference conditions on the invariants); Gao, Gong
 & Yu, Theorem 22 (projection is conditioning for spherical Gaussian noise);
 Cumings-Menon & Zhuravlev (2024), arXiv:2404.13164 (the GLS of the census);
-Canonne, Kamath & Steinke (2020) (the discrete Gaussian); issue 22.
+Canonne, Kamath & Steinke (2020) (the discrete Gaussian).
 """
 
 from __future__ import annotations

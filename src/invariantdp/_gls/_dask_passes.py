@@ -13,7 +13,7 @@ The result is identical to the serial one.
 
 References
 ----------
-Issue 19 ("Performance and scale"); Dask documentation, ``Client.submit``.
+Dask documentation, ``Client.submit`` and ``Client.scatter``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import os
 
 import numpy as np
 
-from .._dask_tasks import check_scheduler, client_of, run_tasks
+from .._dask_tasks import client_of, run_tasks
 from ._constraints import constraint_structure, constraints_of
 from ._eigenspace_rules import segment_starts, segment_sum
 from ._eigenspaces import EigenAlgebra
@@ -94,9 +94,12 @@ def _down_task(result, basis, top: dict, affected, names, split):
     return out
 
 
-def solve_dask(problem, scheduler, names) -> Solution:
-    """:func:`._tree_passes.solve` with the subtrees below level 1 as Dask tasks."""
-    check_scheduler(scheduler)
+def solve_dask(problem, client, names) -> Solution:
+    """:func:`._tree_passes.solve` with the subtrees below level 1 as Dask tasks.
+
+    ``client``: a dask.distributed Client, or None for the running client if
+    any, else dask's local threads.
+    """
     alg = EigenAlgebra(problem.shape)
     n_lev = len(problem.sizes)
     cons = [constraints_of(alg, problem, lev) for lev in range(n_lev)]
@@ -109,7 +112,7 @@ def solve_dask(problem, scheduler, names) -> Solution:
         sol.z, sol.v, sol.sub = (list(t) for t in zip(*up, strict=True))
         downward(sol, names)
         return sol
-    client = client_of(scheduler)
+    client = client_of(client)
     n_split = problem.sizes[split]
     edges = np.linspace(0, n_split, min(n_split, 4 * _n_workers(client)) + 1).round().astype(int)
     batches = [
@@ -162,7 +165,7 @@ def solve_dask(problem, scheduler, names) -> Solution:
 
 def _submit(client, fn, jobs):
     if client is None:  # dask's local scheduler: run now, keep the values
-        return run_tasks(fn, jobs, "dask")
+        return run_tasks(fn, jobs, None)
     return [client.submit(fn, *job, pure=False) for job in jobs]
 
 

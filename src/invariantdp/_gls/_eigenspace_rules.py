@@ -21,7 +21,7 @@ with two or more it is not identified.
 
 References
 ----------
-Issue 19 ("Algorithm"); Cumings-Menon & Zhuravlev (2024), "Least squares
+Cumings-Menon & Zhuravlev (2024), "Least squares
 estimation for hierarchical data", arXiv:2404.13164 (the two passes).
 """
 

@@ -15,11 +15,11 @@ namely :math:`\prod_{a \notin S} n_a` when :math:`T \subseteq S` and 0
 otherwise.  ``T`` is coded as a bit mask (bit ``a`` set: the contrasts of
 attribute ``a``).  An operator of the algebra is its vector of ``2^d``
 scalars ("eigen-coefficients"); it is applied to histograms without ever
-forming a matrix, by axis means (:func:`apply`).
+forming a matrix, by axis means (:meth:`EigenAlgebra.apply`).
 
 References
 ----------
-Issue 19 ("Algorithm"); the projection onto :math:`E_T` is the ANOVA
+The projection onto :math:`E_T` is the ANOVA
 decomposition of a table into main effects and interactions.
 """
 

@@ -28,7 +28,7 @@ the constraints' null space) of the operator it came from, it is 0.
 References
 ----------
 Rao, C. R. (1973), *Linear Statistical Inference*, Sec. 4i (least squares with
-singular dispersion matrices); issue 19 (the exact treatment of invariants).
+singular dispersion matrices).
 """
 
 from __future__ import annotations

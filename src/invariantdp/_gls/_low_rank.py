@@ -18,7 +18,9 @@ Which units are affected: those with such constraints and their ancestors
 
 References
 ----------
-Issue 19 ("Structural zeros break the algebra for the units they touch").
+Cumings-Menon & Zhuravlev (2024), arXiv:2404.13164 (equality constraints in
+the passes); Rao, C. R. (1973), *Linear Statistical Inference*, Sec. 4i
+(singular dispersion matrices).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 r"""The GLS of one labelled release: a single unit, the detailed query, exact invariants.
 
-The internal entry point for :func:`invariantdp.estimate` (issue 22): the same
+The internal entry point for :func:`invariantdp.estimate`: the same
 implementation as :func:`invariantdp.census.gls`, on a one-unit hierarchy.
 A release of ``k`` noisy cells (variance ``sigma^2``, one value or one per
 cell) on a product schema ``shape`` (its label levels; a one-attribute schema
@@ -20,8 +20,8 @@ does both at once (``inf`` marks combinations the data do not identify).
 
 References
 ----------
-Issue 22, Section 1 ("Estimates with intervals for cells and sums"); Gong &
-Meng, Section 3 (conditioning on the invariants).
+Gong & Meng, Section 3 (conditioning on the invariants); Cumings-Menon &
+Zhuravlev (2024), arXiv:2404.13164 (the GLS passes).
 """
 
 from __future__ import annotations

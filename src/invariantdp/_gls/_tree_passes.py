@@ -34,8 +34,7 @@ References
 ----------
 Cumings-Menon & Zhuravlev (2024), "Least squares estimation for hierarchical
 data", arXiv:2404.13164 (the two passes); Subspace DP paper, Theorem 22 and
-Congenial DP paper, Section 3 (conditioning on invariants, not projecting);
-issue 19.
+Congenial DP paper, Section 3 (conditioning on invariants, not projecting).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ against the dense constrained GLS in the tests.
 References
 ----------
 Cumings-Menon & Zhuravlev (2024), arXiv:2404.13164 (covariances of the
-hierarchical GLS estimator); issue 19 ("Models on top").
+hierarchical GLS estimator).
 """
 
 from __future__ import annotations

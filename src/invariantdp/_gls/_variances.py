@@ -22,7 +22,7 @@ linear in the number of units above the chosen level.
 References
 ----------
 Cumings-Menon & Zhuravlev (2024), arXiv:2404.13164 (variances of linear
-functions of the hierarchical GLS estimator); issue 19.
+functions of the hierarchical GLS estimator).
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ path of the offending field (``noise.params.b``) and are used by
 :meth:`invariantdp.Invariants.from_dict`.
 
 Modules (every name is importable from :mod:`invariantdp._validation`):
-:mod:`._messages` (:func:`format_value`), :mod:`._scalars` (reals, privacy
+:mod:`._format` (:func:`format_value`), :mod:`._scalars` (reals, privacy
 parameters, levels, integers, ``alternative``), :mod:`._arrays`
 (:func:`check_finite_array`, :func:`check_counts`, :func:`check_not_table`),
 :mod:`._confidential` (:func:`read_confidential`: the data of a secure release,
@@ -39,7 +39,6 @@ refused without being shown), :mod:`._frozen`
 :func:`parse_json_document`).
 """
 
-from .._deprecation import moved_names
 from ..exceptions import InvariantDPError
 from ._arrays import check_counts, check_finite_array, check_not_table
 from ._confidential import NOT_SHOWN, read_confidential
@@ -114,6 +113,3 @@ __all__ = [
     "read_confidential",
     "thaw",
 ]
-
-# old submodules of this package import with a DeprecationWarning (invariantdp._old_module_paths)
-__getattr__ = moved_names(__name__, {})

@@ -64,7 +64,7 @@ The package, one module per concern (the public names are all importable
 from :mod:`invariantdp.audit`):
 
 * :mod:`._threshold` -- :class:`AuditResult`, :func:`audit_samples`;
-* :mod:`._lattice` -- :func:`lattice_classes`, :func:`achievable_set_test`;
+* :mod:`._bit_lattice` -- :func:`lattice_classes`, :func:`achievable_set_test`;
 * :mod:`._mechanism` -- :func:`audit_mechanism`;
 * :mod:`._sample_size` -- :class:`AuditSampleSize`, :func:`audit_sample_size`,
   :func:`timing_sample_size`;
@@ -115,6 +115,5 @@ __all__ = [
     "timing_sample_size",
 ]
 
-# old submodules of this package import with a DeprecationWarning (invariantdp._old_module_paths)
 # zcdp_tradeoff is a tradeoff function: its one home is invariantdp.privacy
 __getattr__ = moved_names(__name__, {"zcdp_tradeoff": "invariantdp.privacy.zcdp_tradeoff"})

@@ -2,7 +2,7 @@ r"""Audit of a mechanism: draw releases from two inputs and run every statistic.
 
 :func:`audit_mechanism` draws the releases (one per call, or a batch), picks
 the scalar statistic of the threshold tests (:mod:`._threshold`), runs the
-achievable-set tests (:mod:`._lattice`) on the coordinates where the inputs
+achievable-set tests (:mod:`._bit_lattice`) on the coordinates where the inputs
 differ, and combines the verdicts with a Bonferroni correction over the
 statistics.
 """

@@ -318,7 +318,7 @@ def timing_sample_size(
 
     Examples
     --------
-    The old discrete Laplace sampler at epsilon = 1 (issue 20: 512 and 1 of
+    The package's old discrete Laplace sampler at epsilon = 1 (512 and 1 of
     20,000 calls fell in the event):
 
     >>> from invariantdp.audit import timing_sample_size

@@ -376,7 +376,7 @@ def audit_timing(
         the value's size) or on the difference of the held-out mean values.
     n_samples : int
         Tested calls per input (default 20,000, the size of the acceptance
-        test of issue 20).
+        test of the package's secure samplers).
     n_holdout : int, optional
         Held-out calls per input that fix the thresholds (default
         ``max(n_samples // 5, 20)``).
@@ -400,7 +400,7 @@ def audit_timing(
     Sample sizes, calls per input for 90% power at significance 0.01 with
     the default events (:func:`~invariantdp.audit.timing_sample_size`, 416
     tests; checked in the test suite): the discrete Laplace sampler of CKS
-    Algorithm 2 that the package used before issue 20, at epsilon = 1 on
+    Algorithm 2 that the package used before its constant-time samplers, at epsilon = 1 on
     neighbours 0 and 1, has an event ``{value <= 0 and fast}`` of
     probability about ``0.026`` under 0 and ``5e-5`` under 1 (512 and 1 of
     20,000 calls, measured): 2,752 calls per input catch it against the

@@ -24,7 +24,7 @@ References
 ----------
 Cumings-Menon & Zhuravlev (2024), "Least squares estimation for hierarchical
 data", arXiv:2404.13164; Abowd et al. (2022), "The 2020 Census disclosure
-avoidance system TopDown algorithm"; issue 19.
+avoidance system TopDown algorithm".
 """
 
 from ._curator import measure

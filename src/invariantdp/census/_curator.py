@@ -10,7 +10,7 @@ References
 ----------
 Abowd et al. (2022), "The 2020 Census disclosure avoidance system TopDown
 algorithm" (the noisy measurements); Canonne, Kamath & Steinke (2020),
-Theorem 4; issue 19.
+Theorem 4.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+import pandas as pd
 
 from .._gls import EigenAlgebra, segment_starts, segment_sum
 from .._validation import check_positive, format_value
@@ -78,7 +79,6 @@ def histograms(counts, schema: Schema, geography: Geography) -> tuple[list, list
     the sorted geocodes and an array ``(units, *schema.shape)``.  Error
     messages name columns and rows, never confidential values.
     """
-    import pandas as pd
 
     if not isinstance(counts, pd.DataFrame):
         raise TypeError(f"`counts` must be a pandas DataFrame, got {type(counts).__name__}.")
@@ -175,7 +175,7 @@ def measure(
     References
     ----------
     Canonne, Kamath & Steinke (2020), Theorem 4 and Algorithm 3; Abowd et
-    al. (2022) (the TopDown noisy measurements); issue 19.
+    al. (2022) (the TopDown noisy measurements).
 
     Examples
     --------

@@ -11,7 +11,7 @@ References
 Cumings-Menon & Zhuravlev (2024), "Least squares estimation for hierarchical
 data", arXiv:2404.13164; Aitken (1935) (GLS is the best linear unbiased
 estimator); Gong & Meng, Section 3 and Subspace DP paper, Section 5.1 (why
-not TopDown's post-processed counts: they are biased for small units); issue 19.
+not TopDown's post-processed counts: they are biased for small units).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
 from .._dask_tasks import check_scheduler
@@ -69,7 +70,7 @@ class GLSEstimate:
 
     References
     ----------
-    Cumings-Menon & Zhuravlev (2024), arXiv:2404.13164; issue 19.
+    Cumings-Menon & Zhuravlev (2024), arXiv:2404.13164.
 
     Examples
     --------
@@ -100,7 +101,6 @@ class GLSEstimate:
         return self.measurements.geography.index(level)
 
     def _frame(self, keys: dict, est, var, attrs, query, confidence_level, reasons):
-        import pandas as pd
 
         cl = check_confidence_level(confidence_level)
         z = stats.norm.ppf(0.5 + cl / 2.0)
@@ -171,7 +171,6 @@ class GLSEstimate:
         )
 
     def _group_frame(self, query, attrs, level, li, groups, confidence_level):
-        import pandas as pd
 
         series = pd.Series(groups) if not isinstance(groups, pd.Series) else groups
         if series.empty:
@@ -197,7 +196,6 @@ class GLSEstimate:
         query summed over them).  Rows and columns are labelled by the
         query's cells; ``inf`` marks cells that are not estimable.
         """
-        import pandas as pd
 
         codes = [geocode] if isinstance(geocode, str) else list(geocode)
         if not codes:
@@ -288,7 +286,7 @@ class GLSEstimate:
         References
         ----------
         Cumings-Menon & Zhuravlev (2024), arXiv:2404.13164; Gao, Gong & Yu
-        (2022), Definition 2 (invariants); issue 19 ("Models on top").
+        (2022), Definition 2 (invariants).
 
         Examples
         --------
@@ -312,7 +310,6 @@ class GLSEstimate:
         >>> Release.from_json(r.to_json()) == r
         True
         """
-        import pandas as pd
 
         nm, sol = self.measurements, self.solution
         attrs = nm.schema.query(query)
@@ -376,7 +373,6 @@ class GLSEstimate:
 
     def paths(self):
         """Per level, how many units took the scalar, low-rank and dense paths (a DataFrame)."""
-        import pandas as pd
 
         rows = []
         for li, level in enumerate(self.measurements.levels):
@@ -393,7 +389,6 @@ class GLSEstimate:
 
     def path(self, level: str):
         """The path each unit of ``level`` took (a Series indexed by geocode)."""
-        import pandas as pd
 
         li = self._level(level)
         return pd.Series(self.solution.path(li), index=self.measurements.units[li], name="path")
@@ -418,15 +413,18 @@ class GLSEstimate:
         return format_table("GLS estimates of noisy measurements", rows, notes)
 
 
-def gls(measurements: NoisyMeasurements, scheduler=None) -> GLSEstimate:
+def gls(measurements: NoisyMeasurements, *, scheduler: str = "serial", client=None) -> GLSEstimate:
     """Generalised least squares on noisy measurements, invariants and zeros imposed exactly.
 
     Parameters
     ----------
     measurements : NoisyMeasurements
-    scheduler : None, "dask" or a dask.distributed Client, optional
-        With Dask, the subtrees below the second level (the counties of a
-        state) are independent tasks in each pass; the result is identical.
+    scheduler : {"serial", "dask"}
+        With ``"dask"``, the subtrees below the second level (the counties of
+        a state) are independent tasks in each pass; the result is identical.
+    client : dask.distributed.Client, optional
+        The cluster to use with ``scheduler="dask"``; by default the running
+        client, if any, else dask's local threads.
 
     Returns
     -------
@@ -442,7 +440,7 @@ def gls(measurements: NoisyMeasurements, scheduler=None) -> GLSEstimate:
 
     References
     ----------
-    Cumings-Menon & Zhuravlev (2024), arXiv:2404.13164; issue 19.
+    Cumings-Menon & Zhuravlev (2024), arXiv:2404.13164.
 
     Examples
     --------
@@ -463,10 +461,10 @@ def gls(measurements: NoisyMeasurements, scheduler=None) -> GLSEstimate:
         raise TypeError(
             f"`measurements` must be NoisyMeasurements, got {type(measurements).__name__}."
         )
-    check_scheduler(scheduler)
+    check_scheduler(scheduler, client)
     measurements.refuse_recoded("gls")
     names = {i: (lev, measurements.units[i]) for i, lev in enumerate(measurements.levels)}
     problem = measurements.to_problem()
-    if scheduler is None:
+    if scheduler == "serial":
         return GLSEstimate(measurements, solve(problem, names))
-    return GLSEstimate(measurements, solve_dask(problem, scheduler, names))
+    return GLSEstimate(measurements, solve_dask(problem, client, names))

@@ -7,7 +7,7 @@ above is the prefix of the geocode of that level's width (a tract
 References
 ----------
 US Census Bureau, 2020 Census noisy measurement files (geocode widths State 2,
-County 5, Tract 11, Block Group 12, Block 16); issue 19.
+County 5, Tract 11, Block Group 12, Block 16).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class Geography:
 
     References
     ----------
-    Issue 19; the Bureau's noisy measurement files.
+    The Bureau's 2020 noisy measurement files (their geographic levels).
 
     Examples
     --------

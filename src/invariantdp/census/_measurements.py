@@ -11,15 +11,16 @@ References
 ----------
 US Census Bureau, 2020 Census noisy measurement files (P.L. 94-171, DHC);
 Abowd et al. (2022), "The 2020 Census disclosure avoidance system TopDown
-algorithm"; issue 19.
+algorithm".
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
+import pandas as pd
 
 from .._gls import EigenAlgebra, Equality, Linear, Measurement, Problem, Zeros, constraints_of
 from .._results import Summary, format_table
@@ -97,7 +98,8 @@ class NoisyMeasurements:
 
     References
     ----------
-    Issue 19; Canonne, Kamath & Steinke (2020) (the discrete Gaussian noise).
+    The Bureau's 2020 noisy measurement files; Canonne, Kamath & Steinke (2020)
+    (the discrete Gaussian noise).
 
     Examples
     --------
@@ -233,8 +235,7 @@ class NoisyMeasurements:
         References
         ----------
         Canonne, Kamath & Steinke (2020), Theorem 4 (the discrete Gaussian's
-        zCDP); issue 19 ("A (level, query) slice is viewable as a labelled
-        Release").
+        zCDP).
 
         Examples
         --------
@@ -252,7 +253,6 @@ class NoisyMeasurements:
         >>> r.check_guarantee()
         True
         """
-        import pandas as pd
 
         li = self.geography.index(level)
         attrs = self.schema.query(query)
@@ -315,14 +315,13 @@ class NoisyMeasurements:
 
     @cached_property
     def privacy(self) -> CensusPrivacy:
-        """The zCDP guarantee (bounded neighbours, sensitivity sqrt 2): see :mod:`.privacy`."""
+        """The zCDP guarantee (bounded neighbours, sensitivity sqrt 2): see :mod:`._privacy`."""
         return CensusPrivacy.from_variances(
             {key: t.variance for key, t in self.measurements.items()}, noise=self.noise
         )
 
     def inequality_report(self):
         """The inequality constraints kept but not used by the linear estimator (a DataFrame)."""
-        import pandas as pd
 
         rows = [
             (lev, q, sign, t.units.size, int(np.sum(t.values != 0)))
@@ -370,7 +369,6 @@ class NoisyMeasurements:
             )
         if not np.all(np.isfinite(vals)):
             raise InvariantDPError("`values` must be finite.")
-        from dataclasses import replace
 
         return replace(self, linear=(*self.linear, (level, str(geocode), mat, vals)))
 
@@ -406,7 +404,6 @@ class NoisyMeasurements:
 
     def without_queries(self, queries) -> NoisyMeasurements:
         """A copy without the measurements and constraints of the named queries (all levels)."""
-        from dataclasses import replace
 
         queries = [queries] if isinstance(queries, str) else list(queries)
         names = {self.schema.canonical(q) for q in queries}
@@ -419,7 +416,7 @@ class NoisyMeasurements:
         )
 
     def to_problem(self) -> Problem:
-        """The array problem of the GLS (:mod:`._problem`), with the noise's actual variances.
+        """The GLS problem (:class:`invariantdp._gls.Problem`), with the actual noise variances.
 
         A recoded query is passed with its group matrices (``recodes``).
         """

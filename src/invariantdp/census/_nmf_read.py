@@ -16,13 +16,13 @@ estimator (a warning says so); ``+inf`` in a ``"<="`` row (``-inf`` in
 present, must describe as many cells as the value holds.
 
 Files are read one at a time, keeping only the columns above, so the raw
-directory never has to fit in memory; with ``scheduler="dask"`` (or a Dask
-client) the files are read and checked in parallel tasks.
+directory never has to fit in memory; with ``scheduler="dask"`` (and a Dask
+``client``, if given) the files are read and checked in parallel tasks.
 
 References
 ----------
 US Census Bureau, 2020 Census noisy measurement files for the P.L. 94-171
-redistricting data and the DHC (AWS open data registry); issue 19.
+redistricting data and the DHC (AWS open data registry).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._dask_tasks import run_tasks
+from .._dask_tasks import check_scheduler, run_tasks
 from ..exceptions import InvariantDPError
 from ._geography import Geography
 from ._ingest import Chunk, assemble
@@ -147,7 +147,7 @@ def _level_dirs(root: Path, geography: Geography | None) -> tuple[Geography, lis
     return geo, levels
 
 
-def read_nmf(path, schema, geography=None, *, scheduler=None):
+def read_nmf(path, schema, geography=None, *, scheduler="serial", client=None):
     """Read a noisy measurement file directory (the Bureau's layout) into ``NoisyMeasurements``.
 
     Parameters
@@ -161,8 +161,11 @@ def read_nmf(path, schema, geography=None, *, scheduler=None):
         Its levels must all be present.  Default: the Bureau's levels that
         the directory holds (a contiguous run of State, County, Tract,
         Block_Group, Block).
-    scheduler : None, "dask" or a dask.distributed Client, optional
-        Read and check the files in parallel Dask tasks.
+    scheduler : {"serial", "dask"}
+        With ``"dask"``, read and check the files in parallel Dask tasks.
+    client : dask.distributed.Client, optional
+        The cluster to use with ``scheduler="dask"``; by default the running
+        client, if any, else dask's local threads.
 
     Returns
     -------
@@ -178,7 +181,7 @@ def read_nmf(path, schema, geography=None, *, scheduler=None):
 
     References
     ----------
-    The Bureau's 2020 noisy measurement files; issue 19.
+    The Bureau's 2020 noisy measurement files.
 
     Examples
     --------
@@ -195,6 +198,7 @@ def read_nmf(path, schema, geography=None, *, scheduler=None):
     >>> back.measurements[("B", "total")].values.tolist()
     [[9.0]]
     """
+    check_scheduler(scheduler, client)
     pyarrow_modules()
     root = Path(os.fspath(path))
     geo, levels = _level_dirs(root, geography)
@@ -203,10 +207,10 @@ def read_nmf(path, schema, geography=None, *, scheduler=None):
         for kind in ("DPQuery", "Constraint"):
             for f in _files(root / f"{level}.parquet" / kind):
                 jobs.append((f, str(f.relative_to(root)), kind, level))
-    if scheduler is None:
+    if scheduler == "serial":
         results = [read_chunk(*job) for job in jobs]
     else:
-        results = run_tasks(read_chunk, jobs, scheduler)
+        results = run_tasks(read_chunk, jobs, client)
     marks = {mark for _, mark in results if mark}
     randomness = marks.pop() if len(marks) == 1 else "unknown"
     return NoisyMeasurements(**assemble([c for c, _ in results], schema, geo, randomness))

@@ -1,4 +1,4 @@
-"""Writing noisy measurements in the Bureau's file layout (see :mod:`.nmf`)."""
+"""Writing noisy measurements in the Bureau's file layout (see :mod:`._nmf_read`)."""
 
 from __future__ import annotations
 

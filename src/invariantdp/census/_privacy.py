@@ -12,7 +12,7 @@ and levels compose by adding :math:`\rho`.
 
 The equality invariants are published exactly and are *not* covered by this
 guarantee: with invariants the guarantee holds only among data sets that share
-them (Cho & Awan, Section 6; :func:`invariantdp.privacy.census_semi_dp_analysis`).
+them (Cho & Awan, Section 6; :func:`invariantdp.census.census_semi_dp_analysis`).
 
 References
 ----------

@@ -29,6 +29,7 @@ queries); the Bureau's schema attributes and recodes
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from .._validation import format_value
 from ..exceptions import InvariantDPError
@@ -369,7 +370,6 @@ class Schema:
 
     def cell_frame(self, name: str):
         """A DataFrame of the query's cells in C order: one column per attribute (or recode)."""
-        import pandas as pd
 
         attrs, used = self._parse(name)
         if not attrs:

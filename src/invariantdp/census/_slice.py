@@ -18,13 +18,13 @@ is a function of the query's cells and the slice holds every unit below
 
 References
 ----------
-Gao, Gong & Yu (2022), Definition 2 (linear equality invariants); issue 19
-("Models on top").
+Gao, Gong & Yu (2022), Definition 2 (linear equality invariants).
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from scipy import linalg, sparse
 
 from .._gls import EigenAlgebra
@@ -43,7 +43,6 @@ __all__ = [
 
 def slice_index(schema, query: str, geocodes):
     """The pandas index of a slice's cells: ``geocode`` and the query's attributes."""
-    import pandas as pd
 
     cells = schema.cell_frame(query)
     codes = np.asarray(geocodes, dtype=object)

@@ -48,6 +48,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from .._gls import EigenAlgebra, own_info, segment_starts, segment_sum
 from .._results import Summary, format_table
@@ -115,7 +116,6 @@ class TopDownHistograms:
         Columns ``geocode``, one per attribute of the query (level labels) and
         ``count``.
         """
-        import pandas as pd
 
         schema = self.measurements.schema
         attrs = schema.query(query)

@@ -1,7 +1,8 @@
 """The ``invariantdp`` command.
 
-Every module of this package that defines ``register(subparsers)`` adds one
-sub-command; ``main`` dispatches to the function it sets as ``func``.
+Every module of this package that defines ``_register(subparsers)`` adds one
+sub-command (the modules have no Python API of their own); ``main`` dispatches
+to the function it sets as ``func``.
 
 Bad input (a value out of range, an unreadable or malformed file, a path that
 cannot be written) ends the command with one line
@@ -32,8 +33,8 @@ def build_parser() -> Parser:
         if info.name.startswith("_"):
             continue
         module = importlib.import_module(f"{__name__}.{info.name}")
-        if hasattr(module, "register"):
-            module.register(sub)
+        if hasattr(module, "_register"):
+            module._register(sub)
     return parser
 
 

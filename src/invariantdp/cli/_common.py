@@ -25,6 +25,7 @@ import math
 import os
 
 import numpy as np
+import pandas as pd
 
 from ..exceptions import InvariantDPError
 from ..mechanisms import SECURE, SIMULATION, randomness_note
@@ -172,7 +173,6 @@ def read_csv(path, option: str, **kwargs):
     pandas reports an empty or malformed file without saying which one;
     :class:`OSError` (missing file, directory) already carries the path.
     """
-    import pandas as pd
 
     try:
         return pd.read_csv(path, **kwargs)
@@ -200,7 +200,6 @@ def read_long_table(path, option: str, value_column: str, label_columns: list[st
         non-numeric or missing values, or labels that do not identify one
         row each (or, for two columns, do not form a full table).
     """
-    import pandas as pd
 
     df = read_csv(path, option)
     for opt, cols in (("--label-columns", label_columns), ("--value-column", [value_column])):

@@ -28,7 +28,7 @@ from ..privacy import (
 from ._common import print_help_and_fail, print_json
 
 
-def register(sub) -> None:
+def _register(sub) -> None:
     p = sub.add_parser(
         "account",
         help="privacy accounting: GDP / zCDP / (epsilon, delta) conversions, group privacy",
@@ -42,7 +42,7 @@ def register(sub) -> None:
     _command(
         acc,
         "gdp",
-        run_gdp,
+        _run_gdp,
         [
             ("--epsilon", {"type": float, "required": True, "help": "privacy loss epsilon, >= 0"}),
             (
@@ -57,7 +57,7 @@ def register(sub) -> None:
     _command(
         acc,
         "eps-delta",
-        run_eps_delta,
+        _run_eps_delta,
         [("--mu", {"type": float, "required": True, "help": "Gaussian DP parameter mu, > 0"})],
         one_of=[
             ("--epsilon", {"type": float, "help": ">= 0: report delta"}),
@@ -69,7 +69,7 @@ def register(sub) -> None:
     _command(
         acc,
         "zcdp",
-        run_zcdp,
+        _run_zcdp,
         [
             ("--rho", {"type": float, "required": True, "help": "zCDP budget rho, > 0"}),
             (
@@ -99,7 +99,7 @@ def register(sub) -> None:
     _command(
         acc,
         "census",
-        run_census,
+        _run_census,
         [
             ("--rho", {"type": float, "default": 2.56, "help": "advertised rho (default 2.56)"}),
             (
@@ -121,7 +121,7 @@ def register(sub) -> None:
     _command(
         acc,
         "topdown",
-        run_topdown,
+        _run_topdown,
         [
             (
                 "--delta",
@@ -137,7 +137,7 @@ def register(sub) -> None:
     _command(
         acc,
         "swapping",
-        run_swapping,
+        _run_swapping,
         [
             ("--b", {"type": int, "required": True, "help": "largest matching stratum size"}),
             ("--swap-rate", {"type": float, "required": True, "help": "swap rate p in (0, 1)"}),
@@ -173,7 +173,7 @@ def _emit(args, data: dict, text) -> int:
     return 0
 
 
-def run_gdp(args) -> int:
+def _run_gdp(args) -> int:
 
     mu = eps_delta_to_gdp(args.epsilon, args.delta)
     data = {"epsilon": args.epsilon, "delta": args.delta, "mu": mu}
@@ -185,7 +185,7 @@ def run_gdp(args) -> int:
     return _emit(args, data, text)
 
 
-def run_eps_delta(args) -> int:
+def _run_eps_delta(args) -> int:
 
     if args.epsilon is not None:
         delta = gdp_to_eps_delta(args.mu, args.epsilon)
@@ -198,7 +198,7 @@ def run_eps_delta(args) -> int:
     return _emit(args, data, text)
 
 
-def run_zcdp(args) -> int:
+def _run_zcdp(args) -> int:
 
     rho = zcdp_group_privacy(args.rho, args.group)
     eps = zcdp_to_eps_delta(rho, args.delta, method=args.method)
@@ -212,13 +212,13 @@ def run_zcdp(args) -> int:
     return _emit(args, data, text)
 
 
-def run_census(args) -> int:
+def _run_census(args) -> int:
 
     res = census_semi_dp_analysis(args.rho, args.a, args.delta)
     return _emit(args, dataclasses.asdict(res), res.summary())
 
 
-def run_topdown(args) -> int:
+def _run_topdown(args) -> int:
 
     res = topdown_privacy_accounting(delta=args.delta)
     data = {
@@ -230,7 +230,7 @@ def run_topdown(args) -> int:
     return _emit(args, data, res.summary())
 
 
-def run_swapping(args) -> int:
+def _run_swapping(args) -> int:
 
     eps = float(swapping_epsilon(args.b, args.swap_rate))
     data = {"b": args.b, "swap_rate": args.swap_rate, "epsilon": eps}
@@ -238,12 +238,4 @@ def run_swapping(args) -> int:
     return _emit(args, data, text)
 
 
-__all__ = [
-    "register",
-    "run_census",
-    "run_eps_delta",
-    "run_gdp",
-    "run_swapping",
-    "run_topdown",
-    "run_zcdp",
-]
+__all__: list[str] = []  # a sub-command: no Python API (see `invariantdp --help`)

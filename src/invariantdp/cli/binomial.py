@@ -25,7 +25,7 @@ from ._common import (
     short,
 )
 
-__all__ = ["register", "run_binomial_test"]
+__all__: list[str] = []  # a sub-command: no Python API (see `invariantdp --help`)
 
 
 def _trials(text: str) -> int:
@@ -40,7 +40,7 @@ def _trials(text: str) -> int:
     return int(value)
 
 
-def register(sub) -> None:
+def _register(sub) -> None:
     p = sub.add_parser(
         "binomial-test",
         help="DP UMP test of a binomial proportion from a Tulap-noised count",
@@ -67,7 +67,7 @@ def register(sub) -> None:
         action="store_true",
         help=("print the result as strict JSON (RFC 8259): non-finite numbers are written as null"),
     )
-    p.set_defaults(func=run_binomial_test)
+    p.set_defaults(func=_run_binomial_test)
 
 
 def _check_args(args) -> None:
@@ -82,7 +82,7 @@ def _check_args(args) -> None:
         raise InvariantDPError("`--epsilon` is required with --statistic.")
 
 
-def run_binomial_test(args) -> int:
+def _run_binomial_test(args) -> int:
 
     _check_args(args)
     release = None

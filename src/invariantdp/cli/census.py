@@ -41,6 +41,8 @@ import shutil
 import warnings
 from pathlib import Path
 
+import pandas as pd
+
 from ..census import PL94, Geography, Schema, gls, measure, read_nmf
 from ..exceptions import InvariantDPError
 from ._common import (
@@ -60,7 +62,7 @@ from ._common import (
 )
 from ._files import removed_on_signal
 
-__all__ = ["register", "run_estimate", "run_measure"]
+__all__: list[str] = []  # a sub-command: no Python API (see `invariantdp --help`)
 
 _PARQUET = (".parquet", ".pq")
 _JSON_HELP = "print the report as strict JSON (RFC 8259; non-finite numbers as null)"
@@ -71,7 +73,7 @@ _SCHEMA_HELP = (
 _SPEC = "'State:2,County:5,Tract:11'"
 
 
-def register(sub) -> None:
+def _register(sub) -> None:
     p = sub.add_parser(
         "census",
         help="Census noisy measurement files: measure confidential counts, estimate from a file",
@@ -146,7 +148,7 @@ def register(sub) -> None:
         help="replace --output if it is an existing noisy measurement file directory",
     )
     m.add_argument("--json", action="store_true", help=_JSON_HELP)
-    m.set_defaults(func=run_measure)
+    m.set_defaults(func=_run_measure)
 
     e = cmds.add_parser(
         "estimate",
@@ -197,7 +199,7 @@ def register(sub) -> None:
     e.add_argument("-o", "--output", required=True, help="CSV (or .parquet) file of the estimates")
     e.add_argument("--force", action="store_true", help="replace --output if it exists")
     e.add_argument("--json", action="store_true", help=_JSON_HELP)
-    e.set_defaults(func=run_estimate)
+    e.set_defaults(func=_run_estimate)
 
 
 # --- arguments ------------------------------------------------------------------------------
@@ -330,7 +332,6 @@ def _format(path, option: str) -> str:
 
 
 def _read_counts(path):
-    import pandas as pd
 
     if _format(path, "counts") == "csv":
         return read_csv(path, "counts", dtype={"geocode": str})
@@ -342,7 +343,10 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 def _is_nmf_dir(path: Path) -> bool:
-    """Only ``<Level>.parquet`` directories: what :meth:`to_nmf` writes."""
+    """Only ``<Level>.parquet`` directories.
+
+    What :meth:`~invariantdp.census.NoisyMeasurements.to_nmf` writes.
+    """
     return all(p.is_dir() and p.name.endswith(".parquet") for p in path.iterdir())
 
 
@@ -410,7 +414,7 @@ def _notes(caught) -> list[str]:
 # --- measure ----------------------------------------------------------------------------------
 
 
-def run_measure(args) -> int:
+def _run_measure(args) -> int:
 
     schema = _schema(args.schema)
     geography = _geography(args.geography)
@@ -478,7 +482,6 @@ def run_measure(args) -> int:
 
 def _read_groups(path):
     """``--groups``: a Series geocode -> group name."""
-    import pandas as pd
 
     df = read_csv(path, "--groups", dtype=str, keep_default_na=False)
     missing = [c for c in ("geocode", "group") if c not in df.columns]
@@ -497,7 +500,7 @@ def _read_groups(path):
     return pd.Series(df["group"].to_numpy(), index=df["geocode"].to_numpy())
 
 
-def run_estimate(args) -> int:
+def _run_estimate(args) -> int:
 
     schema = _schema(args.schema)
     geography = _geography(args.geography)

@@ -38,6 +38,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pandas as pd
 
 from .._results import format_table
 from ..exceptions import InvariantDPError
@@ -52,7 +53,7 @@ from ._common import (
     short,
 )
 
-__all__ = ["register", "run_loglinear", "run_poisson"]
+__all__: list[str] = []  # a sub-command: no Python API (see `invariantdp --help`)
 
 #: The name of the response when the formula's left side is empty.
 _RESPONSE = "released"
@@ -68,7 +69,7 @@ _GAUSSIAN_TYPE = (
 )
 
 
-def register(sub) -> None:
+def _register(sub) -> None:
     p = sub.add_parser(
         "fit",
         help="fit a Poisson regression or a log-linear model to a privatized release",
@@ -143,7 +144,7 @@ def register(sub) -> None:
         help=_LIKELIHOOD_HELP,
     )
     po.add_argument("--json", action="store_true", help=_JSON_HELP)
-    po.set_defaults(func=run_poisson)
+    po.set_defaults(func=_run_poisson)
 
     ll = models.add_parser(
         "loglinear",
@@ -181,7 +182,7 @@ def register(sub) -> None:
         help=("independence test: generalised Pearson statistic (default) or likelihood ratio"),
     )
     ll.add_argument("--json", action="store_true", help=_JSON_HELP)
-    ll.set_defaults(func=run_loglinear)
+    ll.set_defaults(func=_run_loglinear)
 
 
 # --- poisson ------------------------------------------------------------------
@@ -205,7 +206,6 @@ def _response_and_rhs(formula: str) -> tuple[str, str]:
 
 def _align(data, release, label_columns):
     """``data``'s rows in the order of the release's cells."""
-    import pandas as pd
 
     cells = release.to_series().index
     if label_columns is None:
@@ -252,7 +252,6 @@ def _align(data, release, label_columns):
 
 
 def _poisson_model(args, release, data):
-    import pandas as pd
 
     y = np.asarray(release.value, dtype=float).reshape(-1)
     if args.exog is not None:
@@ -355,7 +354,6 @@ def _term_columns(model, terms: list[str]) -> list[int]:
 
 def _term_test(release, model, res, terms: list[str], likelihood: str) -> dict:
     """Likelihood ratio (against the fit without ``terms``) and Wald tests of ``terms``."""
-    import pandas as pd
 
     cols = _term_columns(model, terms)
     names = list(model.exog_names)
@@ -401,7 +399,7 @@ def _term_test_table(test: dict):
     )
 
 
-def run_poisson(args) -> int:
+def _run_poisson(args) -> int:
 
     release = load_release(args.release)
     _check_release(args, release)  # before reading --data
@@ -462,7 +460,7 @@ def _report(args, release, model, res, head: dict, test=None) -> int:
 # --- loglinear ----------------------------------------------------------------
 
 
-def run_loglinear(args) -> int:
+def _run_loglinear(args) -> int:
 
     release = load_release(args.release)
     _check_release(args, release)

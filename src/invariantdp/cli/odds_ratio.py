@@ -41,7 +41,7 @@ from ._common import (
 ODDS_RATIO = find_mechanism("odds_ratio")
 
 
-def register(sub) -> None:
+def _register(sub) -> None:
     p = sub.add_parser(
         "odds-ratio-test",
         help="semi-DP UMPU test of the odds ratio of a 2x2 table",
@@ -91,7 +91,7 @@ def register(sub) -> None:
             "unbounded confidence limit, are written as null"
         ),
     )
-    p.set_defaults(func=run_test)
+    p.set_defaults(func=_run_test)
 
     d = sub.add_parser(
         "demo",
@@ -111,7 +111,7 @@ def register(sub) -> None:
         default=20240601,
         help="seed of numpy's generator, an integer >= 0 (default 20240601)",
     )
-    d.set_defaults(func=run_demo)
+    d.set_defaults(func=_run_demo)
 
 
 def _table_from_args(args) -> np.ndarray | None:
@@ -163,7 +163,7 @@ def _check_args(args) -> None:
         raise InvariantDPError("`--force` applies only with --output.")
 
 
-def run_test(args) -> int:
+def _run_test(args) -> int:
 
     _check_args(args)
     table = _table_from_args(args)
@@ -225,7 +225,7 @@ def run_test(args) -> int:
     return 0
 
 
-def run_demo(args) -> int:
+def _run_demo(args) -> int:
     from scipy import stats
 
     df = datasets.aspirin_myocardial_infarction()
@@ -256,4 +256,4 @@ def run_demo(args) -> int:
     return 0
 
 
-__all__ = ["register", "run_demo", "run_test"]
+__all__: list[str] = []  # a sub-command: no Python API (see `invariantdp --help`)

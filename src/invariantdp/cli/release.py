@@ -30,6 +30,7 @@ import dataclasses
 import math
 
 import numpy as np
+import pandas as pd
 
 from .._label_text import two_by_two_text
 from ..exceptions import InvariantDPError
@@ -56,29 +57,29 @@ from ._common import (
 _KINDS = ("additive", "lp", "subspace", "semi_dp", "odds_ratio")
 _RUNS = {m.cli_name: m for m in REGISTRY.values() if m.kind in _KINDS}
 #: the mechanisms of this command by their command-line names (aliases in the registry)
-NAMES = sorted(_RUNS)
+_NAMES = sorted(_RUNS)
 #: Mechanisms with an exact sampler: secure by default.
-EXACT = tuple(n for n in NAMES if _RUNS[n].exact)
+_EXACT = tuple(n for n in _NAMES if _RUNS[n].exact)
 #: Floating-point mechanisms with no exact sampler: simulation only.
-SIMULATION_ONLY = tuple(n for n in NAMES if not _RUNS[n].exact)
+_SIMULATION_ONLY = tuple(n for n in _NAMES if not _RUNS[n].exact)
 #: the norm of each mechanism's --sensitivity (tulap: each cell; lp: --p; semi-DP: fixed)
-L1 = tuple(n for n in NAMES if _RUNS[n].norm == "l1")
-L2 = tuple(n for n in NAMES if _RUNS[n].norm == "l2")
+_L1 = tuple(n for n in _NAMES if _RUNS[n].norm == "l1")
+_L2 = tuple(n for n in _NAMES if _RUNS[n].norm == "l2")
 #: Gaussian-type mechanisms: a zCDP budget --rho sets their noise (the others refuse it).
-ZCDP = tuple(n for n in NAMES if _RUNS[n].zcdp)
+_ZCDP = tuple(n for n in _NAMES if _RUNS[n].zcdp)
 #: sensitivity fixed by the table's margins (Prop. 32; x11 given the margins of a 2 x 2 table)
-_FIXED = tuple(n for n in NAMES if _RUNS[n].norm == "fixed")
+_FIXED = tuple(n for n in _NAMES if _RUNS[n].norm == "fixed")
 #: with --invariants: the congenial release (the noise conditioned on them, a simulation)
-CONGENIAL = tuple(n for n in NAMES if _RUNS[n].congenial)
+_CONGENIAL = tuple(n for n in _NAMES if _RUNS[n].congenial)
 #: what keeps invariants, said when --invariants is given to a mechanism that cannot
 _KEEPERS = (
     "invariants are kept by the subspace mechanisms (projected-*, extended-*, with "
     "--invariants), semi-dp-* and odds-ratio (the one-way margins), and by the congenial "
-    f"release of {', '.join(CONGENIAL)} (with --invariants)"
+    f"release of {', '.join(_CONGENIAL)} (with --invariants)"
 )
 
 
-def register(sub) -> None:
+def _register(sub) -> None:
     p = sub.add_parser(
         "release",
         help="privatize a table with a mechanism and write the Release as JSON",
@@ -88,21 +89,21 @@ def register(sub) -> None:
             "guarantee) as JSON, atomically. Subspace mechanisms keep the --invariants "
             "exactly; semi-DP mechanisms and odds-ratio keep the one-way margins (odds-ratio "
             "releases x11 of a 2x2 table, which `invariantdp odds-ratio-test --release` "
-            f"tests); {', '.join(CONGENIAL)} given --invariants make the congenial release "
+            f"tests); {', '.join(_CONGENIAL)} given --invariants make the congenial release "
             "(their noise conditioned on the invariants, Gong & Meng 2020), a simulation. "
             "The noise is sampled exactly from the operating system's CSPRNG unless "
-            f"--simulate or --seed is given. {', '.join(SIMULATION_ONLY)} are simulation "
+            f"--simulate or --seed is given. {', '.join(_SIMULATION_ONLY)} are simulation "
             "only (floating-point noise is attackable, Mironov 2012): they need --simulate "
             "or --seed."
         ),
     )
     p.add_argument(
         "mechanism",
-        choices=NAMES,
+        choices=_NAMES,
         metavar="MECHANISM",
         help=(
-            f"with an exact (secure) sampler: {', '.join(EXACT)}; simulation only: "
-            f"{', '.join(SIMULATION_ONLY)}"
+            f"with an exact (secure) sampler: {', '.join(_EXACT)}; simulation only: "
+            f"{', '.join(_SIMULATION_ONLY)}"
         ),
     )
     p.add_argument(
@@ -134,7 +135,7 @@ def register(sub) -> None:
         default=None,
         help=(
             "for subspace mechanisms, and for the congenial release of "
-            f"{', '.join(CONGENIAL)} (a simulation: with --simulate or --seed): 'margins' "
+            f"{', '.join(_CONGENIAL)} (a simulation: with --simulate or --seed): 'margins' "
             "(one-way margins), 'total', 'row-totals', 'column-totals', or a JSON file "
             "holding Invariants.to_dict()"
         ),
@@ -147,7 +148,7 @@ def register(sub) -> None:
         type=float,
         default=None,
         help=(
-            f"zCDP budget rho, > 0, for the Gaussian-type mechanisms ({', '.join(ZCDP)}): "
+            f"zCDP budget rho, > 0, for the Gaussian-type mechanisms ({', '.join(_ZCDP)}): "
             "noise sigma = sensitivity / sqrt(2 rho), i.e. mu = sqrt(2 rho)"
         ),
     )
@@ -157,7 +158,7 @@ def register(sub) -> None:
         default=None,
         help=(
             "sensitivity of the query, default 1, in the norm of the mechanism: L1 for "
-            f"{', '.join(L1)}; L2 for {', '.join(L2)}; the Lp norm of --p for lp; the change of "
+            f"{', '.join(_L1)}; L2 for {', '.join(_L2)}; the Lp norm of --p for lp; the change of "
             "each cell (Linf) for tulap, whose guarantee is composed over the cells that may "
             "change (--coordinates-changed); fixed by the table's margins for "
             f"{', '.join(_FIXED)}. The release records it in its guarantee's adjacency"
@@ -178,7 +179,7 @@ def register(sub) -> None:
     add_randomness_args(p)
     p.add_argument("-o", "--output", required=True, help="path of the JSON release")
     p.add_argument("--force", action="store_true", help="replace --output if it exists")
-    p.set_defaults(func=run_release)
+    p.set_defaults(func=_run_release)
 
 
 _NAMED_INVARIANTS = ("margins", "total", "row-totals", "column-totals")
@@ -219,11 +220,11 @@ def _rho_to_mu(args, given: dict, allowed: tuple) -> float | None:
     name, rho = args.mechanism, given["rho"]
     if rho is None:
         return None
-    if name not in ZCDP:
+    if name not in _ZCDP:
         takes = ", ".join(k for k in allowed if k != "mu") or "mu"
         raise InvariantDPError(
             f"`--rho` ({rho!r}) does not apply to {name}: a zCDP budget sets the noise of the "
-            f"Gaussian-type mechanisms only ({', '.join(ZCDP)}); {name} takes {takes}."
+            f"Gaussian-type mechanisms only ({', '.join(_ZCDP)}); {name} takes {takes}."
         )
     if not (math.isfinite(rho) and rho > 0.0):
         raise InvariantDPError(f"`--rho` ({rho!r}) must be a finite number > 0.")
@@ -288,7 +289,7 @@ def _check_args(args) -> tuple:
         if args.invariants is None:
             raise InvariantDPError("`--invariants` is required for subspace mechanisms.")
     elif args.invariants is not None:
-        if name not in CONGENIAL:
+        if name not in _CONGENIAL:
             raise InvariantDPError(f"`--invariants` does not apply to {name}: {_KEEPERS}.")
         congenial = True
     secure = use_secure(args)
@@ -299,11 +300,11 @@ def _check_args(args) -> tuple:
             "--simulate (or --seed N) for a simulation, not for publication; a secure "
             f"release of {name} is made without --invariants."
         )
-    if secure and name in SIMULATION_ONLY:
+    if secure and name in _SIMULATION_ONLY:
         raise InvariantDPError(
             f"{name} has no exact sampler (floating-point noise is attackable, Mironov 2012), "
             "so it cannot make a release for publication: pass --simulate (or --seed N) for a "
-            f"simulation, or use a mechanism with an exact sampler ({', '.join(EXACT)})."
+            f"simulation, or use a mechanism with an exact sampler ({', '.join(_EXACT)})."
         )
     if congenial:
         kwargs = _congenial_privacy(mech, kwargs)
@@ -334,7 +335,6 @@ def _congenial_privacy(mech, kwargs: dict) -> dict:
 
 def _read_table(args):
     """The table as pandas (wide or long format), its labels kept for the release."""
-    import pandas as pd
 
     if args.value_column is not None:
         return read_long_table(args.table, "table", args.value_column, args.label_columns)
@@ -351,7 +351,7 @@ def _read_table(args):
     return table
 
 
-def run_release(args) -> int:
+def _run_release(args) -> int:
     mech, kwargs, secure, rho, congenial = _check_args(args)
     inputs = [("table", args.table)]
     if args.invariants not in _NAMED_INVARIANTS:
@@ -400,12 +400,4 @@ def run_release(args) -> int:
     return 0
 
 
-__all__ = [
-    "CONGENIAL",
-    "EXACT",
-    "NAMES",
-    "SIMULATION_ONLY",
-    "ZCDP",
-    "register",
-    "run_release",
-]
+__all__: list[str] = []  # a sub-command: no Python API (see `invariantdp --help`)

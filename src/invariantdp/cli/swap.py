@@ -30,12 +30,12 @@ from ._common import (
     write_atomic,
 )
 
-__all__ = ["register", "run_swap"]
+__all__: list[str] = []  # a sub-command: no Python API (see `invariantdp --help`)
 
 _PARQUET = (".parquet", ".pq")
 
 
-def register(sub) -> None:
+def _register(sub) -> None:
     p = sub.add_parser(
         "swap",
         help="swap microdata with the Permutation Algorithm and print its epsilon",
@@ -64,7 +64,7 @@ def register(sub) -> None:
         action="store_true",
         help="print the summary as strict JSON (RFC 8259; non-finite numbers as null)",
     )
-    p.set_defaults(func=run_swap)
+    p.set_defaults(func=_run_swap)
 
 
 def _format(path: Path, option: str) -> str:
@@ -88,7 +88,7 @@ def _writer(df: pd.DataFrame, fmt: str):
     return lambda fh: df.to_parquet(fh, index=False)
 
 
-def run_swap(args) -> int:
+def _run_swap(args) -> int:
 
     src, dst = Path(args.input), Path(args.output)
     _format(src, "input")

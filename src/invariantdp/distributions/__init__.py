@@ -11,7 +11,12 @@ package knows of each law beyond it (calibration, JSON schema, claim check,
 test view, likelihood) is its noise family, :mod:`invariantdp.families`.
 """
 
-from .._deprecation import moved_names
+# The 0.1.0 module path tulap is imported first, so that importing it later does not
+# rebind the package's `tulap` (bound below) to the module.
+from . import tulap as _tulap_module_path  # noqa: F401
+
+# isort: split
+
 from ._cnd import CanonicalNoise, canonical_noise
 from ._discrete_laws import (
     discrete_gaussian,
@@ -88,6 +93,3 @@ __all__ = [
     "tulap_privacy",
     "tulap_privacy_gen",
 ]
-
-# old submodules of this package import with a DeprecationWarning (invariantdp._old_module_paths)
-__getattr__ = moved_names(__name__, {})

@@ -1,6 +1,6 @@
 r"""Exact arithmetic of the samplers: bounds of ``exp``, lazy comparisons, CKS Algorithm 1.
 
-The constant-work samplers (:mod:`._constant`, :mod:`._exact`) decide every
+The constant-work samplers (:mod:`._constant`, :mod:`._exact_samplers`) decide every
 draw by comparing random words with public thresholds; what they need to be
 *exact* is here: rational bounds on ``exp(-x)`` at any precision
 (:func:`exp_neg_bounds`, correctly rounded :mod:`decimal`), the lazy

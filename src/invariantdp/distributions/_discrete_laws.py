@@ -18,7 +18,7 @@ and numpy samplers, for simulation:
 The exact samplers (:func:`sample_discrete_laplace_exact`,
 :func:`sample_discrete_gaussian_exact` and the constant-work plans
 ``laplace_plan``, ``gaussian_plan`` the mechanisms use) are defined in
-:mod:`._exact` and :mod:`._constant` and re-exported here; with a
+:mod:`._exact_samplers` and :mod:`._constant` and re-exported here; with a
 :class:`~invariantdp.secure.SecureGenerator` they are for production
 releases (see :mod:`invariantdp.secure`).  :class:`LatticeLaw` scales
 either law to a grid ``gamma Z``.

@@ -21,7 +21,7 @@ of a release says nothing about its noise):
   comparisons, CKS Algorithm 1 for the slow path of a tail draw) is in
   :mod:`._arith`.
 
-The discrete samplers are re-exported by :mod:`.discrete` (and
+The discrete samplers are re-exported by :mod:`._discrete_laws` (and
 :mod:`invariantdp.distributions`); the Tulap plan and draw are used from
 here by the Tulap mechanism.
 

@@ -174,7 +174,7 @@ class KNormNoise:
         return np.linalg.norm(v, ord=p, axis=-1)
 
     def _polar(self) -> LPHullNorm:
-        """The polar sampler of the polytope (:class:`.polar.LPHullNorm`)."""
+        """The polar sampler of the polytope (:class:`._polar_sampler.LPHullNorm`)."""
         if isinstance(self.hull, LPHullNorm):
             return self.hull
         return LPHullNorm.from_space(self.hull.space)

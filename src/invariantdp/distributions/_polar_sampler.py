@@ -71,7 +71,7 @@ def _contingency_shape(P: np.ndarray) -> tuple[int, int] | None:
 
 
 def _lp_norm(P: np.ndarray, y: np.ndarray) -> float:
-    """``||y||_K`` for ``K = Hull(P)`` (span coordinates) by the LP of :func:`hull_norm`.
+    """``||y||_K`` for ``K = Hull(P)`` (span coordinates) by the LP of ``hull_norm``.
 
     The simplex solution is checked against its dual certificate: the dual
     vector ``z`` normalised by ``max |P z|`` lies in the polar of ``K``, so
@@ -108,11 +108,12 @@ def _lp_norm(P: np.ndarray, y: np.ndarray) -> float:
 class LPHullNorm(SpanNorm):
     r"""The norm of ``K = Hull(S)`` by linear programming, with an exact polar sampler.
 
-    The counterpart of :class:`HullNorm` for sensitivity spaces whose facets
-    cannot be enumerated (``s = dim span(S) > MAX_HULL_DIM``): nothing is
-    built but the span basis, the norm is the linear programme of
-    :func:`hull_norm` (``method="lp"``), and uniform points of ``K`` are drawn
-    exactly by rejection in polar coordinates.
+    The counterpart of :class:`~invariantdp.sensitivity.HullNorm` for
+    sensitivity spaces whose facets cannot be enumerated
+    (``s = dim span(S) > MAX_HULL_DIM``): nothing is built but the span
+    basis, the norm is the linear programme of
+    :func:`~invariantdp.sensitivity.hull_norm` (``method="lp"``), and uniform
+    points of ``K`` are drawn exactly by rejection in polar coordinates.
 
     **The polar sampler.**  A uniform point of ``K`` is ``U = rho(theta)
     W^(1/s) theta`` with ``W ~ U(0, 1)`` and the direction ``theta`` of

@@ -9,9 +9,9 @@ Here: the scipy distributions :data:`tulap` (shapes ``b, q``) and
 :data:`tulap_privacy` (shapes ``epsilon, delta``, built by
 :func:`tulap_from_privacy`), :func:`tulap_params`, and the numpy samplers
 for simulation (:func:`draw_tulap`).  Their closed forms (cdf, log-cdf in
-log space, density, quantile, support) are in :mod:`.tulap_forms`; the
-exact sampler for releases, :func:`~._exact.draw_tulap_exact`, is with the
-other exact samplers in :mod:`._exact`; the noise family (calibration,
+log space, density, quantile, support) are in :mod:`._tulap_forms`; the
+exact sampler for releases, :func:`~._exact_samplers.draw_tulap_exact`, is with the
+other exact samplers in :mod:`._exact_samplers`; the noise family (calibration,
 claim check, test view) in :mod:`invariantdp.families._tulap_family`.
 
 References

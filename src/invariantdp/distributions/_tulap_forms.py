@@ -1,7 +1,7 @@
 r"""Closed forms of the Tulap law in the parametrisation ``(log b, q, 1 - q)``.
 
 The one home of the Tulap cdf, log-cdf, density and quantile: the scipy
-distributions of :mod:`.tulap`, the DP tests (:mod:`invariantdp.inference`)
+distributions of :mod:`._tulap`, the DP tests (:mod:`invariantdp.inference`)
 and the PyMC likelihood (:mod:`invariantdp.inference.bayes`) all evaluate
 these functions.  :func:`tulap_logcdf` and :func:`tulap_logpdf` take the
 array module ``xp`` (``numpy``, the default, or ``pytensor.tensor``), so the

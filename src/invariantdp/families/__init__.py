@@ -37,9 +37,9 @@ a family name with a string.  A user family is added with
 The registry is, with the deprecation registry, the package's only global
 state.
 
-Modules: the class and the registry in :mod:`._core`; the Tulap family in
+Modules: the class and the registry in :mod:`._family`; the Tulap family in
 :mod:`._tulap_family`, the Gaussian with a full covariance in
-:mod:`._correlated_gaussian`, the others in :mod:`._builtin`; their schemas in
+:mod:`._correlated_gaussian`, the others in :mod:`._builtin_families`; their schemas in
 :mod:`._schemas`, calibrations in :mod:`._calibration`, claim checks in
 :mod:`._claims`, likelihood forms in :mod:`._likelihood` and the test view
 in :mod:`._tails`.
@@ -58,7 +58,6 @@ True
 {'sigma': 1.0}
 """
 
-from .._deprecation import moved_names
 from ._builtin_families import DISCRETE_GAUSSIAN, DISCRETE_LAPLACE, GAUSSIAN, LAPLACE
 from ._claims import overstated
 from ._correlated_gaussian import CORRELATED_GAUSSIAN
@@ -117,6 +116,3 @@ __all__ = [
     "overstated",
     "register_noise_family",
 ]
-
-# old submodules of this package import with a DeprecationWarning (invariantdp._old_module_paths)
-__getattr__ = moved_names(__name__, {})

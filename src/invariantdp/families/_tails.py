@@ -90,7 +90,8 @@ class NoiseTails:
 
     def cut(self, u: float, sign: float):
         """``(a, b, increasing, f_edge)``: ``F(sign (h - u))`` is within ``f_edge`` of 0 or 1
-        outside ``[a, b]`` (see ``invariantdp.inference._lattice``), or None (no such bound)."""
+        outside ``[a, b]`` (see ``invariantdp.inference._logconcave_sums``), or None (no
+        such bound)."""
         return None
 
     def __repr__(self) -> str:

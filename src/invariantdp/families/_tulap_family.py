@@ -122,7 +122,10 @@ class TulapTails(NoiseTails):
         return tulap_ppf(np.asarray(u, dtype=float), self.log_b, self.q, self.qc)
 
     def _cell(self, frac: float) -> float:
-        """``log F(frac)`` in the central cell (:func:`tulap_cell_logcdf` for a scalar)."""
+        """``log F(frac)`` in the central cell.
+
+        :func:`~invariantdp.distributions._tulap_forms.tulap_cell_logcdf` for a scalar.
+        """
         t = frac + 0.5
         if not t > 0.0:
             return self.log_b - math.log1p(math.exp(self.log_b))

@@ -14,7 +14,6 @@ Two conventions hold for the tests and models here:
   ``DeprecationWarning``.
 """
 
-from .._deprecation import moved_names
 from ._binomial_test import BinomialTestResult, ump_binomial_test
 from ._invariant_likelihoods import (
     conditional_laplace_logpdf,
@@ -59,6 +58,3 @@ __all__ = [
     "umpu_odds_ratio_sample_size",
     "umpu_odds_ratio_test",
 ]
-
-# old submodules of this package import with a DeprecationWarning (invariantdp._old_module_paths)
-__getattr__ = moved_names(__name__, {})

@@ -228,7 +228,7 @@ def ump_binomial_test(
     ----------
     statistic : float or Release
         The released ``Z``, or the :class:`~invariantdp.Release` of a count
-        made by the Tulap mechanism (:func:`~invariantdp.mechanisms.tulap`
+        made by the Tulap mechanism (:func:`~invariantdp.mechanisms.tulap_mechanism`
         with sensitivity 1); then the noise law comes from the release and
         ``epsilon``, ``delta`` and ``noise`` must not be given.
     n : int

@@ -166,7 +166,7 @@ _LOG_HALF = math.log(0.5) - 1e-6  # margin: sums near 1/2 may differ by rounding
 
 
 def _log_p_bound(u, margins, log_w, noise: NoiseTails, side, limit=math.inf) -> float:
-    """:func:`~._lattice.tulap_log_p_bound` for noise with ``F(x) <= exp(eps (x + 1))``.
+    """:func:`~._logconcave_sums.tulap_log_p_bound` for noise with ``F(x) <= exp(eps (x + 1))``.
 
     Tulap's (``eps = -log b``, its ``tail_rate``); ``inf`` for other laws.
     """

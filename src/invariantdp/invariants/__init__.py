@@ -25,14 +25,13 @@ Consumers use the public methods of :class:`Invariants` for its structure:
 :meth:`~Invariants.without_values` (a copy sharing the cached structure) and
 :meth:`~Invariants.same_map`.
 
-Layout of the package: the class in :mod:`._core` (its projections and
+Layout of the package: the class in :mod:`._invariants` (its projections and
 null-space bases in its base class, :mod:`._null_space`), the constructors
 in :mod:`._constructors`, the structure builders in :mod:`._structure`, the
 null-space arithmetic (Helmert bases, SVD) in :mod:`._geometry`, document
 reading in :mod:`._document` and value consistency in :mod:`._consistency`.
 """
 
-from .._deprecation import moved_names
 from ._constructors import (
     grand_total,
     group_totals,
@@ -59,6 +58,3 @@ __all__ = [
     "one_way_margins",
     "totals",
 ]
-
-# old submodules of this package import with a DeprecationWarning (invariantdp._old_module_paths)
-__getattr__ = moved_names(__name__, {})

@@ -27,6 +27,12 @@ and :mod:`._odds_ratio_release` (Cho & Awan), :mod:`._congenial` (Gong & Meng),
 constructor of their releases, is in :mod:`._base`.
 """
 
+# The 0.1.0 module path knorm is imported first, so that importing it later does not
+# rebind the package's `knorm` (bound below) to the module.
+from . import knorm as _knorm_module_path  # noqa: F401
+
+# isort: split
+
 from .._deprecation import moved_names
 from ._additive import gaussian_mechanism, laplace_mechanism
 from ._congenial import (

@@ -301,7 +301,7 @@ def guarantee(
     give ``semi_adjacent_parameter`` (``a(t)`` of Cho & Awan, Def. 13).  A
     secure release gives ``timing_tv``, the probability that its run time
     depended on its noise: the guarantee becomes that of the value with its
-    run time (:func:`._secure.timed_guarantee_params`).
+    run time (:func:`._side_channels.timed_guarantee_params`).
     """
     if timing_tv is not None:
         definition, params = timed_guarantee_params(definition, params, timing_tv)

@@ -1,6 +1,6 @@
 """One agent's share of a distributed subspace-DP release (Gao, Gong & Yu 2022, Algorithm 4).
 
-The noise of the projected and extended mechanisms (:mod:`.subspace`) never
+The noise of the projected and extended mechanisms (:mod:`._subspace_mechanisms`) never
 depends on the data, so agents holding parts of ``x`` and a common seed
 reproduce the central release exactly.
 """

@@ -7,7 +7,7 @@ to integer data (:mod:`invariantdp.mechanisms._integer_noise`).  Both need the
 sensitivity as an exact rational (:func:`exact_norm`), the integer
 sensitivity of the rounded data (:func:`grid_l1_sensitivity`,
 :func:`grid_l2_sensitivity_sq`), the grid (:func:`grid_for`; the data are
-clamped and rounded to it by :func:`._secure.secure_grid_index`), bounds on
+clamped and rounded to it by :func:`._side_channels.secure_grid_index`), bounds on
 the noise in grid units, and the largest
 ``rho`` whose zCDP implies a target (epsilon, delta) (:func:`zcdp_for`,
 Canonne, Kamath & Steinke 2020, Corollary 13), and the exact noise of both

@@ -107,7 +107,7 @@ def _integer_data(x, secure: bool):
     """``(shape, data)``: the public shape; the data checked now for a simulation only.
 
     A secure call reads its data last, after every public check
-    (:func:`._secure.secure_integers`).
+    (:func:`._side_channels.secure_integers`).
     """
     if secure:
         return public_shape(x), None

@@ -227,7 +227,7 @@ def sources_secure(j: np.ndarray, n_strata: int, p: float, gen) -> tuple[np.ndar
     """Algorithm 5.1 with exact draws from ``gen`` (a SecureGenerator) and constant work.
 
     Returns ``(src, tv)``.  The run time must not depend on which records
-    swap (Issue 20: it would add to what the release reveals), so every
+    swap (it would add to what the release reveals), so every
     stratum of ``n >= 2`` records does work that depends on ``n`` only:
 
     * selection: one exact ``Bernoulli(p)`` per record (``p``, a double, is

@@ -177,7 +177,7 @@ def projected_gaussian(
     Release
         Noise family ``"projected_gaussian"`` with ``scale`` and the
         invariant structure (``Release.noise.distribution()`` is a
-        :class:`SubspaceNoise`); ``metadata["randomness"]`` is
+        :class:`~invariantdp.distributions.SubspaceNoise`); ``metadata["randomness"]`` is
         ``"simulation"``.
 
     References

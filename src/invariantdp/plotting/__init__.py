@@ -4,7 +4,6 @@ Each function takes an optional matplotlib ``ax`` and returns it, like
 ArviZ's plotting functions; nothing is shown or saved implicitly.
 """
 
-from .._deprecation import moved_names
 from ._congenial_draws import plot_release_distances
 from ._power_curves import plot_power_curves, plot_pvalue_histogram, plot_pvalue_vs_epsilon
 from ._simulation_plots import plot_simulation
@@ -22,6 +21,3 @@ __all__: list[str] = [
     "plot_swapping_epsilon",
     "plot_swapping_mape",
 ]
-
-# old submodules of this package import with a DeprecationWarning (invariantdp._old_module_paths)
-__getattr__ = moved_names(__name__, {})

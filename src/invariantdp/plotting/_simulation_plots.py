@@ -70,7 +70,7 @@ def plot_simulation(
     setting and its power elsewhere, with bars of ``n_se`` binomial standard
     errors ``sqrt(r (1 - r) / runs)`` and the level ``alpha`` as a dotted
     line; ``y`` an outcome draws its mean with bars of ``n_se`` standard
-    errors of the mean (:meth:`SimulationResult.mean`).
+    errors of the mean (:meth:`~invariantdp.simulate.SimulationResult.mean`).
 
     Parameters
     ----------

@@ -5,8 +5,10 @@ A release made from labelled data keeps its labels (:attr:`Release.labels
 (``metadata["value_name"]``, a ``Series``' name such as ``"count"``) and,
 when its value is a query of the data (the x11 of a 2 x 2 table), the
 labels of the data (``metadata["data_labels"]``).  :class:`LabelledValues`
-gives them back (:attr:`value_name`, :attr:`data_labels`,
-:meth:`to_series`, :meth:`to_frame`) and names every value in the release's
+gives them back (:attr:`~invariantdp.release.Release.value_name`,
+:attr:`~invariantdp.release.Release.data_labels`,
+:meth:`~invariantdp.release.Release.to_series`,
+:meth:`~invariantdp.release.Release.to_frame`) and names every value in the release's
 summary; the text itself is written by :mod:`invariantdp._label_text`.
 Split from :mod:`invariantdp.release`, whose ``Release`` inherits it.
 """
@@ -32,7 +34,7 @@ class LabelledValues:
     References
     ----------
     :mod:`invariantdp.release`, "The JSON document", fields ``labels`` and
-    ``metadata`` (``value_name``, ``data_labels``); issue 22, section 3.
+    ``metadata`` (``value_name``, ``data_labels``).
     """
 
     def _check_names(self) -> None:
@@ -56,8 +58,8 @@ class LabelledValues:
         """The name of the values: that of the ``Series`` they were made from, else ``"value"``.
 
         Recorded as ``metadata["value_name"]`` by the mechanisms and
-        :meth:`from_published`; :meth:`to_series` and :meth:`to_frame` name
-        the values by it.
+        :meth:`~invariantdp.release.Release.from_published`; :meth:`to_series`
+        and :meth:`to_frame` name the values by it.
 
         Examples
         --------

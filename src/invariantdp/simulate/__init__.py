@@ -48,6 +48,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from .._dask_tasks import check_scheduler
 from .._progress import progress_bar, show_progress
 from .._results import Summary, format_table
 from .._validation import check_in_open_unit, check_positive_int, format_value
@@ -330,10 +331,9 @@ def simulate(
     seed = int(seed)
     if batch_size is not None:
         batch_size = check_positive_int("batch_size", batch_size)
-    if scheduler not in ("serial", "dask"):
-        raise InvariantDPError(f"`scheduler` ({scheduler!r}) must be 'serial' or 'dask'.")
-    if scheduler == "serial" and (client is not None or n_workers is not None):
-        raise InvariantDPError("`client` and `n_workers` apply to scheduler='dask' only.")
+    check_scheduler(scheduler, client)
+    if scheduler == "serial" and n_workers is not None:
+        raise InvariantDPError("`n_workers` applies to scheduler='dask' only.")
     if n_workers is not None:
         n_workers = check_positive_int("n_workers", n_workers)
     elif scheduler == "dask" and client is None:

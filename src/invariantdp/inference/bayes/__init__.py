@@ -2,19 +2,19 @@
 
 Import explicitly: ``from invariantdp.inference import bayes``.
 
-Modules: :mod:`.distributions` (mechanism likelihoods as PyMC
+Modules: :mod:`._pymc_likelihoods` (mechanism likelihoods as PyMC
 distributions, the law of a release given the confidential value:
 ``TulapLikelihood``, ``LaplaceLikelihood``, ``GaussianLikelihood``,
 ``DiscreteLaplaceLikelihood``, ``DiscreteGaussianLikelihood`` and
 ``FormLikelihood``, the base of a user family's likelihood, defined in
 :mod:`._scalar`, ``ProjectedGaussianLikelihood`` in :mod:`._projected`),
-:mod:`.models` (model builders; their shared parts in :mod:`._latent`, and
-:func:`fit` in :mod:`._fit`) and :mod:`.sampler` (the lattice sampler of the
+:mod:`._model_builders` (model builders; their shared parts in :mod:`._latent`, and
+:func:`fit` in :mod:`._fit`) and :mod:`._latent_samplers` (the lattice sampler of the
 latent counts).
 
 The likelihood classes were called ``Tulap``, ``Laplace``, ``Gaussian``,
-``DiscreteLaplace``, ``DiscreteGaussian`` and ``ProjectedGaussian`` before
-issue 11; those names still work here with a ``DeprecationWarning``.
+``DiscreteLaplace``, ``DiscreteGaussian`` and ``ProjectedGaussian`` in 0.1.0;
+those names still work here with a ``DeprecationWarning``.
 """
 
 from ..._deprecation import moved_names
@@ -60,7 +60,7 @@ __all__ = [
     "release_noise",
 ]
 
-# names before issue 11: the classes are the law of the release given the
+# the names of 0.1.0: the classes are the law of the release given the
 # confidential value, not the noise law (``distributions.tulap``) or the
 # mechanism (``mechanisms.tulap_mechanism``)
 __getattr__ = moved_names(

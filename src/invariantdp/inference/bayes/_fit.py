@@ -1,8 +1,8 @@
-r"""Sampling a model of :mod:`.models`: :func:`fit`.
+r"""Sampling a model of :mod:`._model_builders`: :func:`fit`.
 
-NUTS for the continuous parameters, :class:`~.sampler.LatticeMetropolis`
+NUTS for the continuous parameters, :class:`~._latent_samplers.LatticeMetropolis`
 for exact integer latent counts and, when the model is the builder's own,
-the conjugate Dirichlet draw (:class:`~.sampler.DirichletGibbs`); the
+the conjugate Dirichlet draw (:class:`~._latent_samplers.DirichletGibbs`); the
 release travels with the result as JSON.
 """
 
@@ -40,7 +40,7 @@ def fit(
     nuts_sampler="pymc",
     **kwargs,
 ):
-    r"""Sample a model built by :mod:`.models`; return ArviZ ``InferenceData``.
+    r"""Sample a model built by :mod:`._model_builders`; return ArviZ ``InferenceData``.
 
     Parameters
     ----------
@@ -62,12 +62,12 @@ def fit(
         cells with ``fast``, else the number of cells).
     fast : bool, optional
         Let the lattice step use the separable form of the builder's model
-        (see :class:`~.sampler.LatticeMetropolis`, ``unary``).  Set it to
+        (see :class:`~._latent_samplers.LatticeMetropolis`, ``unary``).  Set it to
         False after adding model terms that couple the latent counts.
     conjugate : bool, optional
         For :func:`contingency_table_model` with exact latent counts, update
         ``cell_probs`` by its conjugate Dirichlet draw
-        (:class:`~.sampler.DirichletGibbs`) instead of NUTS.  Used only while
+        (:class:`~._latent_samplers.DirichletGibbs`) instead of NUTS.  Used only while
         the model's free variables and potentials are those the builder made
         (a changed prior is detected by a new variable, not by a changed
         concentration: set ``conjugate=False`` after editing the prior in place).
@@ -92,7 +92,7 @@ def fit(
     Notes
     -----
     With ``latent="exact"`` the counts are updated by
-    :class:`~.sampler.LatticeMetropolis` and every other free variable by
+    :class:`~._latent_samplers.LatticeMetropolis` and every other free variable by
     NUTS in one compound step; the lattice step's acceptance rate is in
     ``sample_stats.lattice_accept``.
 

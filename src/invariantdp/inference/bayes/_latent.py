@@ -1,9 +1,9 @@
-r"""The parts every model builder of :mod:`.models` shares: latent counts and the release node.
+r"""What every model builder (:mod:`._model_builders`) shares: latent counts, the release node.
 
 The latent confidential counts are created either as integer counts on the
 fibre of the invariants (``latent="exact"``, for the lattice sampler) or on
 the invariant affine space (``latent="relaxed"``, for NUTS); the release is
-observed through the mechanism's exact likelihood (:mod:`.distributions`),
+observed through the mechanism's exact likelihood (:mod:`._pymc_likelihoods`),
 and its per-cell log weights (``noise_unary``) are kept for the fast
 lattice step.  :func:`_info` records in ``model.invariantdp`` what
 :func:`~invariantdp.inference.bayes.fit` needs.

@@ -2,16 +2,16 @@ r"""Model builders for releases with invariants, and :func:`fit`.
 
 Each builder returns a :class:`pymc.Model` in which the confidential counts
 are latent and the release is the observed node, with the mechanism's exact
-likelihood (:mod:`.distributions`) and the invariants imposed on the latent
+likelihood (:mod:`._pymc_likelihoods`) and the invariants imposed on the latent
 counts.  The model can be modified before fitting (add hierarchy, change
 priors, add deterministics).  :func:`fit` samples it:
 
 * ``latent="exact"`` (default): integer counts on the fibre of the
-  invariants, updated by :class:`~.sampler.LatticeMetropolis`, the continuous
+  invariants, updated by :class:`~._latent_samplers.LatticeMetropolis`, the continuous
   parameters by NUTS (data augmentation, Ju, Awan, Gong & Rao 2022);
 * ``latent="relaxed"``: counts parameterised on the invariant affine space and
   sampled by NUTS with the rest (adequate for large counts; see
-  :mod:`.sampler` for the conditions);
+  :mod:`._latent_samplers` for the conditions);
 * ``latent="marginal"`` (:func:`binomial_model` only): the count summed out
   exactly.
 

@@ -1,6 +1,6 @@
 """The Markov basis of the lattice sampler and a starting point on the integer fibre.
 
-:class:`LatticeMoves` and :func:`fibre_point` of :mod:`.sampler` (which
+:class:`LatticeMoves` and :func:`fibre_point` of :mod:`._latent_samplers` (which
 documents the construction and re-exports both).
 """
 

@@ -1,11 +1,11 @@
 r"""Likelihood of the projected Gaussian mechanism as a PyMC distribution.
 
-:class:`ProjectedGaussianLikelihood` (``ProjectedGaussian`` before issue 11,
+:class:`ProjectedGaussianLikelihood` (``ProjectedGaussian`` in 0.1.0,
 still bound here): the degenerate multivariate normal ``mu + Pi_N e`` on the affine space
 ``mu + ker C`` (Gao, Gong & Yu 2022, Cor. 14; by their Theorem 22 also the
 conditioned Gaussian mechanism), with its log density in null-space
 coordinates; and :func:`_row_basis`, the orthonormal basis of the row space
-of ``C`` that the projected Laplace model of :mod:`.models` integrates over.
+of ``C`` that the projected Laplace model of :mod:`._model_builders` integrates over.
 """
 
 from __future__ import annotations
@@ -130,5 +130,5 @@ def _row_basis(invariants: Invariants) -> np.ndarray:
     return np.ascontiguousarray(row_space_basis(invariants.dense_matrix()))
 
 
-# the name before issue 11, kept (without a warning) for the modules of this package
+# the name of 0.1.0, kept (without a warning) for the modules of this package
 ProjectedGaussian = ProjectedGaussianLikelihood

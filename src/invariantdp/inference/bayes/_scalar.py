@@ -11,7 +11,7 @@ Their table and conventions are in
 :mod:`invariantdp.inference.bayes._pymc_likelihoods`, which maps a release to
 them.
 
-The names before issue 11 (``Tulap``, ``Laplace``, ``Gaussian``,
+The names of 0.1.0 (``Tulap``, ``Laplace``, ``Gaussian``,
 ``DiscreteLaplace``, ``DiscreteGaussian``) stay bound here to the same
 classes; :mod:`invariantdp.inference.bayes` warns when they are used.
 """
@@ -314,7 +314,7 @@ class DiscreteLaplaceLikelihood(_Likelihood):
 
     ``t = sensitivity / epsilon``; ``a = exp(-1/t)`` in Gong & Meng, Eq. (1.3).
     Integer-valued: ``mu`` is an integer count for the exact likelihood.  With
-    a real ``mu`` (the continuous relaxation of :mod:`.sampler`) the same
+    a real ``mu`` (the continuous relaxation of :mod:`._latent_samplers`) the same
     formula is the natural continuous interpolation.  Also the exact
     likelihood, up to a constant, of the congenial double geometric release
     conditioned on equality invariants (Gong & Meng, Section 3).
@@ -491,7 +491,7 @@ class FormLikelihood(_Likelihood):
         return out
 
 
-# the names before issue 11, kept (without a warning) for the modules of this package
+# the names of 0.1.0, kept (without a warning) for the modules of this package
 Tulap = TulapLikelihood
 Laplace = LaplaceLikelihood
 Gaussian = GaussianLikelihood

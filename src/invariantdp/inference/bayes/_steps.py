@@ -1,6 +1,6 @@
 """The PyMC step methods of the samplers: :class:`LatticeMetropolis`, :class:`DirichletGibbs`.
 
-Documented in :mod:`.sampler`, which re-exports both.
+Documented in :mod:`._latent_samplers`, which re-exports both.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class LatticeMetropolis(ArrayStepShared):
         ``unary(S)`` maps a symbolic integer matrix ``S`` (rows: count vectors)
         to the matrix of per-cell log weights ``u_i(S_ki)`` such that, on the
         fibre, the model log density in the counts is ``sum_i u_i(s_i)`` plus
-        terms free of ``s`` (true for every builder of :mod:`.models`: the
+        terms free of ``s`` (true for every builder of :mod:`._model_builders`: the
         count model and the mechanism likelihood are separable given the
         parameters).  With it the step tabulates ``u_i`` once per iteration in
         one compiled call and runs the proposals in numpy, which is much faster.
@@ -241,7 +241,7 @@ class DirichletGibbs(ArrayStepShared):
     For ``p ~ Dirichlet(alpha)`` and ``s | p ~ Multinomial(N, p)`` the full
     conditional of ``p`` does not involve the release or the invariants
     (both are functions of ``s`` alone), so this exact draw replaces NUTS for
-    the cell probabilities in :func:`~.models.fit`.
+    the cell probabilities in :func:`~._fit.fit`.
 
     Parameters
     ----------

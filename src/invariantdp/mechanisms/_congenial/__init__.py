@@ -16,7 +16,7 @@ coordinates the target is
 Samplers for it (:func:`conditional_release`, ``sampler=``):
 
 ``"exact"``
-    independent draws from the target itself (:mod:`._exact`).  Integer
+    independent draws from the target itself (:mod:`._exact_conditional`).  Integer
     noise (double geometric, discrete Gaussian) with a 0/1 invariant matrix
     and bounded-below cells (non-negativity, optional upper bounds) -- e.g.
     the 2 x 23 table of Section 3 -- by a dynamic programme over classes of
@@ -90,7 +90,6 @@ __all__ = [
     "l2_postprocess",
 ]
 
-# old submodules of this package import with a DeprecationWarning (invariantdp._old_module_paths)
 __getattr__ = moved_names(
     "invariantdp.mechanisms.congenial",
     {"ConvergenceWarning": "invariantdp.exceptions.ConvergenceWarning"},

@@ -216,7 +216,7 @@ def run_exact_dp(target: Target, plan: ExactPlan, n: int, gen) -> np.ndarray:
        :math:`P(y_k = y \mid t) = p_k(y) Z^{(k-1)}(t - y) / Z^{(k)}(t)`,
        vectorised across all draws (inverse cdf by one ``searchsorted``).
        Cells in no invariant are independent truncated noise
-       (:mod:`._linesampler`).
+       (:mod:`.._linesampler`).
 
     Draws are independent and exact (up to floating point), so the
     effective sample size is the number of draws.
