@@ -122,8 +122,15 @@ def part_state(tmp: Path):
     workload = {lev: {q: 0.5 for q in queries} for lev in GEO.names}
     t_measure, nm = clock(
         lambda: measure(
-            counts, SCHEMA, GEO, workload, invariants={"State": ["total"]}, secure=False, rng=1
-        )
+            counts,
+            SCHEMA,
+            GEO,
+            workload,
+            invariants={"State": ["total"]},
+            secure=False,
+            rng=1,
+            units=codes,
+        )  # fmt: skip
     )
     t_write, _ = clock(lambda: nm.to_nmf(tmp / "state"))
     files = sorted(p for p in (tmp / "state").rglob("*.parquet") if p.is_file())
@@ -175,7 +182,7 @@ def part_pl94():
         "detailed",
     ]
     workload = {lev: {q: 0.2 for q in queries} for lev in geo.names}
-    nm = measure(counts, PL94, geo, workload, secure=False, rng=2)
+    nm = measure(counts, PL94, geo, workload, secure=False, rng=2, units=codes)
     n_units = sum(len(u) for u in nm.units)
     t_gls, est = clock(lambda: gls(nm), repeat=3)
     per_unit = t_gls / n_units

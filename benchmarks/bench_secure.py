@@ -16,6 +16,12 @@ run: ``secrets.randbits(64)`` calls per second (``/randbits``: how many
 same mechanism (``secure=False``, numpy: ``/sim``).  Run it before and after
 a change of the samplers to compare them.
 
+Last, the cost of reading confidential data given as a Python list of ``n``
+zeros whose first entry is 0, ``2**64 - 1`` or ``2**64`` (numpy's dtype
+inference would build ``int64``, ``uint64`` or an object array), as ratios to
+the list of zeros: one dtype policy makes the three cost the same (ratios
+near 1), and ``time / np.asarray`` compares with ``np.asarray`` of the zeros.
+
 Run: ``.venv/bin/python benchmarks/bench_secure.py [--n 20000] [--calls 2000]``
 """
 
@@ -28,6 +34,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from invariantdp._validation import read_confidential
 from invariantdp.mechanisms import (
     discrete_gaussian_mechanism,
     discrete_laplace_mechanism,
@@ -158,6 +165,20 @@ def main() -> None:
         print(
             f"{name:<28} {v:>15,.0f} {v / base:>10.4f} {v / s:>8.4f} {c:>15,.0f} {c / base:>10.4f}"
         )
+    _reading(n)
+
+
+def _reading(n: int) -> None:
+    """Reading a confidential list costs the same whatever its values."""
+    lists = {first: [first] + [0] * (n - 1) for first in (0, 2**64 - 1, 2**64)}
+    zeros = lists[0]
+    base = _rate(lambda: read_confidential("x", zeros), n)
+    numpy = _rate(lambda: np.asarray(zeros), n)
+    print(f"reading a confidential list of {n:,} entries ({base:,.0f} entries/s):")
+    for first, data in lists.items():
+        r = _rate(lambda data=data: read_confidential("x", data), n)
+        ratios = f"time / zeros {base / r:6.3f}   time / np.asarray {numpy / r:8.2f}"
+        print(f"  first entry {first:<22} {ratios}")
 
 
 if __name__ == "__main__":

@@ -36,9 +36,11 @@ def nm():
     rng = np.random.default_rng(8)
     wl = {lev: {"total": 2.0, "sex": 1.0, "age": 1.0, "detailed": 0.5} for lev in GEO.names}
     wl["Tract"] = {"detailed": 4.0}  # sigma = 1/2: the discrete law's variance is below 1/rho
+    counts = small_counts(rng)
     nm = measure(
-        small_counts(rng), SCHEMA, GEO, wl, invariants={"State": ["total"]}, secure=False, rng=9
-    )
+        counts, SCHEMA, GEO, wl, invariants={"State": ["total"]}, secure=False, rng=9,
+        units=counts["geocode"].unique(),
+    )  # fmt: skip
     # a structural zero at one tract and an equality that is no marginal query at a county
     zero = np.zeros((1, 6), dtype=bool)
     zero[0, 5] = True
@@ -111,7 +113,7 @@ def test_not_estimable_cells_are_nan_with_the_reason():
     )
     counts["geocode"] = ["01000000001", "01000000002"]
     wl = {"State": {"detailed": 1.0}, "County": {"total": 1.0}, "Tract": {"total": 1.0, "sex": 1.0}}
-    est = gls(measure(counts, SCHEMA, GEO, wl, secure=False, rng=1))
+    est = gls(measure(counts, SCHEMA, GEO, wl, secure=False, rng=1, units=counts["geocode"]))
     df = est.estimate("age", "Tract")
     assert df["estimate"].isna().all() and df["std_error"].isna().all()
     assert (

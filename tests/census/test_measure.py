@@ -13,6 +13,11 @@ SCHEMA = Schema({"sex": ["F", "M"], "age": 3})
 GEO = Geography({"State": 2, "County": 5})
 
 
+def units_of(counties=40):
+    """The declared counties (public): those the counts below list."""
+    return [f"01{c:03d}" for c in range(counties)]
+
+
 def counts(rng, counties=40):
     rows = [
         (f"01{c:03d}", s, a, int(rng.poisson(30)))
@@ -25,8 +30,11 @@ def counts(rng, counties=40):
 
 def test_noise_is_the_discrete_gaussian_with_variance_parameter_one_over_rho(rng):
     data = counts(rng, counties=400)
-    nm = measure(data, SCHEMA, GEO, {"County": {"detailed": 0.5}}, secure=False, rng=5)
-    _, hists = histograms(data, SCHEMA, GEO)
+    nm = measure(
+        data, SCHEMA, GEO, {"County": {"detailed": 0.5}}, secure=False, rng=5,
+        units=units_of(400),
+    )  # fmt: skip
+    _, hists = histograms(data, SCHEMA, GEO, units_of(400))
     noise = nm.measurements[("County", "detailed")].values - hists[1].reshape(400, -1)
     assert np.all(noise == np.round(noise))
     assert nm.measurements[("County", "detailed")].variance[0] == 2.0
@@ -42,8 +50,9 @@ def test_invariants_are_exact_and_levels_aggregate_by_geocode_prefix(rng):
     data = counts(rng)
     wl = {"State": {"total": 1.0}, "County": {"sex": 1.0}}
     nm = measure(
-        data, SCHEMA, GEO, wl, invariants={"State": "total", "County": ["age"]}, secure=False, rng=1
-    )
+        data, SCHEMA, GEO, wl, invariants={"State": "total", "County": ["age"]}, secure=False,
+        rng=1, units=units_of(),
+    )  # fmt: skip
     assert nm.invariants[("State", "total")].values[0, 0] == data["count"].sum()
     by_age = data.groupby(["geocode", "age"])["count"].sum().unstack().to_numpy()
     assert np.array_equal(nm.invariants[("County", "age")].values, by_age)
@@ -53,8 +62,8 @@ def test_invariants_are_exact_and_levels_aggregate_by_geocode_prefix(rng):
 def test_microdata_and_counts_give_the_same_histograms(rng):
     data = counts(rng, counties=3)
     micro = data.loc[data.index.repeat(data["count"])].drop(columns="count")
-    _, a = histograms(data, SCHEMA, GEO)
-    _, b = histograms(micro, SCHEMA, GEO)
+    _, a = histograms(data, SCHEMA, GEO, units_of(3))
+    _, b = histograms(micro, SCHEMA, GEO, units_of(3))
     assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
 
 
@@ -67,7 +76,9 @@ def test_secure_noise_comes_from_the_exact_sampler(rng, monkeypatch):
         return real(sigma2, size=size, rng=rng)
 
     monkeypatch.setattr(_measurement_noise, "sample_discrete_gaussian_exact", spy)
-    nm = measure(counts(rng, counties=2), SCHEMA, GEO, {"County": {"total": 0.25}})
+    nm = measure(
+        counts(rng, counties=2), SCHEMA, GEO, {"County": {"total": 0.25}}, units=units_of(2)
+    )
     assert nm.randomness == "secure"
     from fractions import Fraction
 
@@ -76,7 +87,10 @@ def test_secure_noise_comes_from_the_exact_sampler(rng, monkeypatch):
 
 def test_secure_refuses_a_seed():
     with pytest.raises(InvariantDPError, match="`rng` must be None when `secure=True`"):
-        measure(counts(np.random.default_rng(0)), SCHEMA, GEO, {"County": {"total": 1.0}}, rng=1)
+        measure(
+            counts(np.random.default_rng(0)), SCHEMA, GEO, {"County": {"total": 1.0}}, rng=1,
+            units=units_of(),
+        )  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -91,28 +105,134 @@ def test_secure_refuses_a_seed():
 )
 def test_workload_rules(workload, message):
     with pytest.raises(InvariantDPError, match=message):
-        measure(counts(np.random.default_rng(0)), SCHEMA, GEO, workload, secure=False, rng=1)
+        measure(
+            counts(np.random.default_rng(0)), SCHEMA, GEO, workload, secure=False, rng=1,
+            units=units_of(),
+        )  # fmt: skip
 
 
 def test_bad_counts_are_refused_without_echoing_confidential_values():
     base = counts(np.random.default_rng(0), counties=2)
     wl = {"County": {"total": 1.0}}
+
+    def run(data):
+        return measure(data, SCHEMA, GEO, wl, secure=False, rng=1, units=units_of(2))
+
     bad = base.copy()
     bad.loc[3, "geocode"] = "0100"
     with pytest.raises(
-        InvariantDPError, match="row 3, column `geocode`: must be a string of 5"
+        InvariantDPError, match="row 3, column `geocode` must hold geocodes .* declared `units`"
     ) as e:
-        measure(bad, SCHEMA, GEO, wl, secure=False, rng=1)
+        run(bad)
     assert "0100" not in str(e.value)
     bad = base.copy()
     bad.loc[2, "count"] = -7
     with pytest.raises(InvariantDPError, match="`count` must hold non-negative integers") as e:
-        measure(bad, SCHEMA, GEO, wl, secure=False, rng=1)
+        run(bad)
     assert "-7" not in str(e.value)
     bad = base.copy()
     bad.loc[1, "sex"] = "X"
     with pytest.raises(InvariantDPError, match="column `sex` must hold levels of the schema") as e:
-        measure(bad, SCHEMA, GEO, wl, secure=False, rng=1)
+        run(bad)
     assert "'X'" not in str(e.value)
     with pytest.raises(InvariantDPError, match="lacks the column\\(s\\) age"):
-        measure(base.drop(columns="age"), SCHEMA, GEO, wl, secure=False, rng=1)
+        run(base.drop(columns="age"))
+
+
+# ---------------------------------------------------------------------------
+# the units are public input; every answer keeps its noise
+# ---------------------------------------------------------------------------
+
+TWO = (Schema({"sex": 2}), Geography({"A": 1, "B": 2}))
+
+
+def test_units_are_public_input_never_read_from_the_data():
+    """Moving the only person of block 12 does not remove block 12 from any table."""
+    d0 = pd.DataFrame({"geocode": ["11", "11", "12"], "sex": [0, 1, 1]})
+    d1 = d0.assign(geocode=["11"] * 3)
+    wl = {"A": {"total": 1.0}, "B": {"detailed": 0.5, "total": 1.0}}
+    got = [measure(d, *TWO, wl, units=["11", "12"]) for d in (d0, d1)]
+    for level in ("A", "B"):
+        assert got[0].geocodes(level).tolist() == got[1].geocodes(level).tolist()
+    assert got[0].geocodes("B").tolist() == ["11", "12"]
+    for key in got[0].measurements:
+        assert got[0].measurements[key].values.shape == got[1].measurements[key].values.shape
+    # a declared unit without records is measured (its count is 0)
+    nm = measure(d1, *TWO, wl, units=["11", "12", "13"], secure=False, rng=0)
+    assert nm.geocodes("B").tolist() == ["11", "12", "13"]
+    with pytest.raises(TypeError, match="`units` must be given.*never read from the data"):
+        measure(d0, *TWO, wl)
+
+
+def test_a_record_outside_the_declared_units_is_refused_before_any_noise(monkeypatch):
+    drawn = []
+    monkeypatch.setattr(_measurement_noise, "sample_discrete_gaussian_exact", drawn.append)
+    wl = {"B": {"detailed": 0.5}}
+    messages = set()
+    for codes in (["11", "19", "12"], ["19", "11", "12"], ["11", "12", 12], ["11", "12\0", "12"]):
+        data = pd.DataFrame({"geocode": codes, "sex": [0, 1, 1]})
+        with pytest.raises(InvariantDPError, match="outside the declared domain") as e:
+            measure(data, *TWO, wl, units=["11", "12"])
+        messages.add(str(e.value))
+        assert "19" not in str(e.value) and "row" not in str(e.value)
+    assert drawn == []
+    assert len(messages) == 1  # the message does not depend on which record is outside
+
+
+@pytest.mark.parametrize(
+    "units, message",
+    [
+        (["11", "11"], "lists '11' more than once"),
+        (["11", "1x"], "holds '1x', not a string of 2 digits"),
+        ("11", "one-dimensional list of geocodes"),
+        ([], "at least one unit"),
+        ({"A": ["1"]}, "must list the units of the finest level `B`"),
+        ({"A": ["1"], "B": ["11", "21"]}, "unit '21' of level `B` has no parent"),
+        ({"C": ["1"]}, "not a level of the geography"),
+    ],
+)
+def test_declared_units_rules(units, message):
+    data = pd.DataFrame({"geocode": ["11"], "sex": [0]})
+    with pytest.raises(InvariantDPError, match=message):
+        measure(data, *TWO, {"B": {"total": 1.0}}, secure=False, rng=0, units=units)
+
+
+def test_declared_units_by_level_keep_units_without_children():
+    data = pd.DataFrame({"geocode": ["11"], "sex": [0], "count": [4]})
+    nm = measure(
+        data, *TWO, {"A": {"total": 1.0}}, invariants={"A": "total"}, secure=False, rng=0,
+        units={"A": ["1", "2"], "B": ["11"]},
+    )  # fmt: skip
+    assert nm.geocodes("A").tolist() == ["1", "2"]
+    assert nm.invariants[("A", "total")].values.ravel().tolist() == [4.0, 0.0]
+
+
+def test_huge_counts_keep_their_noise():
+    """2**60 + 128 and 2**60 + 129 are clamped to 2**52 - 1: the noise is never rounded away."""
+    limit = 2**52 - 1
+    wl = {"A": {"total": 0.02}, "B": {"detailed": 0.02}}
+    out = []
+    for count in (2**60 + 128, 2**60 + 129, limit, 5):
+        data = pd.DataFrame({"geocode": ["11"], "sex": [0], "count": [count]})
+        nm = measure(data, *TWO, wl, invariants={"A": "total"}, secure=False, rng=3, units=["11"])
+        out.append(nm)
+    truth = [limit, limit, limit, 5]
+    detailed = [nm.measurements[("B", "detailed")].values[0, 0] for nm in out]
+    noise = [v - t for v, t in zip(detailed, truth, strict=True)]
+    # the same seed draws the same noise: each release is its clamped count plus that noise
+    assert len(set(noise)) == 1 and noise[0] != 0
+    for nm in out[:3]:
+        assert nm.invariants[("A", "total")].values[0, 0] == limit
+        assert (
+            nm.measurements[("A", "total")].values[0, 0]
+            == out[0].measurements[("A", "total")].values[0, 0]
+        )
+        assert nm.measurements[("A", "total")].values[0, 0] - limit == (
+            out[3].measurements[("A", "total")].values[0, 0] - 5
+        )
+
+
+def test_rho_too_small_for_an_exact_sum_is_refused():
+    data = pd.DataFrame({"geocode": ["11"], "sex": [0]})
+    with pytest.raises(InvariantDPError, match=r"must be at least 2\*\*-92"):
+        measure(data, *TWO, {"B": {"total": 2.0**-93}}, secure=False, rng=0, units=["11"])

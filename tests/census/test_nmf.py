@@ -121,6 +121,7 @@ def test_to_nmf_then_read_nmf_round_trips_exactly(tmp_path):
         invariants={"State": ["total"], "County": ["hispanic"]},
         secure=False,
         rng=2,
+        units=counts["geocode"].unique(),
     )
     nm.to_nmf(tmp_path / "x")
     back = read_nmf(tmp_path / "x", SCHEMA, GEO)

@@ -156,6 +156,7 @@ def state():
         invariants={"State": ["total"], "County": ["sex"]},
         secure=False,
         rng=4,
+        units=counts["geocode"].unique(),
     )
     return counts, nm, gls(nm)
 
@@ -249,7 +250,10 @@ def test_structural_zeros_constraints_and_finer_invariants(state):
     assert np.allclose(row[6:], np.tile([1.0, -1.0], 3)) and not row[:6].any()
     # invariants below the slice: every block's total fixes its tract's total
     wl = {lev: {"total": 1.0, "detailed": 0.5} for lev in GEO.names}
-    nm3 = measure(counts, SCHEMA, GEO, wl, invariants={"Block": ["total"]}, secure=False, rng=5)
+    nm3 = measure(
+        counts, SCHEMA, GEO, wl, invariants={"Block": ["total"]}, secure=False, rng=5,
+        units=counts["geocode"].unique(),
+    )  # fmt: skip
     est3 = gls(nm3)
     r3 = est3.to_release("sex", "Tract")
     assert len(r3.invariants.names) == 6

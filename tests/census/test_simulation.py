@@ -42,10 +42,12 @@ def test_gls_is_unbiased_and_its_intervals_cover(rho):
     rng = np.random.default_rng(2024)
     counts = fictional_state(rng)
     workload = {lev: {q: rho for q in ("total", "sex", "age", "detailed")} for lev in GEO.names}
+    units = counts["geocode"].unique()
     nm = measure(
-        counts, SCHEMA, GEO, workload, invariants={"State": ["total"]}, secure=False, rng=1
-    )
-    _, hists = histograms(counts, SCHEMA, GEO)
+        counts, SCHEMA, GEO, workload, invariants={"State": ["total"]}, secure=False, rng=1,
+        units=units,
+    )  # fmt: skip
+    _, hists = histograms(counts, SCHEMA, GEO, units)
     est0 = gls(nm)
     alg = est0.solution.alg
     truth = {(li, q): alg.marginal(hists[li], SCHEMA.query(q)) for li in range(4) for q in QUERIES}

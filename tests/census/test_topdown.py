@@ -35,7 +35,10 @@ def measured(seed, invariants=None, mean=2.0, zero=True):
               "detailed": rng.uniform(0.2, 2.0)}
         for lev in GEO.names
     }  # fmt: skip
-    nm = measure(counts, SCHEMA, GEO, wl, invariants=invariants, secure=False, rng=seed)
+    units = counts["geocode"].unique()
+    nm = measure(
+        counts, SCHEMA, GEO, wl, invariants=invariants, secure=False, rng=seed, units=units
+    )
     if zero:  # males aged 1 are structurally absent from the first tract (its truth set to 0)
         mask = np.zeros((1, 4), dtype=bool)
         mask[0, 3] = True
@@ -246,7 +249,10 @@ def test_coupled_fit_equal_to_the_direct_solve(seed, integer):
     counts = small_counts(rng, fan=(2, 2), mean=1.5)
     wl = {lev: {"detailed": 1.0, "total": 0.5} for lev in GEO.names}
     inv = {"County": ["total"]}  # the state's total follows from its counties'
-    nm = measure(counts, SCHEMA, GEO, wl, invariants=inv, secure=False, rng=seed)
+    nm = measure(
+        counts, SCHEMA, GEO, wl, invariants=inv, secure=False, rng=seed,
+        units=counts["geocode"].unique(),
+    )  # fmt: skip
     td = topdown_postprocess(nm, integer=integer)
     ref = reference_topdown(nm, integer, td)
     for li, level in enumerate(nm.levels):
@@ -260,7 +266,10 @@ def test_other_equalities_hold_through_the_coupled_fit(integer):
     rng = np.random.default_rng(5)
     counts = small_counts(rng, fan=(2, 2), mean=4.0)
     wl = {lev: {"detailed": 0.5} for lev in GEO.names}
-    nm = measure(counts, SCHEMA, GEO, wl, invariants={"State": ["total"]}, secure=False, rng=5)
+    nm = measure(
+        counts, SCHEMA, GEO, wl, invariants={"State": ["total"]}, secure=False, rng=5,
+        units=counts["geocode"].unique(),
+    )  # fmt: skip
     tract = nm.geocodes("Tract")[1]
     assert np.sum(nm.parents[2] == nm.parents[2][1]) == 2  # two tracts: 8 cells to enumerate
     truth = counts[counts["geocode"] == tract]["count"].to_numpy()
@@ -350,7 +359,7 @@ def test_small_counts_are_biased_upward_by_non_negativity():
     errors = []
     for r in range(40):
         nm = measure(counts, SCHEMA, GEO, wl, invariants={"State": ["total"]}, secure=False,
-                     rng=r)  # fmt: skip
+                     rng=r, units=counts["geocode"].unique())  # fmt: skip
         h = topdown_postprocess(nm).histogram("Tract").reshape(len(nm.units[2]), -1)
         errors.append(h - truth.loc[nm.geocodes("Tract")].to_numpy())
     errors = np.array(errors)

@@ -46,13 +46,20 @@ def inputs(tmp_path, blocks):
     (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
     (tmp_path / "wl.json").write_text(json.dumps(WORKLOAD))
     blocks.to_csv(tmp_path / "blocks.csv", index=False)
+    _write_units(tmp_path, blocks["geocode"].unique())
     return tmp_path
+
+
+def _write_units(tmp, codes, name="units.csv"):
+    """The public list of units (Examplia's blocks: the file lists every block, empty or not)."""
+    pd.DataFrame({"geocode": codes}).to_csv(tmp / name, index=False)
 
 
 def _measure(tmp, *extra, out="nmf", counts="blocks.csv", seed=("--seed", "3")):
     argv = [
         "census", "measure", str(tmp / counts), "--schema", str(tmp / "schema.json"),
-        "--workload", str(tmp / "wl.json"), *seed, "-o", str(tmp / out), *extra,
+        "--workload", str(tmp / "wl.json"), "--units", str(tmp / "units.csv"), *seed,
+        "-o", str(tmp / out), *extra,
     ]  # fmt: skip
     return main(argv)
 
@@ -64,6 +71,7 @@ def nmf(tmp_path_factory, blocks):
     (tmp / "schema.json").write_text(json.dumps(SCHEMA))
     (tmp / "wl.json").write_text(json.dumps(WORKLOAD))
     blocks.to_csv(tmp / "blocks.csv", index=False)
+    _write_units(tmp, blocks["geocode"].unique())
     assert _measure(tmp, "--invariants", "State:total") == 0
     return tmp
 
@@ -77,7 +85,7 @@ def test_measure_writes_the_library_measurements_as_a_marked_simulation(nmf, blo
           for lev, qs in WORKLOAD.items()}  # fmt: skip
     ref = measure(
         blocks, Schema(SCHEMA), Geography(), wl, invariants={"State": ["total"]},
-        secure=False, rng=3,
+        secure=False, rng=3, units=blocks["geocode"].unique(),
     )  # fmt: skip
     assert back.randomness == "simulation"
     assert back.levels == ("State", "County", "Tract", "Block_Group", "Block")
@@ -109,6 +117,7 @@ def test_measure_is_secure_by_default(tmp_path, capsys):
         {"geocode": ["01001", "01001", "01003"], "sex": ["F", "M", "F"], "count": [4, 0, 9]}
     )
     counts.to_csv(tmp_path / "c.csv", index=False)
+    _write_units(tmp_path, ["01001", "01002", "01003"])
     (tmp_path / "schema.json").write_text(json.dumps({"sex": ["F", "M"]}))
     (tmp_path / "wl.json").write_text(json.dumps({"State": {"total": 1}, "County": {"sex": 1}}))
     assert _measure(tmp_path, counts="c.csv", seed=()) == 0
@@ -116,6 +125,7 @@ def test_measure_is_secure_by_default(tmp_path, capsys):
     assert "SIMULATION" not in text and "randomness: secure" in text
     back = read_nmf(tmp_path / "nmf", Schema({"sex": ["F", "M"]}))
     assert back.randomness == "secure" and back.levels == ("State", "County")
+    assert back.geocodes("County").tolist() == ["01001", "01002", "01003"]  # 01002: no records
     # --simulate without a seed is a simulation too
     assert _measure(tmp_path, counts="c.csv", seed=("--simulate",), out="sim") == 0
     assert "SIMULATION: not for publication" in capsys.readouterr().out
@@ -135,10 +145,16 @@ def test_measure_microdata_parquet_workload_csv_invariants_json_and_json_report(
          "rho": [1.0, 0.5, 0.5]}
     ).to_csv(tmp_path / "wl.csv", index=False)  # fmt: skip
     (tmp_path / "inv.json").write_text(json.dumps({"County": ["total", "sex"]}))
+    # the units by level: the county, and the tracts (listed with and without a level)
+    pd.DataFrame(
+        {"level": ["County"] + ["Tract"] * tracts["geocode"].nunique(),
+         "geocode": ["90001", *tracts["geocode"].unique()]}
+    ).to_csv(tmp_path / "units.csv", index=False)  # fmt: skip
     argv = [
         "census", "measure", str(tmp_path / "people.parquet"), "--schema",
         str(tmp_path / "schema.json"), "--workload", str(tmp_path / "wl.csv"), "--invariants",
         str(tmp_path / "inv.json"), "--seed", "1", "-o", str(tmp_path / "nmf"), "--json",
+        "--units", str(tmp_path / "units.csv"),
     ]  # fmt: skip
     assert main(argv) == 0
     doc = strict_json(capsys.readouterr().out)
@@ -215,7 +231,10 @@ MEASURE_ERRORS = [
     (["--delta", "2"], "`--delta` (2.0) must be in (0, 1)"),
     (["counts={tmp}/blocks.txt"], "`counts` ('"),
     (["counts={tmp}/no_age.csv"], "`counts` lacks the column(s) age"),
-    (["counts={tmp}/tracts.csv"], "row 0, column `geocode`: must be a string of 16 digits"),
+    (["counts={tmp}/tracts.csv"], "column `geocode` must hold geocodes (strings) of the declared"),
+    (["--units", "{tmp}/nosuch.csv"], "No such file"),
+    (["--units", "{tmp}/units_nocol.csv"], "must have a column geocode (and optionally level)"),
+    (["--units", "{tmp}/units_short.csv"], "not a string of 16 digits"),
     (["counts={tmp}/negative.csv"], "column `count` must hold non-negative integers"),
     (["-o", "{tmp}/missing/nmf"], "must be in an existing directory"),
     (["-o", "{tmp}"], "holds `counts`"),
@@ -238,6 +257,8 @@ def test_measure_bad_input_exits_2_with_one_line(inputs, blocks, extra, message,
     blocks.assign(geocode=blocks["geocode"].str[:11]).to_csv(tmp / "tracts.csv", index=False)
     blocks.assign(count=blocks["count"] - 4000).to_csv(tmp / "negative.csv", index=False)
     (tmp / "a_file").write_text("x")
+    pd.DataFrame({"code": ["1"]}).to_csv(tmp / "units_nocol.csv", index=False)
+    _write_units(tmp, ["9000100010011"], "units_short.csv")
     counts, args = "blocks.csv", []
     for item in extra:
         if item.startswith("counts="):
@@ -249,7 +270,8 @@ def test_measure_bad_input_exits_2_with_one_line(inputs, blocks, extra, message,
     before = sorted(p.name for p in tmp.iterdir())
     argv = [
         "census", "measure", str(tmp / counts), "--schema", str(tmp / "schema.json"),
-        "--workload", str(tmp / "wl.json"), "-o", str(tmp / "nmf"),
+        "--workload", str(tmp / "wl.json"), "--units", str(tmp / "units.csv"),
+        "-o", str(tmp / "nmf"),
     ]  # fmt: skip
     if not secure:
         argv += ["--seed", "1"]

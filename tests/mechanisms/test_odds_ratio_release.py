@@ -67,7 +67,23 @@ def test_randomness_is_recorded():
     assert Release.from_json(sec.to_json()) == sec
 
 
-def test_tables_whose_margins_a_float_cannot_hold_are_refused():
+def test_a_simulation_refuses_tables_whose_margins_a_float_cannot_hold():
     big = np.array([[2**52, 2**52], [1, 1]], dtype=np.int64)
     with pytest.raises(ValueError, match=r"2\*\*53"):
-        odds_ratio_release(big, epsilon=1.0, secure=True)
+        odds_ratio_release(big, epsilon=1.0, rng=1)
+
+
+@pytest.mark.parametrize(
+    "table",
+    [[[2**53, 0], [0, 0]], [[2**53, 1], [0, 0]], [[2**52, 2**52], [1, 1]], [[2**64, 3], [1, 2]]],
+)
+def test_secure_release_clamps_a_table_whose_total_exceeds_2_53(table):
+    """Clamped as the integer mechanisms clamp, never refused: a refusal would depend on the
+    counts ([[2**53, 0], [0, 0]] was released and its neighbour [[2**53, 1], [0, 0]] refused)."""
+    limit = 2**51 - 1
+    rel = odds_ratio_release(table, epsilon=1.0, secure=True)
+    clamped = np.minimum(np.array(table, dtype=object), limit).astype(np.int64)
+    margins = [*clamped.sum(axis=1), *clamped.sum(axis=0)]
+    assert [int(v) for v in rel.invariants.values] == margins  # exact doubles
+    assert rel.metadata["data_rule"].endswith("each cell clamped to 2**51 - 1")
+    assert Release.from_json(rel.to_json()) == rel

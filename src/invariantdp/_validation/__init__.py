@@ -41,7 +41,7 @@ refused without being shown), :mod:`._frozen`
 
 from ..exceptions import InvariantDPError
 from ._arrays import check_counts, check_finite_array, check_not_table
-from ._confidential import NOT_SHOWN, read_confidential
+from ._confidential import NOT_SHOWN, confidential_shape, read_confidential
 from ._documents import (
     MAX_JSON_CHARS,
     doc_error,
@@ -93,6 +93,7 @@ __all__ = [
     "check_positive",
     "check_positive_int",
     "check_real",
+    "confidential_shape",
     "doc_error",
     "doc_int",
     "doc_json_value",

@@ -80,7 +80,7 @@ class GLSEstimate:
     ...                        "count": [5, 3, 7]})
     >>> nm = measure(counts, Schema({"sex": ["F", "M"]}), Geography({"A": 1, "B": 2}),
     ...              {"A": {"detailed": 1.0}, "B": {"detailed": 1.0}},
-    ...              invariants={"A": ["total"]}, secure=False, rng=3)
+    ...              invariants={"A": ["total"]}, secure=False, rng=3, units=["11", "12"])
     >>> est = gls(nm)
     >>> df = est.estimate("total", "B")
     >>> list(df.columns)
@@ -297,7 +297,8 @@ class GLSEstimate:
         ...                        "sex": ["F", "M", "M", "F"], "count": [5, 3, 7, 4]})
         >>> nm = measure(counts, Schema({"sex": ["F", "M"]}), Geography({"A": 1, "B": 2}),
         ...              {"A": {"sex": 1.0}, "B": {"detailed": 1.0}},
-        ...              invariants={"A": ["total"]}, secure=False, rng=3)
+        ...              invariants={"A": ["total"]}, secure=False, rng=3,
+        ...              units=["11", "12", "13"])
         >>> est = gls(nm)
         >>> r = est.to_release("total", "B")
         >>> r.noise.family, r.invariants.names
@@ -449,7 +450,8 @@ def gls(measurements: NoisyMeasurements, *, scheduler: str = "serial", client=No
     >>> counts = pd.DataFrame({"geocode": ["11", "12", "12"], "sex": [0, 0, 1],
     ...                        "count": [4, 2, 6]})
     >>> nm = measure(counts, Schema({"sex": 2}), Geography({"A": 1, "B": 2}),
-    ...              {"A": {"sex": 1.0}, "B": {"detailed": 1.0}}, secure=False, rng=0)
+    ...              {"A": {"sex": 1.0}, "B": {"detailed": 1.0}}, secure=False, rng=0,
+    ...              units=["11", "12"])
     >>> est = gls(nm)
     >>> df = est.estimate("sex", "A")
     >>> bool((df["std_error"] < 1.0).all())  # three measurements of each cell combined

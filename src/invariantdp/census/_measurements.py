@@ -244,7 +244,8 @@ class NoisyMeasurements:
         >>> counts = pd.DataFrame({"geocode": ["11", "12"], "sex": ["F", "M"],
         ...                        "age": [0, 1], "count": [5, 3]})
         >>> nm = measure(counts, Schema({"sex": ["F", "M"], "age": 2}),
-        ...              Geography({"A": 1, "B": 2}), {"B": {"sex": 0.5}}, secure=False, rng=1)
+        ...              Geography({"A": 1, "B": 2}), {"B": {"sex": 0.5}}, secure=False, rng=1,
+        ...              units=["11", "12"])
         >>> r = nm.to_release("B", "sex")
         >>> r.noise.family, dict(r.noise.params), r.guarantee.describe()
         ('discrete_gaussian', {'sigma': 1.4142135623730951}, 'zCDP (rho=0.5)')

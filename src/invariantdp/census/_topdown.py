@@ -94,7 +94,7 @@ class TopDownHistograms:
     >>> counts = pd.DataFrame({"geocode": ["11", "12"], "sex": ["F", "M"], "count": [4, 9]})
     >>> nm = measure(counts, Schema({"sex": ["F", "M"]}), Geography({"A": 1, "B": 2}),
     ...              {"B": {"detailed": 1.0}}, invariants={"A": ["total"]},
-    ...              secure=False, rng=0)
+    ...              secure=False, rng=0, units=["11", "12"])
     >>> td = topdown_postprocess(nm)
     >>> df = td.counts("total", "B")
     >>> list(df.columns), int(df["count"].sum())  # the state total, exactly
@@ -526,7 +526,7 @@ def topdown_postprocess(measurements: NoisyMeasurements, *, integer: bool = True
     ...                        "count": [0, 1, 3, 2]})
     >>> nm = measure(counts, Schema({"sex": 2}), Geography({"A": 1, "B": 2}),
     ...              {"A": {"detailed": 1.0}, "B": {"detailed": 0.1}},
-    ...              invariants={"A": ["total"]}, secure=False, rng=2)
+    ...              invariants={"A": ["total"]}, secure=False, rng=2, units=["11", "12"])
     >>> td = topdown_postprocess(nm)
     >>> td.histogram("A").sum(), bool((td.histogram("B") >= 0).all())
     (np.int64(6), True)

@@ -2,14 +2,15 @@
 
 Sub-commands::
 
-    invariantdp census measure COUNTS --schema S --workload W [--geography G]
+    invariantdp census measure COUNTS --schema S --workload W --units U [--geography G]
                                [--invariants I] [--simulate | --seed N] -o NMF_DIR
     invariantdp census estimate NMF_DIR --schema S --level L --query Q [--geography G]
                                [--confidence-level C] [--groups GROUPS.csv] -o OUT.csv
 
 ``measure`` reads confidential counts (CSV or Parquet, long format: the
 finest level's ``geocode``, one column per attribute, ``count``; or
-microdata without ``count``) and writes their noisy measurements
+microdata without ``count``) and writes the noisy measurements of the units
+listed in ``--units`` (public: the set of units is never read from the data)
 (:func:`invariantdp.census.measure`) as a directory in the Bureau's layout
 (:meth:`~invariantdp.census.NoisyMeasurements.to_nmf`).  The noise is drawn
 exactly from the operating system's CSPRNG unless ``--simulate`` or
@@ -113,6 +114,17 @@ def _register(sub) -> None:
         help=(
             'JSON file {"Level": {"query": rho, ...}, ...} or CSV with columns level, query, '
             "rho: the queries measured at each level and their zCDP budgets"
+        ),
+    )
+    m.add_argument(
+        "--units",
+        required=True,
+        help=(
+            "CSV or Parquet file of the units measured, public input (e.g. the Bureau's list "
+            "of blocks): a column geocode listing the finest level's units (the levels above "
+            "are their parents), or columns level and geocode listing the units of each level "
+            "given (the finest required). Every unit listed is measured, with or without "
+            "records; a record of COUNTS outside them refuses the call"
         ),
     )
     m.add_argument(
@@ -338,6 +350,27 @@ def _read_counts(path):
     return pd.read_parquet(path)
 
 
+def _read_units(path):
+    """``--units``: the finest level's geocodes, or ``{level: geocodes}`` (public input)."""
+    import pandas as pd
+
+    if _format(path, "--units") == "csv":
+        frame = read_csv(path, "--units", dtype=str, keep_default_na=False)
+    else:
+        frame = pd.read_parquet(path)
+    if "geocode" not in frame.columns:
+        raise InvariantDPError(
+            f"`--units` ({short(os.fspath(path))}) must have a column geocode (and optionally "
+            f"level), got columns {', '.join(map(str, frame.columns)) or 'none'}."
+        )
+    if "level" not in frame.columns:
+        return frame["geocode"].to_numpy(dtype=object)
+    return {
+        str(level): group["geocode"].to_numpy(dtype=object)
+        for level, group in frame.groupby("level", sort=False)
+    }
+
+
 def _inside(path: Path, folder: Path) -> bool:
     return folder.resolve() in path.resolve().parents or path.resolve() == folder.resolve()
 
@@ -425,7 +458,8 @@ def _run_measure(args) -> int:
     if not (math.isfinite(args.delta) and 0.0 < args.delta < 1.0):
         raise InvariantDPError(f"`--delta` ({args.delta!r}) must be in (0, 1).")
     _format(args.counts, "counts")
-    inputs = [("counts", args.counts), ("--workload", args.workload)]
+    units = _read_units(args.units)
+    inputs = [("counts", args.counts), ("--workload", args.workload), ("--units", args.units)]
     if args.schema.lower() != "pl94":
         inputs.append(("--schema", args.schema))
     if args.invariants is not None and Path(args.invariants).suffix.lower() == ".json":
@@ -433,10 +467,15 @@ def _run_measure(args) -> int:
     out = _check_output_dir(args.output, inputs, args.force)
     secure = use_secure(args)
     counts = _read_counts(args.counts)
-    if len(counts) == 0:
-        raise InvariantDPError(f"`counts` ({short(args.counts)}) has no rows.")
     nm = measure(
-        counts, schema, geography, workload, invariants=invariants, secure=secure, rng=args.seed
+        counts,
+        schema,
+        geography,
+        workload,
+        invariants=invariants,
+        secure=secure,
+        rng=args.seed,
+        units=units,
     )
     _write_nmf_dir(nm, out)
     privacy = nm.privacy

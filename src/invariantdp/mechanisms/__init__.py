@@ -71,6 +71,7 @@ from ._subspace_mechanisms import (
 from ._base import SECURE as SECURE
 from ._base import SIMULATION as SIMULATION
 from ._base import randomness_note as randomness_note
+from ._side_channels import INTEGER_LIMIT as INTEGER_LIMIT
 
 __all__ = [
     "ConditionalRelease",

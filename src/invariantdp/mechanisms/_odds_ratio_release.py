@@ -10,6 +10,7 @@ from ..release import Release
 from ..secure import random_source
 from ._base import guarantee, make_release, resolve_secure
 from ._integer_noise import tulap_mechanism
+from ._side_channels import TABLE_RULE, secure_table
 
 __all__ = ["odds_ratio_release"]
 
@@ -56,9 +57,12 @@ def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None, secure=None) -> R
     Raises
     ------
     ValueError
-        For a table that is not 2 x 2 of non-negative whole-number counts with a
-        total of at most ``2**53``; with ``secure=True`` the message never shows
-        the counts.
+        For a table that is not 2 x 2 of non-negative whole-number counts.  A
+        simulation also refuses a total above ``2**53`` (showing the counts);
+        a secure release instead clamps every cell to ``2**51 - 1`` (so that
+        the margins are exact doubles; recorded as ``metadata["data_rule"]``),
+        a rule that does not depend on the counts, and its messages never
+        show them.
 
     References
     ----------
@@ -75,7 +79,10 @@ def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None, secure=None) -> R
     random_source(rng, secure)  # the public checks first: a secure call reads its table last
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    x = check_counts("table", table, shape=(2, 2), confidential=secure)
+    if secure:  # clamped, never refused for its size: a refusal would depend on the counts
+        x = secure_table("table", table, (2, 2))
+    else:
+        x = check_counts("table", table, shape=(2, 2))
     # x11 has sensitivity 1 on the semi-adjacent data space: the Tulap mechanism
     noisy = tulap_mechanism(float(x[0, 0]), epsilon=epsilon, delta=delta, rng=rng, secure=secure)
     query = np.zeros((1, 4))
@@ -95,7 +102,7 @@ def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None, secure=None) -> R
         invariants=one_way_margins((2, 2)).of(x),
         query=query,
         data_shape=(2, 2),
-        metadata={"statistic": "x11"},
+        metadata={"statistic": "x11", **({"data_rule": TABLE_RULE} if secure else {})},
         secure=secure,
         labels=table,  # a DataFrame's labels name x11 and the odds ratio (data_labels)
     )

@@ -15,6 +15,10 @@ neighbouring data sets cannot be told apart by anything but the value:
    * grid data (``laplace`` / ``gaussian``): clamped to
      ``|x| <= (2**52 - 1) * grid`` before rounding to the grid
      (:func:`secure_grid_index`);
+   * tables of counts (:func:`~invariantdp.mechanisms.odds_ratio_release`):
+     non-negative whole numbers (otherwise refused as a whole), each cell
+     clamped to ``2**51 - 1`` (:func:`secure_table`), so that every margin
+     is an exact double;
    * lattice data (Tulap): rounded to the lattice ``sensitivity * Z`` by
      ``k = floor(x / sensitivity + 1/2)`` computed exactly, and clamped to
      ``|k| <= 2**51 - 1`` (:func:`secure_lattice_index`); neighbours with
@@ -46,19 +50,21 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._validation import NOT_SHOWN, read_confidential
+from .._validation import NOT_SHOWN, confidential_shape, read_confidential
 from ..distributions import float_up, timing_delta
 from ..exceptions import InvariantDPError
 
 __all__ = [
     "INTEGER_LIMIT",
     "LATTICE_LIMIT",
+    "TABLE_RULE",
     "VACUOUS_DELTA",
     "public_shape",
     "query_adjacency",
     "secure_grid_index",
     "secure_integers",
     "secure_lattice_index",
+    "secure_table",
     "timed_guarantee_params",
 ]
 
@@ -71,16 +77,16 @@ VACUOUS_DELTA = 1.0 - 2.0**-53
 
 
 def public_shape(x) -> tuple[int, ...]:
-    """The shape of the data (public), read without looking at their values."""
-    try:
-        shape = np.shape(x)
-    except (TypeError, ValueError, OverflowError, RecursionError):
-        raise TypeError(
-            f"`x` must be array-like of real numbers (a regular, non-ragged nesting); {NOT_SHOWN}."
-        ) from None
+    """The shape of the data (public), read without looking at their values.
+
+    The nesting of a list is read as Python objects
+    (:func:`~invariantdp._validation.confidential_shape`), never through
+    numpy's dtype inference, whose cost depends on the values.
+    """
+    shape = confidential_shape("x", x)
     if 0 in shape:
         raise InvariantDPError("`x` must not be empty.")
-    return tuple(int(s) for s in shape)
+    return shape
 
 
 def secure_integers(x) -> np.ndarray:
@@ -92,6 +98,40 @@ def secure_integers(x) -> np.ndarray:
             f"mechanism: the whole call is refused); {NOT_SHOWN}. Round the data first."
         )
     return np.clip(xv, -INTEGER_LIMIT, INTEGER_LIMIT)
+
+
+#: the data rule of a secure table of counts, recorded in its release's metadata
+TABLE_RULE = (
+    "table of non-negative whole-number counts (otherwise the call is refused as a whole), "
+    "each cell clamped to 2**51 - 1"
+)
+
+
+def secure_table(name: str, table, shape: tuple[int, ...]) -> np.ndarray:
+    """Counts of a table clamped to ``0 <= x <= 2**51 - 1`` (int64); refusals show no value.
+
+    The shape is checked first (public); counts that are not non-negative
+    whole numbers are outside the declared domain and refuse the call as a
+    whole.  Clamping is 1-Lipschitz per cell (it never widens a
+    sensitivity) and keeps every margin, at most ``4 (2**51 - 1)``, an
+    exact double: nothing is refused for being large, so whether a call
+    releases does not depend on the size of the counts.
+
+    Examples
+    --------
+    >>> secure_table("table", [[2**53, 1], [0, 3]], (2, 2)).tolist()
+    [[2251799813685247, 1], [0, 3]]
+    """
+    got = confidential_shape(name, table)
+    if got != tuple(shape):
+        raise InvariantDPError(f"`{name}` must have shape {tuple(shape)}, got {got}.")
+    xv = read_confidential(name, table)
+    if not (np.all(xv == np.round(xv)) and np.all(xv >= 0)):
+        raise InvariantDPError(
+            f"`{name}` must hold non-negative whole-number counts (the declared domain: the "
+            f"whole call is refused); {NOT_SHOWN}."
+        )
+    return np.minimum(xv, float(LATTICE_LIMIT)).astype(np.int64)
 
 
 def secure_grid_index(x, gamma: float) -> np.ndarray:
