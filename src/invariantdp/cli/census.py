@@ -352,7 +352,6 @@ def _read_counts(path):
 
 def _read_units(path):
     """``--units``: the finest level's geocodes, or ``{level: geocodes}`` (public input)."""
-    import pandas as pd
 
     if _format(path, "--units") == "csv":
         frame = read_csv(path, "--units", dtype=str, keep_default_na=False)
