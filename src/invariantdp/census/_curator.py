@@ -25,7 +25,7 @@ from ..secure import random_source
 from ._census_schema import Schema
 from ._eigen import EigenAlgebra
 from ._fast import segment_starts, segment_sum
-from ._geography import Geography
+from ._geography import Geography, geocode_prefix
 from ._measurement_noise import discrete_gaussian_noise
 from ._measurements import NoisyMeasurements
 from ._table import QueryTable
@@ -126,7 +126,7 @@ def histograms(counts, schema: Schema, geography: Geography) -> tuple[list, list
     hists = [flat.reshape(units.size, *schema.shape)]
     all_units = [units]
     for lev in range(len(geography) - 2, -1, -1):
-        prefix = all_units[0].astype(f"U{geography.widths[lev]}")  # truncation: the prefix
+        prefix = geocode_prefix(all_units[0], geography.widths[lev])
         above, parents = np.unique(prefix, return_inverse=True)
         hists.insert(0, segment_sum(hists[0], segment_starts(parents, above.size)))
         all_units.insert(0, above)
