@@ -127,7 +127,7 @@ def facilities(rng, blocks: list) -> np.ndarray:
     gq = rng.random((len(blocks), 7)) < 0.25
     out[:, 1:] = gq * rng.integers(1, 3, (len(blocks), 7))
     out[0, 0] = 0  # a block without housing: its household slice is a structural zero
-    out[1, 4] = 1  # nursing facilities somewhere
+    out[1, 3] = 1  # nursing facilities somewhere
     return out
 
 

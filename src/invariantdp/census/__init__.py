@@ -34,6 +34,7 @@ from ._estimate import GLSEstimate, gls
 from ._geography import Geography
 from ._measurements import NoisyMeasurements
 from ._nmf_read import read_nmf
+from ._strategy import PL94_2020_STRATEGY, CensusStrategy, ReleaseStrategy
 from ._topdown import MAX_COUPLED_CELLS, TopDownHistograms, topdown_postprocess
 from ._topdown_accounting import (
     TOPDOWN_RHO,
@@ -52,6 +53,9 @@ __all__ = [
     "topdown_privacy_accounting",
     "PL94",
     "PL94_UNITS",
+    "PL94_2020_STRATEGY",
+    "CensusStrategy",
+    "ReleaseStrategy",
     "CensusPrivacy",
     "GLSEstimate",
     "Geography",

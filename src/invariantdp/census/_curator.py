@@ -23,6 +23,7 @@ from .._validation import check_positive, format_value
 from ..exceptions import InvariantDPError
 from ..secure import random_source
 from ._census_schema import Schema
+from ._constraints import facility_constraints, query_answers
 from ._eigen import EigenAlgebra
 from ._fast import segment_starts, segment_sum
 from ._geography import Geography, geocode_prefix
@@ -47,10 +48,13 @@ def _check_workload(workload, schema: Schema, geography: Geography) -> dict:
                 f"`workload[{level!r}]` ({format_value(queries)}) must map queries to rho."
             )
         for query, rho in queries.items():
-            schema.query(query)
-            out[(level, schema.query_name(schema.query(query)))] = check_positive(
-                f"workload[{level!r}][{query!r}]", rho
-            )
+            name = f"workload[{level!r}][{query!r}]"
+            if isinstance(rho, Fraction):  # exact, as the Bureau's shares: kept exact
+                if rho <= 0:
+                    raise InvariantDPError(f"`{name}` ({rho}) must be > 0.")
+            else:
+                rho = check_positive(name, rho)
+            out[(level, schema.canonical(query))] = rho
     return out
 
 
@@ -66,7 +70,7 @@ def _check_invariants(invariants, schema: Schema, geography: Geography) -> list:
     for level, queries in invariants.items():
         geography.index(level)
         for q in [queries] if isinstance(queries, str) else list(queries):
-            out.append((level, schema.query_name(schema.query(q))))
+            out.append((level, schema.canonical(q)))
     return out
 
 
@@ -141,6 +145,7 @@ def measure(
     invariants=None,
     secure=True,
     rng=None,
+    facilities=None,
 ) -> NoisyMeasurements:
     r"""Noisy measurements of confidential counts: discrete Gaussian noise on marginal queries.
 
@@ -158,7 +163,11 @@ def measure(
         ``{level: {query: rho}}``: each query of a level gets discrete
         Gaussian noise with :math:`\sigma^2 = 1/\rho` in every cell, which
         makes it :math:`\rho`-zCDP under bounded neighbours (sensitivity
-        :math:`\sqrt 2`).
+        :math:`\sqrt 2`).  Queries may use the schema's recodes; a
+        ``fractions.Fraction`` rho is kept exact.  The 2020 production
+        strategy is :data:`~invariantdp.census.PL94_2020_STRATEGY` (``.persons``
+        with :data:`~invariantdp.census.PL94`, ``.units`` with
+        :data:`~invariantdp.census.PL94_UNITS`).
     invariants : dict, optional
         ``{level: [query, ...]}`` published exactly (e.g. ``{"State": ["total"]}``).
     secure : bool, optional
@@ -167,6 +176,17 @@ def measure(
         simulation from ``rng``, recorded as such.
     rng : None, int, SeedSequence or numpy.random.Generator, optional
         The simulation's randomness (with ``secure=False``).
+    facilities : pandas.DataFrame, optional
+        Invariant counts of housing units and group-quarters facilities per
+        finest-level unit: ``geocode``, ``hhgq`` (level 0 = housing units,
+        then the GQ types) and ``count``.  Adds the Bureau's constraints at
+        every level below the top: ``hhgq_total_lb`` (at least one person
+        per facility), ``hhgq_total_ub`` (at most 99,999 per housing unit or
+        facility; a type absent from a unit is a structural zero) and
+        ``nurse_nva_0`` (no one under 18 in nursing facilities); counts that
+        violate them are refused (without naming a unit or a count).  Needs a
+        schema with ``hhgq`` and the recodes ``gqNursingTotal`` and
+        ``nonvoting`` (:data:`~invariantdp.census.PL94`).
 
     Returns
     -------
@@ -199,11 +219,14 @@ def measure(
     exact = _check_invariants(invariants, schema, geography)
     gen = random_source(rng, secure)
     units, hists = histograms(counts, schema, geography)
+    zeros, ineq = {}, {}
+    if facilities is not None:  # checked against the counts before any noise is drawn
+        zeros, ineq = facility_constraints(facilities, schema, geography, units, hists)
     alg = EigenAlgebra(schema.shape)
     measurements, inv = {}, {}
     for (level, query), rho in plan.items():
         li = geography.index(level)
-        answers = alg.marginal(hists[li], schema.query(query))
+        answers = query_answers(alg, hists[li], schema, query)
         sigma2 = 1 / Fraction(rho)  # exact: the float rho as a rational
         noise = discrete_gaussian_noise(sigma2, answers.size, gen).reshape(answers.shape)
         n = answers.shape[0]
@@ -212,7 +235,7 @@ def measure(
         )
     for level, query in exact:
         li = geography.index(level)
-        answers = alg.marginal(hists[li], schema.query(query))
+        answers = query_answers(alg, hists[li], schema, query)
         inv[(level, query)] = QueryTable(np.arange(answers.shape[0]), answers)
     return NoisyMeasurements(
         schema,
@@ -220,5 +243,7 @@ def measure(
         tuple(units),
         measurements,
         inv,
+        zeros=zeros,
+        inequalities=ineq,
         randomness="secure" if secure else "simulation",
     )

@@ -1,4 +1,4 @@
-"""Noisy measurement files: the Bureau's 2020 release layout, read with pyarrow.
+r"""Noisy measurement files: the Bureau's 2020 release layout, read with pyarrow.
 
 The 2020 P.L. 94-171 noisy measurement file (NMF) is two *products*, each a
 folder (``US_Person_PL_PROD``: persons; ``US_Unit_PL_PROD``: housing units)
@@ -34,9 +34,9 @@ How rows are read:
 * Units that appear only in Constraint (the spine's bypassed units) are kept.
 * ``variance`` is the noise's variance, as the Bureau's ``DPquery.Var`` is
   (``computeDiscreteGaussianVariance(sigma_sq)`` in ``primitives.py``); it is
-  converted to the variance parameter :math:`\\sigma^2` of the discrete
-  Gaussian, which differs from it only for :math:`\\sigma^2 < 2`.  Files of
-  earlier versions of this package (which stored :math:`\\sigma^2`) are
+  converted to the variance parameter :math:`\sigma^2` of the discrete
+  Gaussian, which differs from it only for :math:`\sigma^2 < 2`.  Files of
+  earlier versions of this package (which stored :math:`\sigma^2`) are
   recognised by their metadata and read as they were written.
 
 Every bad row gets one error naming the file, the row and the field;

@@ -207,13 +207,20 @@ def _constraint_pieces(nm, level: str) -> list:
     return pieces
 
 
+def _noise_variance(sigma_sq: np.ndarray) -> np.ndarray:
+    """The discrete Gaussian's variance for each variance parameter (what the Bureau records)."""
+    from ..distributions import discrete_gaussian
+
+    uniq, inv = np.unique(np.asarray(sigma_sq, dtype=float), return_inverse=True)
+    return np.asarray(discrete_gaussian.var(np.sqrt(uniq)), dtype=float)[inv].reshape(-1)
+
+
 def _write_level(nm, level: str, root: Path, meta: dict) -> None:
     _, pq = pyarrow_modules()
-    from ._measurements import noise_variance
 
     order = {q: i for i, q in enumerate(nm.schema.queries)}
     dpq = [
-        (q, q, t.units, t.values, (noise_variance(nm.noise, t.variance), t.variance))
+        (q, q, t.units, t.values, (_noise_variance(t.variance), t.variance))
         for (lev, q), t in sorted(
             nm.measurements.items(), key=lambda kv: (order.get(kv[0][1], len(order)), kv[0][1])
         )
