@@ -245,20 +245,18 @@ def _row_queries(ch: Chunk, schema, suffix: str):
     name must then agree with them); otherwise the name does: ``<query>`` +
     suffix, or one of the Bureau's named constraints.
     """
-    columns = {"query_name": np.asarray(ch.query_name, dtype=object)}
+    columns = [np.asarray(ch.query_name, dtype=object)]
     if ch.attrs:
-        columns.update({name: np.asarray(col, dtype=object) for name, col in ch.attrs.items()})
-    frame = pd.DataFrame(columns)
-    if frame["query_name"].isna().any():
-        raise bad_row(
-            ch.source,
-            _first(frame["query_name"].isna().to_numpy()),
-            "query_name",
-            "must not be null.",
-        )
-    inv = frame.groupby(list(columns), sort=False, dropna=False).ngroup().to_numpy()
-    first = pd.Series(np.arange(inv.size)).groupby(inv).first().to_numpy()
-    names = np.array([str(n) for n in frame["query_name"].to_numpy()[first]], dtype=object)
+        columns += [np.asarray(col, dtype=object) for col in ch.attrs.values()]
+    key = np.zeros(columns[0].size, dtype=np.int64)
+    for i, col in enumerate(columns):  # one integer per distinct combination of the columns
+        codes, uniq = pd.factorize(col, use_na_sentinel=True)
+        if i == 0 and np.any(codes < 0):
+            raise bad_row(ch.source, _first(codes < 0), "query_name", "must not be null.")
+        key = pd.factorize(key * (uniq.size + 1) + (codes + 1))[0]  # kept below rows^2
+    _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    names = np.array([str(n) for n in columns[0][first]], dtype=object)
     queries = []
     for j, name in enumerate(names):
         row = int(first[j])
