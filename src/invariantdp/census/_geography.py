@@ -21,7 +21,7 @@ import numpy as np
 from .._validation import format_value
 from ..exceptions import InvariantDPError
 
-__all__ = ["Geography", "ascii_digits", "geocode_prefix"]
+__all__ = ["Geography", "all_ascii_digits", "ascii_digits", "geocode_prefix"]
 
 
 def ascii_digits(text: str) -> bool:
@@ -31,6 +31,19 @@ def ascii_digits(text: str) -> bool:
     superscripts, which are not geocodes.
     """
     return text.isascii() and (text == "" or text.isdigit())
+
+
+def all_ascii_digits(texts) -> np.ndarray:
+    """:func:`ascii_digits` of each string of an array, vectorised over their code points."""
+    texts = np.asarray(texts, dtype=object)
+    if texts.size == 0:
+        return np.zeros(0, dtype=bool)
+    fixed = texts.astype(str)
+    lengths = np.fromiter((len(t) for t in texts), np.int64, texts.size)
+    width = max(int(lengths.max()), 1)
+    points = np.ascontiguousarray(fixed.astype(f"U{width}")).view(np.uint32).reshape(-1, width)
+    inside = np.arange(width)[None, :] < lengths[:, None]  # a NUL inside a string is no digit
+    return np.all(~inside | ((points >= 48) & (points <= 57)), axis=1)
 
 
 def geocode_prefix(codes, width: int) -> np.ndarray:
@@ -153,8 +166,7 @@ class Geography:
         bad = lengths != width
         if not bad.any():
             uniq, inv = np.unique(codes.astype(str), return_inverse=True)
-            digits = np.fromiter((ascii_digits(g) for g in uniq), bool, uniq.size)
-            bad = ~digits[inv]
+            bad = ~all_ascii_digits(uniq)[inv]
         return np.flatnonzero(bad)
 
     def tree(self, units: list) -> list:

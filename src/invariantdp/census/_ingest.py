@@ -17,7 +17,7 @@ import pandas as pd
 from .._validation import format_value
 from ..exceptions import InvariantDPError
 from ._census_schema import SEP
-from ._geography import Geography, ascii_digits, geocode_prefix
+from ._geography import Geography, all_ascii_digits, geocode_prefix
 from ._table import QueryTable
 
 __all__ = ["SIGNS", "SUFFIX", "Chunk", "assemble", "bad_row"]
@@ -123,7 +123,7 @@ def _check_chunk(ch: Chunk, schema, geography: Geography):
     is_str = np.array([isinstance(g, str) for g in uniq], dtype=bool)
     text = np.array([g if isinstance(g, str) else "" for g in uniq], dtype=object)
     widths = np.array([len(g) for g in text], dtype=np.int64)
-    digits = np.array([ascii_digits(g) for g in text], dtype=bool)
+    digits = all_ascii_digits(text)
     known = np.array(geography.widths)
     if ch.level is not None:
         ok = is_str & digits & (widths == geography.width(ch.level))

@@ -110,23 +110,33 @@ def _query_shape(schema, query: str) -> list:
     return [int(sizes.get(a, 1)) for a in range(len(schema.names))]
 
 
+def _repeated(values: list, counts: list):
+    """A string column holding ``values[i]`` ``counts[i]`` times (built in Arrow, not Python)."""
+    pa, _ = pyarrow_modules()
+    dictionary, index = np.unique(np.asarray(values, dtype=object).astype(str), return_inverse=True)
+    indices = np.repeat(index.astype(np.int32), counts)
+    return pa.DictionaryArray.from_arrays(indices, pa.array(dictionary, pa.string())).cast(
+        pa.string()
+    )
+
+
 def _rows(nm, level: str, pieces: list, kind: str):
     """A pyarrow table of ``(name, query, units, values, variance or sign)`` pieces."""
     pa, _ = pyarrow_modules()
     schema = nm.schema
     geocodes = nm.geocodes(level)
-    codes, names, flat, lengths, last, shapes = [], [], [], [], [], []
+    codes, flat, lengths, last, shapes, sizes = [], [], [], [], [], []
     attr_cols = {a: [] for a in schema.names}
-    for name, query, units, vals, extra in pieces:
+    for _name, query, units, vals, extra in pieces:
         n, c = vals.shape
+        sizes.append(n)
         codes.append(geocodes[units].astype(str))
-        names.append(np.full(n, name + SUFFIX[kind], dtype=object))
         flat.append(vals.reshape(-1))
         lengths.append(np.full(n, c))
         last.append(extra)  # DPQuery: (variance, sigma^2) per row; Constraint: signs
         shapes.append(np.tile(np.array(_query_shape(schema, query), dtype=np.int32), n))
         for a, v in _attribute_columns(schema, query).items():
-            attr_cols[a].append(np.full(n, v, dtype=object))
+            attr_cols[a].append(v)
     values = np.concatenate(flat)
     whole = np.all(np.isfinite(values) & (values == np.round(values)) & (np.abs(values) <= 2**53))
     value_col = (
@@ -136,7 +146,7 @@ def _rows(nm, level: str, pieces: list, kind: str):
     )
     cols = {
         "geocode": pa.array(np.concatenate(codes), pa.string()),
-        "query_name": pa.array(np.concatenate(names), pa.string()),
+        "query_name": _repeated([p[0] + SUFFIX[kind] for p in pieces], sizes),
         "value": value_col,
     }
     if kind == "DPQuery":
@@ -144,12 +154,12 @@ def _rows(nm, level: str, pieces: list, kind: str):
         cols["variance"] = pa.array(np.concatenate([p[0] for p in last]), pa.float64())
         cols[SIGMA_SQ] = pa.array(sigma_sq, pa.float64())
     else:
-        cols["sign"] = pa.array(np.concatenate(last), pa.string())
+        cols["sign"] = pa.array(np.concatenate(last).astype(str), pa.string())
     cols["query_shape"] = _list_column(
         np.concatenate(shapes), np.full(len(cols["geocode"]), len(schema.names)), pa.int32()
     )
     for a, parts in attr_cols.items():
-        cols[a] = pa.array(np.concatenate(parts), pa.string())
+        cols[a] = _repeated(parts, sizes)
     return pa.table(cols)
 
 
@@ -246,7 +256,8 @@ def _write_level(nm, level: str, root: Path, meta: dict) -> None:
         for value, lo, hi in zip(values, bounds[:-1], bounds[1:], strict=True):
             part = out / f"{PARTITION}={value}"
             part.mkdir(parents=True)
-            pq.write_table(table.take(order_rows[lo:hi]), part / "part-00000.parquet")
+            rows = table if values.size == 1 else table.take(order_rows[lo:hi])
+            pq.write_table(rows, part / "part-00000.parquet")
 
 
 def write_nmf(nm, path) -> None:
