@@ -381,8 +381,11 @@ def test_to_nmf_writes_the_release_layout_the_bureaus_reader_accepts(release, tm
         for names in constraints[level].values():
             for name in names:  # every parsed zero constraint is a query of the schema
                 assert PL94.canonical(name or "total") in {q for _, q in zeros}
-    # the file is read back as it was: nothing lost
+    # the file is read back as it was: nothing lost, its schema recorded in the file
     back = read_quiet(out)
+    assert back.schema == PL94 and back.geography == nm.geography
+    with pytest.raises(InvariantDPError, match="is not the schema the file records"):
+        read_quiet(out, PL94_UNITS)
     for store in ("measurements", "invariants", "zeros", "inequalities"):
         mine, theirs = getattr(nm, store), getattr(back, store)
         assert mine.keys() == theirs.keys()

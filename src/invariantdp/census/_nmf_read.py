@@ -491,10 +491,8 @@ def _order_levels(chunks: dict, geography) -> Geography:
 def _schema_of(schema, product, jobs: dict) -> Schema:
     """The schema given, else the one the file records, its product's, or its columns'."""
     _, pq = pyarrow_modules()
-    if schema is not None:
-        if not isinstance(schema, Schema):
-            raise TypeError(f"`schema` must be a Schema, got {type(schema).__name__}.")
-        return schema
+    if schema is not None and not isinstance(schema, Schema):
+        raise TypeError(f"`schema` must be a Schema, got {type(schema).__name__}.")
     first = next(rows[0] for rows in jobs.values() if rows)
     try:
         arrow = pq.read_schema(first[0])
@@ -504,13 +502,25 @@ def _schema_of(schema, product, jobs: dict) -> Schema:
     if stored is not None:
         try:
             spec = json.loads(stored.decode())
-            return Schema(
+            recorded = Schema(
                 spec["attributes"], recodes={k: tuple(v) for k, v in spec["recodes"].items()}
             )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise InvariantDPError(
                 f"{first[1]}: the schema recorded in the file's metadata cannot be read ({exc})."
             ) from None
+        if schema is not None and schema.shape != recorded.shape:
+
+            def brief(x):
+                return ", ".join(f"{n} {k}" for n, k in zip(x.names, x.shape, strict=True))
+
+            raise InvariantDPError(
+                f"`schema` (attributes {brief(schema)}) is not the schema the file records "
+                f"(attributes {brief(recorded)})."
+            )
+        return recorded if schema is None else schema
+    if schema is not None:
+        return schema
     if product is not None:
         return PRODUCTS[product][1]
     for _, (_, known) in PRODUCTS.items():
