@@ -423,3 +423,15 @@ def test_to_nmf_is_atomic(release, tmp_path, monkeypatch):
     monkeypatch.setattr(pq, "write_table", real)
     nm.to_nmf(target)  # the retry is not refused
     assert read_quiet(target).levels == LEVELS
+
+
+def test_read_nmf_with_dask_reads_the_release_layout_the_same(release):
+    root, _ = release
+    serial = read_quiet(root / "US_Person_PL_PROD")
+    parallel = read_quiet(root / "US_Person_PL_PROD", scheduler="dask")
+    assert parallel.geography == serial.geography
+    for store in ("measurements", "invariants", "zeros", "inequalities"):
+        mine, theirs = getattr(serial, store), getattr(parallel, store)
+        assert mine.keys() == theirs.keys()
+        for key in mine:
+            assert np.array_equal(mine[key].values, theirs[key].values)
