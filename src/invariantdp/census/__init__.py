@@ -5,11 +5,14 @@ noise analysable is the Bureau's *noisy measurement file*: for every unit of
 every geographic level, marginal queries of its detailed histogram with
 discrete Gaussian noise, and the constraints (invariants, structural zeros).
 
-* Data model: :class:`Schema` (:data:`PL94` built in), :class:`Geography`,
+* Data model: :class:`Schema` (:data:`PL94` and :data:`PL94_UNITS` built
+  in, with the Bureau's recodes), :class:`Geography`,
   :class:`NoisyMeasurements` (with its :class:`CensusPrivacy`).
-* Curator: :func:`measure` -- noisy measurements of confidential counts.
-* Files: :func:`read_nmf`, :meth:`NoisyMeasurements.to_nmf` (the Bureau's
-  Parquet layout).
+* Curator: :func:`measure` -- noisy measurements of confidential counts;
+  :data:`PL94_2020_STRATEGY` -- the 2020 production budgets
+  (:class:`CensusStrategy`, :class:`ReleaseStrategy`).
+* Files: :func:`read_nmf`, :meth:`NoisyMeasurements.to_nmf` (the layout of
+  the Bureau's 2020 release: products, state partitions, named constraints).
 * Analyst: :func:`gls` -- best linear unbiased estimates of every count with
   exact standard errors (:class:`GLSEstimate`), invariants imposed exactly,
   in time linear in the number of units.
@@ -24,7 +27,7 @@ References
 ----------
 Cumings-Menon & Zhuravlev (2024), "Least squares estimation for hierarchical
 data", arXiv:2404.13164; Abowd et al. (2022), "The 2020 Census disclosure
-avoidance system TopDown algorithm"; issue 19.
+avoidance system TopDown algorithm".
 """
 
 from ._census_privacy import CensusPrivacy
