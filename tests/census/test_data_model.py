@@ -77,7 +77,14 @@ def test_geography_defaults_and_rules():
     with pytest.raises(InvariantDPError, match="must exceed that of `County` \\(5\\)"):
         Geography({"State": 2, "County": 5, "Tract": 5})
     with pytest.raises(InvariantDPError, match="must be an int >= 1"):
-        Geography({"State": 0})
+        Geography({"US": 0, "State": 0})
+    with pytest.raises(InvariantDPError, match=r"must be an int >= 0 \(0: a single root unit"):
+        Geography({"US": -1})
+    root = Geography({"US": 0, "State": 3, "County": 9})  # the release's optimized spine
+    assert root.parent("044", "State") == "" and root.parent("044007123", "County") == "044"
+    assert root.tree([[""], ["044", "045"], ["044007123"]])[1].tolist() == [0, 0]
+    # geocodes are ASCII digits: other scripts' digits and superscripts are refused
+    assert root.check_geocodes(["٠٤٤", "0²4", "044"], "State").tolist() == [0, 1]
     with pytest.raises(InvariantDPError, match="is not a level of the geography"):
         g.index("Place")
     with pytest.raises(InvariantDPError, match="must not be above"):

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from invariantdp.census import Geography, Schema, _measurement_noise, measure
+from invariantdp.census import PL94, Geography, Schema, _measurement_noise, measure
 from invariantdp.census._curator import histograms
 from invariantdp.distributions import discrete_gaussian
 from invariantdp.exceptions import InvariantDPError
@@ -236,3 +236,116 @@ def test_rho_too_small_for_an_exact_sum_is_refused():
     data = pd.DataFrame({"geocode": ["11"], "sex": [0]})
     with pytest.raises(InvariantDPError, match=r"must be at least 2\*\*-92"):
         measure(data, *TWO, {"B": {"total": 2.0**-93}}, secure=False, rng=0, units=["11"])
+
+
+# -- the 2020 production strategy and the Bureau's constraints ---------------------------------
+
+
+def test_the_2020_strategy_is_the_bureaus_production_configuration():
+    from fractions import Fraction as F
+
+    from invariantdp.census import PL94_2020_STRATEGY, CensusStrategy
+
+    persons, units = PL94_2020_STRATEGY.persons, PL94_2020_STRATEGY.units
+    # person_US.ini: global_scale 339/542; the units certificate: 12343/3379 (rho = 1/scale^2)
+    assert persons.rho == F(293764, 114921) and units.rho == F(11417641, 152349649)
+    assert list(persons) == ["US", "State", "County", "Tract", "Block_Group", "Block"]
+    assert [persons.level_shares[lev] * 4099 for lev in persons] == [104, 1440, 447, 687, 1256, 165]
+    assert [units.level_shares[lev] for lev in units] == [
+        F(1, 205),
+        F(1, 205),
+        F(7, 82),
+        F(364, 1025),
+        F(1759, 4100),
+        F(99, 820),
+    ]
+    assert "total" not in persons["US"] and len(persons["US"]) == 10
+    assert all(len(persons[lev]) == 11 for lev in list(persons)[1:])
+    assert persons.query_shares["Tract"]["hispanic * cenrace"] == F(1933, 4102)
+    assert persons.query_shares["State"]["votingage * hispanic * cenrace"] == F(2, 241)
+    assert persons["County"]["total"] == F(293764, 114921) * F(447, 4099) * F(3126, 4097)
+    assert persons.sigma_sq("Block", "detailed") == 1 / (persons.rho * F(165, 4099) * F(3945, 4097))
+    assert sum(r for lev in persons for r in persons[lev].values()) == persons.rho
+    assert all(list(units[lev]) == ["detailed"] for lev in units)
+    with pytest.raises(InvariantDPError, match=r"`level_shares` sum to 3/4, not 1"):
+        CensusStrategy(1, {"A": F(3, 4)}, {"A": {"total": 1}})
+    with pytest.raises(InvariantDPError, match="must be an exact fraction"):
+        CensusStrategy(1, {"A": 0.5, "B": 0.5}, {"A": {"total": 1}, "B": {"total": 1}})
+
+
+def _release_counts(rng):
+    from .nmf_layout import WIDTH, facilities, person_histograms, spine
+
+    units = spine(("044",), counties=1, tracts=2, groups=2, blocks=2)
+    fac = facilities(rng, units["Block"])
+    hist = person_histograms(rng, units["Block"], fac)
+    block, *cells = np.nonzero(hist)
+    counts = pd.DataFrame({"geocode": np.asarray(units["Block"], dtype=object)[block]})
+    for name, c in zip(PL94.names, cells, strict=True):
+        counts[name] = c
+    counts["count"] = hist[(block, *cells)]
+    f_block, f_type = np.nonzero(fac)
+    fac_frame = pd.DataFrame(
+        {
+            "geocode": np.asarray(units["Block"], dtype=object)[f_block],
+            "hhgq": f_type,
+            "count": fac[f_block, f_type],
+        }
+    )
+    return units, hist, fac, counts, fac_frame, Geography(WIDTH)
+
+
+def test_measure_simulates_a_2020_style_release_with_the_bureaus_constraints(tmp_path):
+    from invariantdp.census import PL94_2020_STRATEGY, read_nmf
+
+    from .nmf_layout import query_answer
+    from .test_nmf_release import bureau_parse
+
+    units, hist, fac, counts, fac_frame, geo = _release_counts(np.random.default_rng(5))
+    strategy = PL94_2020_STRATEGY.persons
+    nm = measure(
+        counts,
+        PL94,
+        geo,
+        strategy,
+        invariants={"US": ["total"]},
+        facilities=fac_frame,
+        secure=False,
+        rng=3,
+        units=units,
+    )
+    order = np.argsort(units["Block"])
+    for level in strategy:
+        for query, rho in strategy[level].items():
+            table = nm.measurements[(level, query)]
+            assert table.variance.tolist() == [float(1 / rho)] * table.units.size
+        blocks = nm.measurements[("Block", "hhinstlevels")]
+    truth, _, _ = query_answer(hist[order], "hhinstlevels")
+    sd = float(strategy.sigma_sq("Block", "hhinstlevels")) ** 0.5
+    assert blocks.values.shape == truth.shape and np.all(np.abs(blocks.values - truth) < 12 * sd)
+    # the constraints, from the facility counts (block level; summed above)
+    f = fac[order]
+    z = nm.zeros[("Block", "hhgq")]
+    full = np.zeros(f.shape, dtype=bool)
+    full[z.units] = z.values
+    assert np.array_equal(full, f == 0)
+    ub = nm.inequalities[("Block", "hhgq", "<=")]
+    assert np.array_equal(ub.values, 99999.0 * f[ub.units])
+    lb = nm.inequalities[("Block", "hhgq", ">=")]
+    assert np.array_equal(lb.values[:, 1:], f[lb.units][:, 1:]) and not lb.values[:, 0].any()
+    assert nm.zeros[("County", "gqNursingTotal * nonvoting")].values.all()
+    assert nm.invariants[("US", "total")].values[0, 0] == hist.sum()
+    # written in the release layout, accepted by the Bureau's reader logic, read back whole
+    nm.to_nmf(tmp_path / "US_Person_PL_PROD")
+    nodes, _ = bureau_parse(tmp_path / "US_Person_PL_PROD", list(strategy))
+    assert sorted(nodes["Block"]) == sorted(units["Block"])
+    with pytest.warns(UserWarning, match="kept but not used"):
+        back = read_nmf(tmp_path / "US_Person_PL_PROD")
+    assert back.measurements.keys() == nm.measurements.keys()
+    assert back.zeros.keys() == nm.zeros.keys()
+    # counts that break the constraints are refused before any noise
+    bad = counts.copy()
+    nursing = np.flatnonzero(bad["hhgq"].to_numpy() == 3)[0]
+    bad.loc[nursing, "votingage"] = 0
+    with pytest.raises(InvariantDPError, match="do not satisfy the constraints that `facilities`"):
+        measure(bad, PL94, geo, strategy, facilities=fac_frame, secure=False, rng=3, units=units)

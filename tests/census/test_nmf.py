@@ -313,8 +313,11 @@ def test_other_level_directories_are_reported_not_read(tmp_path):
     (root / "US.parquet").mkdir()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        read_nmf(root, SCHEMA)
+        read_nmf(root, SCHEMA, GEO)
     assert any("US are not levels of the geography" in str(w.message) for w in caught)
+    # without a geography the levels are the file's: an empty one is an error, not a skip
+    with pytest.raises(InvariantDPError, match="US.parquet holds neither a DPQuery nor a"):
+        read_nmf(root, SCHEMA)
 
 
 def test_read_nmf_with_dask_gives_the_same_measurements(tmp_path):

@@ -365,7 +365,7 @@ ESTIMATE_ERRORS = [
     (["--groups", "{tmp}/g_unit.csv"], "'99999999999'], not units of level `Tract`"),
     (["--groups", "{tmp}/g_dup.csv"], "lists unit"),
     (["--groups", "{tmp}/g_dup.csv", "-o", "{tmp}/g_dup.csv", "--force"], "same file as"),
-    (["--schema", "pl94", "--query", "total"], "unknown query name"),
+    (["--schema", "pl94", "--query", "total"], "is not the schema the file records"),
     (["NMF={tmp}/broken"], "not a readable Parquet file"),
 ]
 

@@ -5,11 +5,14 @@ noise analysable is the Bureau's *noisy measurement file*: for every unit of
 every geographic level, marginal queries of its detailed histogram with
 discrete Gaussian noise, and the constraints (invariants, structural zeros).
 
-* Data model: :class:`Schema` (:data:`PL94` built in), :class:`Geography`,
+* Data model: :class:`Schema` (:data:`PL94` and :data:`PL94_UNITS` built
+  in, with the Bureau's recodes), :class:`Geography`,
   :class:`NoisyMeasurements` (with its :class:`CensusPrivacy`).
-* Curator: :func:`measure` -- noisy measurements of confidential counts.
-* Files: :func:`read_nmf`, :meth:`NoisyMeasurements.to_nmf` (the Bureau's
-  Parquet layout).
+* Curator: :func:`measure` -- noisy measurements of confidential counts;
+  :data:`PL94_2020_STRATEGY` -- the 2020 production budgets
+  (:class:`CensusStrategy`, :class:`ReleaseStrategy`).
+* Files: :func:`read_nmf`, :meth:`NoisyMeasurements.to_nmf` (the layout of
+  the Bureau's 2020 release: products, state partitions, named constraints).
 * Analyst: :func:`gls` -- best linear unbiased estimates of every count with
   exact standard errors (:class:`GLSEstimate`), invariants imposed exactly,
   in time linear in the number of units.
@@ -34,6 +37,7 @@ from ._measurements import NoisyMeasurements
 from ._nmf_read import read_nmf
 from ._privacy import CensusPrivacy
 from ._schema import PL94, PL94_UNITS, Schema
+from ._strategy import PL94_2020_STRATEGY, CensusStrategy, ReleaseStrategy
 from ._topdown import MAX_COUPLED_CELLS, TopDownHistograms, topdown_postprocess
 from ._topdown_accounting import (
     TOPDOWN_RHO,
@@ -52,6 +56,9 @@ __all__ = [
     "topdown_privacy_accounting",
     "PL94",
     "PL94_UNITS",
+    "PL94_2020_STRATEGY",
+    "CensusStrategy",
+    "ReleaseStrategy",
     "CensusPrivacy",
     "GLSEstimate",
     "Geography",

@@ -29,6 +29,7 @@ from .._validation import NOT_SHOWN, check_positive, format_value, read_confiden
 from ..exceptions import InvariantDPError
 from ..mechanisms import INTEGER_LIMIT
 from ..secure import random_source
+from ._constraints import facility_constraints, query_answers
 from ._geography import Geography
 from ._measurement_noise import discrete_gaussian_noise
 from ._measurements import NoisyMeasurements
@@ -52,15 +53,18 @@ def _check_workload(workload, schema: Schema, geography: Geography) -> dict:
                 f"`workload[{level!r}]` ({format_value(queries)}) must map queries to rho."
             )
         for query, rho in queries.items():
-            schema.query(query)
             name = f"workload[{level!r}][{query!r}]"
-            rho = check_positive(name, rho)
+            if isinstance(rho, Fraction):  # exact, as the Bureau's shares: kept exact
+                if rho <= 0:
+                    raise InvariantDPError(f"`{name}` ({rho}) must be > 0.")
+            else:
+                rho = check_positive(name, rho)
             if rho < _MIN_RHO:
                 raise InvariantDPError(
                     f"`{name}` ({rho!r}) must be at least 2**-92: the noise's sigma = "
                     "1/sqrt(rho) at most 2**46, so that a count plus its noise is an exact double."
                 )
-            out[(level, schema.query_name(schema.query(query)))] = rho
+            out[(level, schema.canonical(query))] = rho
     return out
 
 
@@ -76,7 +80,7 @@ def _check_invariants(invariants, schema: Schema, geography: Geography) -> list:
     for level, queries in invariants.items():
         geography.index(level)
         for q in [queries] if isinstance(queries, str) else list(queries):
-            out.append((level, schema.query_name(schema.query(q))))
+            out.append((level, schema.canonical(q)))
     return out
 
 
@@ -254,6 +258,7 @@ def measure(
     rng=None,
     *,
     units=None,
+    facilities=None,
 ) -> NoisyMeasurements:
     r"""Noisy measurements of confidential counts: discrete Gaussian noise on marginal queries.
 
@@ -272,6 +277,11 @@ def measure(
         Gaussian noise with :math:`\sigma^2 = 1/\rho` in every cell, which
         makes it :math:`\rho`-zCDP under bounded neighbours (sensitivity
         :math:`\sqrt 2`); ``rho`` at least ``2**-92`` (``sigma <= 2**46``).
+        Queries may use the schema's recodes; a ``fractions.Fraction`` rho
+        is kept exact.  The 2020 production strategy is
+        :data:`~invariantdp.census.PL94_2020_STRATEGY` (``.persons`` with
+        :data:`~invariantdp.census.PL94`, ``.units`` with
+        :data:`~invariantdp.census.PL94_UNITS`).
     invariants : dict, optional
         ``{level: [query, ...]}`` published exactly (e.g. ``{"State": ["total"]}``).
     secure : bool, optional
@@ -290,6 +300,17 @@ def measure(
         which units hold records.  A record outside the declared units is
         outside the declared domain: the call is refused before any noise
         is drawn, with a message that shows no value.
+    facilities : pandas.DataFrame, keyword-only, optional
+        Invariant counts of housing units and group-quarters facilities per
+        finest-level unit: ``geocode``, ``hhgq`` (level 0 = housing units,
+        then the GQ types) and ``count``.  Adds the Bureau's constraints at
+        every level below the top: ``hhgq_total_lb`` (at least one person
+        per facility), ``hhgq_total_ub`` (at most 99,999 per housing unit or
+        facility; a type absent from a unit is a structural zero) and
+        ``nurse_nva_0`` (no one under 18 in nursing facilities); counts that
+        violate them are refused (without naming a unit or a count).  Needs a
+        schema with ``hhgq`` and the recodes ``gqNursingTotal`` and
+        ``nonvoting`` (:data:`~invariantdp.census.PL94`).
 
     Returns
     -------
@@ -333,12 +354,15 @@ def measure(
     gen = random_source(rng, secure)
     # the declared units (public) are checked before the data are read
     units, hists = histograms(counts, schema, geography, units, secure=bool(secure))
+    zeros, ineq = {}, {}
+    if facilities is not None:  # checked against the counts before any noise is drawn
+        zeros, ineq = facility_constraints(facilities, schema, geography, units, hists)
     alg = EigenAlgebra(schema.shape)
 
     def answer(level, query):
         # clamped: 1-Lipschitz per cell, and exact (a float sum of counts at most 2**52 - 1
         # each is exact up to 2**53 and at least 2**53 beyond)
-        out = alg.marginal(hists[geography.index(level)], schema.query(query))
+        out = query_answers(alg, hists[geography.index(level)], schema, query)
         return np.minimum(out, float(COUNT_LIMIT))
 
     measurements, inv = {}, {}
@@ -359,5 +383,7 @@ def measure(
         tuple(units),
         measurements,
         inv,
+        zeros=zeros,
+        inequalities=ineq,
         randomness="secure" if secure else "simulation",
     )

@@ -1,13 +1,17 @@
 """The geographic hierarchy: named levels with fixed geocode widths.
 
-A unit is named by its geocode, a string of digits; its parent at the level
-above is the prefix of the geocode of that level's width (a tract
-``"01001020100"`` lies in county ``"01001"``, in state ``"01"``).
+A unit is named by its geocode, a string of ASCII digits; its parent at the
+level above is the prefix of the geocode of that level's width (a tract
+``"01001020100"`` lies in county ``"01001"``, in state ``"01"``).  The
+coarsest level may have width 0: a single root unit with geocode ``""`` (the
+nation, ``US``, of the Bureau's spines).
 
 References
 ----------
-US Census Bureau, 2020 Census noisy measurement files (geocode widths State 2,
-County 5, Tract 11, Block Group 12, Block 16).
+US Census Bureau, 2020 Census tabulation geography (geocode widths State 2,
+County 5, Tract 11, Block Group 12, Block 16); the 2020 noisy measurement
+files use the *optimized* spine (US ``""``, State 3, County 9, ...), whose
+widths are read from the files (see :func:`~invariantdp.census.read_nmf`).
 """
 
 from __future__ import annotations
@@ -17,7 +21,38 @@ import numpy as np
 from .._validation import format_value
 from ..exceptions import InvariantDPError
 
-__all__ = ["Geography"]
+__all__ = ["Geography", "all_ascii_digits", "ascii_digits", "geocode_prefix"]
+
+
+def ascii_digits(text: str) -> bool:
+    """Whether ``text`` is empty or made of the ASCII digits 0-9 only.
+
+    ``str.isdigit`` also accepts other scripts' digits (``"١٢"``) and
+    superscripts, which are not geocodes.
+    """
+    return text.isascii() and (text == "" or text.isdigit())
+
+
+def all_ascii_digits(texts) -> np.ndarray:
+    """:func:`ascii_digits` of each string of an array, vectorised over their code points."""
+    texts = np.asarray(texts, dtype=object)
+    if texts.size == 0:
+        return np.zeros(0, dtype=bool)
+    fixed = texts.astype(str)
+    lengths = np.fromiter((len(t) for t in texts), np.int64, texts.size)
+    width = max(int(lengths.max()), 1)
+    points = np.ascontiguousarray(fixed.astype(f"U{width}")).view(np.uint32).reshape(-1, width)
+    inside = np.arange(width)[None, :] < lengths[:, None]  # a NUL inside a string is no digit
+    return np.all(~inside | ((points >= 48) & (points <= 57)), axis=1)
+
+
+def geocode_prefix(codes, width: int) -> np.ndarray:
+    """The first ``width`` characters of each geocode (``""`` for width 0), as a str array."""
+    codes = np.asarray(codes, dtype=object).astype(str)
+    if width == 0:  # a U0 cast would keep the whole string
+        return np.zeros(codes.shape, dtype="U1")
+    return codes.astype(f"U{width}")  # a shorter string dtype truncates
+
 
 #: the Bureau's levels of the P.L. 94-171 and DHC spine below the nation, and their widths
 BUREAU_LEVELS = {"State": 2, "County": 5, "Tract": 11, "Block_Group": 12, "Block": 16}
@@ -30,12 +65,13 @@ class Geography:
     ----------
     levels : mapping of str to int, optional
         ``{level name: geocode width}``, coarse to fine, widths strictly
-        increasing.  Default: the Bureau's State 2, County 5, Tract 11,
+        increasing; the first may be 0 (one root unit, geocode ``""``).
+        Default: the Bureau's tabulation State 2, County 5, Tract 11,
         Block_Group 12, Block 16.
 
     References
     ----------
-    The Bureau's 2020 noisy measurement files (their geographic levels).
+    Issue 19; the Bureau's noisy measurement files.
 
     Examples
     --------
@@ -47,6 +83,8 @@ class Geography:
     '01001'
     >>> g.subset("County", "Tract").widths
     (5, 11)
+    >>> Geography({"US": 0, "State": 3}).parent("044", "State")
+    ''
     """
 
     def __init__(self, levels=None):
@@ -59,9 +97,11 @@ class Geography:
                 raise InvariantDPError(
                     f"level name {format_value(name)} must be a non-empty string."
                 )
-            if not isinstance(width, int | np.integer) or isinstance(width, bool) or width < 1:
+            least = 1 if names else 0
+            if not isinstance(width, int | np.integer) or isinstance(width, bool) or width < least:
+                rule = ">= 1" if names else ">= 0 (0: a single root unit, geocode '')"
                 raise InvariantDPError(
-                    f"the geocode width of `{name}` ({format_value(width)}) must be an int >= 1."
+                    f"the geocode width of `{name}` ({format_value(width)}) must be an int {rule}."
                 )
             if widths and width <= widths[-1]:
                 raise InvariantDPError(
@@ -117,7 +157,7 @@ class Geography:
         return geocode[: self.widths[i - 1]]
 
     def check_geocodes(self, geocodes: np.ndarray, level: str):
-        """Positions of geocodes of the wrong width or with non-digit characters (or None)."""
+        """Positions of geocodes of the wrong width or with characters other than ASCII digits."""
         width = self.width(level)
         codes = np.asarray(geocodes, dtype=object)
         lengths = np.fromiter(
@@ -125,8 +165,8 @@ class Geography:
         )
         bad = lengths != width
         if not bad.any():
-            digits = np.fromiter((g.isdigit() for g in codes), bool, codes.size)
-            bad = ~digits
+            uniq, inv = np.unique(codes.astype(str), return_inverse=True)
+            bad = ~all_ascii_digits(uniq)[inv]
         return np.flatnonzero(bad)
 
     def tree(self, units: list) -> list:
@@ -139,10 +179,7 @@ class Geography:
         parents = [np.full(len(units[0]), -1, dtype=np.int64)]
         for lev in range(1, len(units)):
             above = np.asarray(units[lev - 1], dtype=object).astype(str)
-            # casting to a shorter string dtype truncates: the prefix of the parent's width
-            prefix = (
-                np.asarray(units[lev], dtype=object).astype(str).astype(f"U{self.widths[lev - 1]}")
-            )
+            prefix = geocode_prefix(units[lev], self.widths[lev - 1])
             pos = np.searchsorted(above, prefix) if above.size else None
             if pos is None:
                 ok = np.zeros(prefix.size, dtype=bool)

@@ -16,7 +16,8 @@ import pandas as pd
 
 from .._validation import format_value
 from ..exceptions import InvariantDPError
-from ._geography import Geography
+from ._geography import Geography, all_ascii_digits, geocode_prefix
+from ._schema import SEP
 from ._table import QueryTable
 
 __all__ = ["SIGNS", "SUFFIX", "Chunk", "assemble", "bad_row"]
@@ -48,6 +49,8 @@ class Chunk:
     sign: np.ndarray | None = None
     shapes: tuple | None = None  # (flat dims, offsets, null rows) of query_shape
     level: str | None = None
+    attrs: dict | None = None  # attribute columns: {attribute: values per row}
+    partition: dict | None = None  # Hive partition of the file: {key: value}
     # filled by the checks: each row's distinct geocode, and per distinct geocode its
     # level (geography index) and unit index in that level
     codes: np.ndarray | None = None
@@ -120,7 +123,7 @@ def _check_chunk(ch: Chunk, schema, geography: Geography):
     is_str = np.array([isinstance(g, str) for g in uniq], dtype=bool)
     text = np.array([g if isinstance(g, str) else "" for g in uniq], dtype=object)
     widths = np.array([len(g) for g in text], dtype=np.int64)
-    digits = np.array([g.isdigit() for g in text], dtype=bool)
+    digits = all_ascii_digits(text)
     known = np.array(geography.widths)
     if ch.level is not None:
         ok = is_str & digits & (widths == geography.width(ch.level))
@@ -134,32 +137,10 @@ def _check_chunk(ch: Chunk, schema, geography: Geography):
     ch.codes, ch.uniq = codes, uniq
     ch.uniq_level = np.searchsorted(known, widths)
     level = ch.uniq_level[codes]
+    _check_partition(ch, geography, text, codes)
     suffix = SUFFIX[ch.kind]
-    inv, names = pd.factorize(np.asarray(ch.query_name, dtype=object))
-    if np.any(inv < 0):
-        raise bad_row(ch.source, _first(inv < 0), "query_name", "must not be null.")
-    names = np.array([str(n) for n in names], dtype=object)
-    attrs, cells = [], np.zeros(names.size, dtype=np.int64)
-    for j, name in enumerate(names):
-        row = _first(inv == j)
-        if not name.endswith(suffix):
-            raise bad_row(
-                ch.source,
-                row,
-                "query_name",
-                f"{name!r} must end with {suffix!r} in {ch.kind} rows.",
-            )
-        try:
-            attrs.append(schema.canonical(name[: -len(suffix)]))
-        except InvariantDPError:
-            raise bad_row(
-                ch.source,
-                row,
-                "query_name",
-                f"{name!r} is not a query of the schema (unknown query name; known: "
-                f"{', '.join(q + suffix for q in schema.queries[:6])}, ...).",
-            ) from None
-        cells[j] = schema.query_cells(name[: -len(suffix)])
+    inv, names, queries = _row_queries(ch, schema, suffix)
+    cells = np.array([schema.query_cells(q) for q in queries], dtype=np.int64)
     lengths = np.diff(ch.offsets)
     expect = cells[inv]
     if np.any(lengths != expect):
@@ -168,11 +149,11 @@ def _check_chunk(ch: Chunk, schema, geography: Geography):
             ch.source,
             i,
             "value",
-            f"holds {lengths[i]} numbers but query {names[inv[i]][: -len(suffix)]!r} of the "
+            f"holds {lengths[i]} numbers but query {queries[inv[i]]!r} of the "
             f"schema has {expect[i]} cells.",
         )
     if ch.shapes is not None:
-        _check_shapes(ch, schema, names, inv, lengths, suffix)
+        _check_shapes(ch, schema, queries, inv, lengths)
     finite = np.isfinite(ch.flat)
     if ch.sign is not None and not finite.all():
         # an absent bound: +inf in a "<=" row, -inf in a ">=" row (never NaN, never "=")
@@ -197,10 +178,132 @@ def _check_chunk(ch: Chunk, schema, geography: Geography):
             raise bad_row(
                 ch.source, i, "sign", f"{format_value(ch.sign[i])} must be one of {SIGNS}."
             )
-    return level, [attrs[j] for j in range(names.size)], inv, names
+    return level, queries, inv, names
 
 
-def _check_shapes(ch: Chunk, schema, names, inv, lengths, suffix) -> None:
+#: The Bureau's named constraints of the P.L. 94-171 products and the query each
+#: bounds (``source/programs/constraints/Constraints_PL94.py`` of the production code):
+#: used when a Constraint file has no attribute columns to say it.
+BUREAU_CONSTRAINTS = {
+    "total": "total",
+    "hhgq_total_lb": "hhgq",
+    "hhgq_total_ub": "hhgq",
+    "nurse_nva_0": "gqNursingTotal * nonvoting",
+}
+
+#: what an attribute column holds for an attribute summed out of the query
+SUMMED = "*"
+
+
+def _check_partition(ch: Chunk, geography: Geography, text, codes) -> None:
+    """A Hive partition ``<Level>=<geocode>`` holds only units inside that geocode."""
+    for key, value in (ch.partition or {}).items():
+        if key not in geography.names:
+            continue
+        inside = np.array([g.startswith(value) for g in text], dtype=bool)
+        if not inside.all():
+            i = _first(~inside[codes])
+            raise bad_row(
+                ch.source,
+                i,
+                "geocode",
+                f"{format_value(ch.geocode[i])} lies outside its partition {key}={value}.",
+            )
+
+
+def _attribute_query(ch: Chunk, schema, row: int, combo) -> str:
+    """The query that a row's attribute columns describe (``*``: summed out)."""
+    parts = []
+    for name, value in zip(schema.names, combo, strict=True):
+        if not isinstance(value, str):
+            raise bad_row(
+                ch.source, row, name, "must be a string ('*', the attribute or a recode)."
+            )
+        if value == SUMMED:
+            continue
+        if value in (name, "detailed"):
+            parts.append(name)
+            continue
+        rec = schema.recodes.get(value)
+        if rec is None or rec[0] != name:
+            own = [r for r, (attr, _) in schema.recodes.items() if attr == name]
+            raise bad_row(
+                ch.source,
+                row,
+                name,
+                f"{value!r} is not '*', {name!r}, 'detailed' or a recode of {name!r}"
+                + (f" ({', '.join(own)})." if own else " (the schema has none)."),
+            )
+        parts.append(value)
+    return schema.canonical(SEP.join(parts)) if parts else "total"
+
+
+def _row_queries(ch: Chunk, schema, suffix: str):
+    """Per row the index of its query, the distinct query names, and their queries.
+
+    Where the file has the attribute columns, they define the query (the
+    name must then agree with them); otherwise the name does: ``<query>`` +
+    suffix, or one of the Bureau's named constraints.
+    """
+    columns = [np.asarray(ch.query_name, dtype=object)]
+    if ch.attrs:
+        columns += [np.asarray(col, dtype=object) for col in ch.attrs.values()]
+    key = np.zeros(columns[0].size, dtype=np.int64)
+    for i, col in enumerate(columns):  # one integer per distinct combination of the columns
+        codes, uniq = pd.factorize(col, use_na_sentinel=True)
+        if i == 0 and np.any(codes < 0):
+            raise bad_row(ch.source, _first(codes < 0), "query_name", "must not be null.")
+        key = pd.factorize(key * (uniq.size + 1) + (codes + 1))[0]  # kept below rows^2
+    _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    names = np.array([str(n) for n in columns[0][first]], dtype=object)
+    queries = []
+    for j, name in enumerate(names):
+        row = int(first[j])
+        if not name.endswith(suffix):
+            raise bad_row(
+                ch.source,
+                row,
+                "query_name",
+                f"{name!r} must end with {suffix!r} in {ch.kind} rows.",
+            )
+        stem = name[: -len(suffix)]
+        try:
+            named = schema.canonical(stem)
+        except InvariantDPError:
+            named = None
+        if named is None and ch.kind == "Constraint" and stem in BUREAU_CONSTRAINTS:
+            try:
+                named = schema.canonical(BUREAU_CONSTRAINTS[stem])
+            except InvariantDPError:
+                named = None
+        if ch.attrs:
+            combo = [ch.attrs[a][row] for a in schema.names]
+            query = _attribute_query(ch, schema, row, combo)
+            if named is not None and named != query:
+                raise bad_row(
+                    ch.source,
+                    row,
+                    "query_name",
+                    f"{name!r} names the query {named!r} but the attribute columns describe "
+                    f"{query!r}.",
+                )
+        elif named is None:
+            known = ", ".join(q + suffix for q in schema.queries[:6])
+            raise bad_row(
+                ch.source,
+                row,
+                "query_name",
+                f"{name!r} is not a query of the schema (unknown query name; known: {known}, "
+                "...) and the file has no attribute columns to say which query it is.",
+            )
+        else:
+            query = named
+        queries.append(query)
+    return inv, names, queries
+
+
+def _check_shapes(ch: Chunk, schema, queries, inv, lengths) -> None:
     """``query_shape``, where present, must hold the value's cells in the schema's layout."""
     dims, offsets, null = ch.shapes
     counts = np.diff(offsets)
@@ -218,8 +321,7 @@ def _check_shapes(ch: Chunk, schema, names, inv, lengths, suffix) -> None:
         )
     kept = dims != 1  # a dimension of 1 (the Bureau's total) is no dimension
     n_kept = np.bincount(row_of[kept], minlength=counts.size)
-    for j, name in enumerate(names):
-        query = str(name)[: -len(suffix)]
+    for j, query in enumerate(queries):
         expect = np.array([n for n in schema.query_shape(query) if n != 1])
         rows = (inv == j) & ~null
         wrong = rows & (n_kept != expect.size)
@@ -269,9 +371,9 @@ def assemble(chunks: list, schema, geography: Geography, randomness="unknown") -
                 ch.uniq_unit[sel] = pd.Index(units[lv - present[0]]).get_indexer(ch.uniq[sel])
     _check_parents(chunks, per_chunk, units, geo, shift)
     groups: dict = {}
-    for ch, (lev, attrs, inv, names) in zip(chunks, per_chunk, strict=True):
+    for ch, (lev, queries, inv, names) in zip(chunks, per_chunk, strict=True):
         for j in range(names.size):
-            q = attrs[j]
+            q = queries[j]
             sel_q = inv == j
             for lv in np.unique(lev[sel_q]):
                 rows = np.flatnonzero(sel_q & (lev == lv))
@@ -282,7 +384,7 @@ def assemble(chunks: list, schema, geography: Geography, randomness="unknown") -
 def _check_parents(chunks, per_chunk, units, geo, shift):
     for i in range(1, len(units)):
         above = units[i - 1]
-        prefix = units[i].astype(f"U{geo.widths[i - 1]}")  # truncation: the parent's geocode
+        prefix = geocode_prefix(units[i], geo.widths[i - 1])
         pos = np.minimum(np.searchsorted(above, prefix), above.size - 1)
         orphan = above[pos] != prefix
         if orphan.any():
@@ -344,7 +446,13 @@ def _tables(groups, schema, geo: Geography, units, randomness) -> dict:
             var = np.concatenate([p[4] for p in parts])[order]
             meas[(level, q)] = QueryTable(table_units, vals, var)
         elif kind == "eq":
-            inv[(level, q)] = QueryTable(table_units, vals)
+            # an exact 0 of every cell is a structural zero (counts are non-negative): the
+            # Bureau's nurse_nva_0 (no one under 18 in nursing facilities) and empty units
+            nil = (vals == 0).all(axis=1)
+            if nil.any():
+                _add_zeros(zeros, (level, q), table_units[nil], np.ones_like(vals[nil], bool))
+            if not nil.all():
+                inv[(level, q)] = QueryTable(table_units[~nil], vals[~nil])
         elif kind == "<=":
             if np.any(vals < 0):
                 where = order[_first((vals < 0).any(axis=1))]
@@ -355,7 +463,7 @@ def _tables(groups, schema, geo: Geography, units, randomness) -> dict:
             zero = vals == 0
             if zero.any():
                 keep = zero.any(axis=1)
-                zeros[(level, q)] = QueryTable(table_units[keep], zero[keep])
+                _add_zeros(zeros, (level, q), table_units[keep], zero[keep])
             bounded = ((vals > 0) & np.isfinite(vals)).any(axis=1)
             if bounded.any():
                 ineq[(level, q, "<=")] = QueryTable(table_units[bounded], vals[bounded])
@@ -383,6 +491,18 @@ def _tables(groups, schema, geo: Geography, units, randomness) -> dict:
         inequalities=ineq,
         randomness=randomness,
     )
+
+
+def _add_zeros(zeros: dict, key, units: np.ndarray, mask: np.ndarray) -> None:
+    """Add zero masks to ``zeros[key]``, a unit's masks from several rows joined by OR."""
+    have = zeros.get(key)
+    if have is not None:
+        units = np.concatenate([have.units, units])
+        mask = np.concatenate([have.values, mask])
+    uniq, where = np.unique(units, return_inverse=True)
+    merged = np.zeros((uniq.size, mask.shape[1]), dtype=bool)
+    np.logical_or.at(merged, where, mask)
+    zeros[key] = QueryTable(uniq, merged)
 
 
 def _locate(parts, position: int):
