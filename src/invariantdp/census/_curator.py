@@ -29,7 +29,7 @@ from .._validation import NOT_SHOWN, check_positive, format_value, read_confiden
 from ..exceptions import InvariantDPError
 from ..mechanisms import INTEGER_LIMIT
 from ..secure import random_source
-from ._constraints import facility_constraints, query_answers
+from ._facility_constraints import facility_constraints, query_answers
 from ._geography import Geography
 from ._measurement_noise import discrete_gaussian_noise
 from ._measurements import NoisyMeasurements
