@@ -71,7 +71,7 @@ class Geography:
 
     References
     ----------
-    Issue 19; the Bureau's noisy measurement files.
+    The Bureau's 2020 noisy measurement files (their geographic levels).
 
     Examples
     --------
