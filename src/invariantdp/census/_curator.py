@@ -15,17 +15,16 @@ Theorem 4; issue 19.
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 import numpy as np
 
 from .._gls import EigenAlgebra, segment_starts, segment_sum
 from .._validation import check_positive, format_value
 from ..exceptions import InvariantDPError
+from ..families import DISCRETE_GAUSSIAN, exact_gaussian_variance
 from ..secure import random_source
 from ._geography import Geography
-from ._measurement_noise import discrete_gaussian_noise
 from ._measurements import NoisyMeasurements
+from ._privacy import SENSITIVITY_SQUARED
 from ._schema import Schema
 from ._table import QueryTable
 
@@ -203,8 +202,11 @@ def measure(
     for (level, query), rho in plan.items():
         li = geography.index(level)
         answers = alg.marginal(hists[li], schema.query(query))
-        sigma2 = 1 / Fraction(rho)  # exact: the float rho as a rational
-        noise = discrete_gaussian_noise(sigma2, answers.size, gen).reshape(answers.shape)
+        # sigma^2 = 2 / (2 rho) = 1 / rho, exact: the float rho as a rational
+        sigma2 = exact_gaussian_variance(SENSITIVITY_SQUARED, rho=rho)
+        # the Bureau's noise, drawn by its family (exact and secure with a SecureGenerator)
+        noise = DISCRETE_GAUSSIAN.measurement_noise(sigma2, answers.size, gen)
+        noise = noise.reshape(answers.shape)
         n = answers.shape[0]
         measurements[(level, query)] = QueryTable(
             np.arange(n), answers + noise, np.full(n, float(sigma2))
@@ -219,5 +221,6 @@ def measure(
         tuple(units),
         measurements,
         inv,
+        noise=DISCRETE_GAUSSIAN.name,
         randomness="secure" if secure else "simulation",
     )
