@@ -25,7 +25,7 @@ from .._gls import EigenAlgebra, Equality, Linear, Measurement, Problem, Zeros, 
 from .._results import Summary, format_table
 from .._validation import format_value
 from ..exceptions import InvariantDPError
-from ..families import DISCRETE_GAUSSIAN, NoiseFamily, noise_families
+from ..families import DISCRETE_GAUSSIAN, NoiseFamily, noise_families, noise_family
 from ..release import Release
 from ._geography import Geography
 from ._ingest import Chunk, assemble
@@ -160,7 +160,7 @@ class NoisyMeasurements:
     @property
     def noise_family(self) -> NoiseFamily:
         """The :class:`~invariantdp.families.NoiseFamily` of the measurements' noise."""
-        return noise_families()[self.noise]
+        return noise_family(self.noise)
 
     def geocodes(self, level: str) -> np.ndarray:
         """The sorted geocodes of a level's units."""
