@@ -142,6 +142,8 @@ GROUPS = {
                 "invariantdp.families.CORRELATED_GAUSSIAN",
                 "invariantdp.families.NoiseTails",
                 "invariantdp.families.noise_tails",
+                "invariantdp.families.CellNoise",
+                "invariantdp.families.gaussian_type_families",
                 "invariantdp.families.overstated",
                 "invariantdp.families.LikelihoodForm",
                 "invariantdp.families.TULAP_LIKELIHOOD",

@@ -4,10 +4,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from invariantdp.census import PL94, Geography, Schema, _measurement_noise, measure
+from invariantdp.census import PL94, Geography, Schema, measure
 from invariantdp.census._curator import histograms
 from invariantdp.distributions import discrete_gaussian
 from invariantdp.exceptions import InvariantDPError
+from invariantdp.families import _builtin_families
 
 SCHEMA = Schema({"sex": ["F", "M"], "age": 3})
 GEO = Geography({"State": 2, "County": 5})
@@ -69,13 +70,13 @@ def test_microdata_and_counts_give_the_same_histograms(rng):
 
 def test_secure_noise_comes_from_the_exact_sampler(rng, monkeypatch):
     calls = []
-    real = _measurement_noise.sample_discrete_gaussian_exact
+    real = _builtin_families.sample_discrete_gaussian_exact
 
     def spy(sigma2, size=None, rng=None):
         calls.append((sigma2, size, type(rng).__name__))
         return real(sigma2, size=size, rng=rng)
 
-    monkeypatch.setattr(_measurement_noise, "sample_discrete_gaussian_exact", spy)
+    monkeypatch.setattr(_builtin_families, "sample_discrete_gaussian_exact", spy)
     nm = measure(
         counts(rng, counties=2), SCHEMA, GEO, {"County": {"total": 0.25}}, units=units_of(2)
     )
@@ -166,7 +167,7 @@ def test_units_are_public_input_never_read_from_the_data():
 
 def test_a_record_outside_the_declared_units_is_refused_before_any_noise(monkeypatch):
     drawn = []
-    monkeypatch.setattr(_measurement_noise, "sample_discrete_gaussian_exact", drawn.append)
+    monkeypatch.setattr(_builtin_families, "sample_discrete_gaussian_exact", drawn.append)
     wl = {"B": {"detailed": 0.5}}
     messages = set()
     for codes in (["11", "19", "12"], ["19", "11", "12"], ["11", "12", 12], ["11", "12\0", "12"]):

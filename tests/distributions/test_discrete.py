@@ -188,3 +188,15 @@ def test_exact_samplers_refuse_scales_beyond_int64_by_name(value):
         sample_discrete_laplace_exact(value, size=2, rng=0)
     with pytest.raises(ValueError, match=r"`sigma2` \(.*\) must be <= 2\*\*104"):
         sample_discrete_gaussian_exact(value, size=2, rng=0)
+
+
+@pytest.mark.parametrize("sigma", [0.2, 0.9, 2.0, 6.5])
+def test_the_characteristic_function_is_the_law_s_own(sigma):
+    # E cos(theta X) summed term by term over the pmf the law gives, at |theta| <= pi
+    from invariantdp.distributions import discrete_gaussian_log_cf
+
+    k = np.arange(-int(40 * sigma) - 5, int(40 * sigma) + 6)
+    pmf = discrete_gaussian.pmf(k, sigma)
+    theta = np.linspace(-np.pi, np.pi, 13)
+    direct = np.cos(np.outer(theta, k)) @ pmf
+    assert np.exp(discrete_gaussian_log_cf(theta, sigma)) == pytest.approx(direct, abs=1e-13)

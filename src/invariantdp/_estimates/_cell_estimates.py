@@ -53,23 +53,13 @@ from .._gls import (
 )
 from .._results import Summary, format_table
 from .._validation import InvariantDPError, check_confidence_level, format_value
-from ..distributions import discrete_gaussian
+from ..families import CellNoise, gaussian_type_families
 from ..release import Release
 from ._cell_sums import group_rows, is_level_names, level_positions, selection_rows, weight_rows
 from ._lattice_intervals import SIGMA_GAUSSIAN, half_widths
 
 __all__ = ["CellEstimates", "estimate"]
 
-#: the noise families :func:`estimate` takes, and how each is read: i.i.d. normal of
-#: variance ``scale**2``, a full covariance, or a discrete Gaussian on integers or on a grid
-_READ_AS = {
-    "gaussian": "normal",
-    "discrete_gaussian": "integers",
-    "grid_gaussian": "grid",
-    "projected_gaussian": "normal",
-    "extended_gaussian": "normal",
-    "correlated_gaussian": "covariance",
-}
 #: rows of weights projected at once (bounds the memory of general invariants)
 _CHUNK = 2**22
 
@@ -152,10 +142,10 @@ def _check_release(release) -> None:
     if not isinstance(release, Release):
         raise TypeError(f"`release` must be a Release, got {type(release).__name__}.")
     family = release.noise.family
-    if family not in _READ_AS:
+    if not release.noise.spec.gaussian_type:
         raise InvariantDPError(
             f"`release` has {family!r} noise; estimate supports Gaussian-type noise: "
-            f"{', '.join(_READ_AS)}."
+            f"{', '.join(gaussian_type_families())}."
         )
     if release.query is not None:
         raise InvariantDPError(
@@ -168,7 +158,8 @@ def _check_release(release) -> None:
                 "`release` is conditioned on inequalities: its noise is a truncated law, not "
                 "Gaussian, and a GLS estimate from it is biased."
             )
-        if _READ_AS[family] != "normal":
+        cells = release.noise.spec.cell_noise(release.noise.params)
+        if not cells.continuous or cells.covariance is not None:
             raise InvariantDPError(
                 f"`release` is a congenial {family} release: its noise is the {family} law "
                 "conditioned on the invariants, whose intervals estimate does not compute; "
@@ -178,25 +169,19 @@ def _check_release(release) -> None:
         raise InvariantDPError("`release.invariants` carry no values to condition on.")
 
 
-def _noise(release: Release):
-    """``(variance, lattice)``: the noise variance of a cell; ``(sigma, step)`` on a lattice."""
-    p, kind = release.noise.params, _READ_AS[release.noise.family]
-    if kind == "integers":
-        return float(discrete_gaussian.var(p["sigma"])), (float(p["sigma"]), 1.0)
-    if kind == "grid":
-        units = p["sigma"] / p["grid"]
-        return p["grid"] ** 2 * float(discrete_gaussian.var(units)), (units, float(p["grid"]))
-    if kind == "covariance":  # whitened by _Fit: unit variance
-        return 1.0, None
-    return float(p["scale"]) ** 2, None
+def _noise(release: Release) -> CellNoise:
+    """The noise of each cell, as its family gives it."""
+    return release.noise.spec.cell_noise(release.noise.params)
 
 
-def _noise_text(release: Release, variance: float) -> str:
+def _noise_text(release: Release, cells: CellNoise) -> str:
     p = release.noise.params
     shown = {k: v for k, v in p.items() if k not in ("invariants", "cov")}
     inner = ", ".join(f"{k}={format_value(v)}" for k, v in shown.items())
     family = release.noise.family
-    return f"{family} ({inner}; variance {variance:.6g})" if inner else family
+    if not inner:
+        return family
+    return f"{family} ({inner}; variance {cells.variance:.6g})"
 
 
 # -- the GLS -------------------------------------------------------------------------------
@@ -205,25 +190,24 @@ def _noise_text(release: Release, variance: float) -> str:
 class _Fit:
     """The solved GLS of a release and what reading rows from it needs."""
 
-    def __init__(self, release: Release, shape: tuple, variance: float):
+    def __init__(self, release: Release, shape: tuple, cells: CellNoise):
         self.release = release
         inv = release.invariants
         values = np.asarray(release.value, dtype=float).reshape(-1)
         self.k = values.size
         self.transform = None
-        if _READ_AS[release.noise.family] == "covariance":
-            self._correlated(values, inv)
+        if cells.covariance is not None:
+            self._correlated(values, inv, cells.covariance)
             return
         margins, mat, rhs = (), None, None
         if inv is not None:
             margins, mat, rhs = marginal_constraints(shape, inv.matrix, inv.values)
         self.shape = tuple(shape)
         self.margins_only = mat is None or mat.shape[0] == 0
-        self.sol = solve_release(self.shape, values, variance, margins, mat, rhs)
+        self.sol = solve_release(self.shape, values, cells.variance, margins, mat, rhs)
 
-    def _correlated(self, values, inv):
+    def _correlated(self, values, inv, cov):
         """Whitened coordinates ``x' = T x``: unit noise, directions without noise pinned."""
-        cov = np.asarray(self.release.noise.params["cov"], dtype=float)
         lam, vec = np.linalg.eigh(0.5 * (cov + cov.T))
         pos = lam > 1e-10 * lam.max()
         root = np.sqrt(lam[pos])
@@ -277,9 +261,9 @@ def _row_source(fit: _Fit, request):
     return n, take
 
 
-def _lattice_widths(release, fit, request, level, lattice, classes):
+def _lattice_widths(release, fit, request, level, cells: CellNoise, classes):
     """Half-widths of discrete-Gaussian rows; one law per class of equivalent rows."""
-    sigma, step = lattice
+    sigma, step = cells.lattice_sigma, cells.step
     n, take = _row_source(fit, request)
     cache: dict = {}
     if classes is not None:
@@ -296,7 +280,7 @@ def _lattice_widths(release, fit, request, level, lattice, classes):
             parts.append((*half_widths(weights, sigma, level, cache), np.abs(weights).sum(axis=1)))
         h, cov, how, l1 = (np.concatenate(x) for x in zip(*parts, strict=True))
     h = h * step
-    if _READ_AS[release.noise.family] == "grid":
+    if cells.rounded:
         # the data were rounded to the grid: |a' (round(x) - x)| <= step / 2 |a|_1
         h = h + step / 2.0 * l1
     return h, cov, how
@@ -474,16 +458,16 @@ def estimate(release, confidence_level=0.95, *, sums=None) -> CellEstimates:
     level = check_confidence_level(confidence_level)
     index, shape = _cell_index(release)
     plan = _plan(index, sums)
-    variance, lattice = _noise(release)
-    fit = _Fit(release, shape, variance)
+    cells = _noise(release)
+    fit = _Fit(release, shape, cells)
     out_index, est, var, request, classes = _requested(release, fit, index, plan)
     se = np.sqrt(np.maximum(var, 0.0))
-    if lattice is None:
+    if not cells.exact_intervals:
         h = stats.norm.ppf(0.5 + level / 2.0) * se
         coverage = np.full(se.size, level)
         how = np.full(se.size, "gaussian", dtype=object)
     else:
-        h, coverage, how = _lattice_widths(release, fit, request, level, lattice, classes)
+        h, coverage, how = _lattice_widths(release, fit, request, level, cells, classes)
     # rounding of the GLS (relative 1e-13) must not drop an integer sitting on an end
     h = h + 1e-10 * (1.0 + np.abs(est) + h)
     frame = CellEstimates(
@@ -493,7 +477,7 @@ def estimate(release, confidence_level=0.95, *, sums=None) -> CellEstimates:
     frame.attrs.update(
         {
             "confidence_level": level,
-            "noise": _noise_text(release, variance),
+            "noise": _noise_text(release, cells),
             "invariants": 0 if release.invariants is None else release.invariants.n_invariants,
             "interval": how.tolist(),
             "coverage": np.asarray(coverage, dtype=float),

@@ -72,9 +72,9 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from scipy import fft, special, stats
+from scipy import fft, stats
 
-from ..distributions import discrete_gaussian
+from ..distributions import discrete_gaussian, discrete_gaussian_log_cf
 
 __all__ = [
     "MAX_DENOMINATOR",
@@ -103,12 +103,7 @@ _TAIL_Z = math.sqrt(2.0 * math.log(2.0 / _TAIL))
 
 def _log_cf_table(sigma: float, n: int) -> np.ndarray:
     """``log phi(2 pi t / n)`` for ``t = 0 .. n // 2`` (the module formula)."""
-    t = np.arange(n // 2 + 1) * (2.0 * np.pi / n)
-    # enough images 2 pi k that the omitted terms are below exp(-40) of the kept ones
-    kmax = int(math.ceil(9.0 / (2.0 * np.pi * sigma))) + 1
-    k = 2.0 * np.pi * np.arange(-kmax, kmax + 1)
-    num = special.logsumexp(-(sigma**2) * (t[:, None] - k[None, :]) ** 2 / 2.0, axis=1)
-    return num - special.logsumexp(-(sigma**2) * k**2 / 2.0)
+    return discrete_gaussian_log_cf(np.arange(n // 2 + 1) * (2.0 * np.pi / n), sigma)
 
 
 def _grid(sigma: float, p: np.ndarray) -> tuple[int, int]:

@@ -8,10 +8,14 @@
   enumeration (the congenial samplers and the count likelihoods).
 * ``_span`` -- the span of a sensitivity space, the projection onto it and
   the memory guard (:mod:`invariantdp.sensitivity` re-exports the public part).
+* ``_affine`` -- the orthogonal projection onto ``{x : A x = a}`` and the
+  least-norm solution of ``A x = a`` for a dense ``A`` (and where the package
+  projects otherwise, and why).
 
 Other packages import from here, never from the modules.
 """
 
+from ._affine import AffineSubspace
 from ._fibres import BOX_MAX, FIBRE_MAX, KernelMoves, cell_classes, enumerate_fibre, kernel_moves
 from ._fixed_linalg import (
     fixed_det,
@@ -36,6 +40,7 @@ from ._span import (
 
 __all__ = [
     "BOX_MAX",
+    "AffineSubspace",
     "FIBRE_MAX",
     "MAX_BYTES",
     "MAX_CIRCUIT_COLUMNS",

@@ -191,6 +191,8 @@ def kernel_circuit(M: np.ndarray, support, orient) -> np.ndarray | None:
     if _is_integer_matrix(sub):
         ints = _exact_kernel_line(sub)
     else:
+        # any basis will do (not the canonical one of _fixed_linalg): only a one-dimensional
+        # kernel is used, its line made a primitive integer vector and oriented below
         ns = linalg.null_space(sub) if sub.shape[0] else np.eye(support.size)
         ints = primitive_integer(ns[:, 0]) if ns.shape[1] == 1 else None
     if ints is None:

@@ -27,12 +27,13 @@ import pandas as pd
 from .._gls import EigenAlgebra, segment_starts, segment_sum
 from .._validation import NOT_SHOWN, check_positive, format_value, read_confidential
 from ..exceptions import InvariantDPError
+from ..families import DISCRETE_GAUSSIAN, exact_gaussian_variance
 from ..mechanisms import INTEGER_LIMIT
 from ..secure import random_source
 from ._facility_constraints import facility_constraints, query_answers
 from ._geography import Geography
-from ._measurement_noise import discrete_gaussian_noise
 from ._measurements import NoisyMeasurements
+from ._privacy import SENSITIVITY_SQUARED
 from ._schema import Schema
 from ._table import QueryTable
 
@@ -368,8 +369,11 @@ def measure(
     measurements, inv = {}, {}
     for (level, query), rho in plan.items():
         answers = answer(level, query)
-        sigma2 = 1 / Fraction(rho)  # exact: the float rho as a rational
-        noise = discrete_gaussian_noise(sigma2, answers.size, gen).reshape(answers.shape)
+        # sigma^2 = 2 / (2 rho) = 1 / rho, exact: rho as a rational
+        sigma2 = exact_gaussian_variance(SENSITIVITY_SQUARED, rho=rho)
+        # the Bureau's noise, drawn by its family (exact and secure with a SecureGenerator)
+        noise = DISCRETE_GAUSSIAN.measurement_noise(sigma2, answers.size, gen)
+        noise = noise.reshape(answers.shape)
         n = answers.shape[0]
         measurements[(level, query)] = QueryTable(
             np.arange(n), answers + noise, np.full(n, float(sigma2))
@@ -385,5 +389,6 @@ def measure(
         inv,
         zeros=zeros,
         inequalities=ineq,
+        noise=DISCRETE_GAUSSIAN.name,
         randomness="secure" if secure else "simulation",
     )

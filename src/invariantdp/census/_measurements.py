@@ -25,8 +25,8 @@ import pandas as pd
 from .._gls import EigenAlgebra, Equality, Linear, Measurement, Problem, Zeros, constraints_of
 from .._results import Summary, format_table
 from .._validation import format_value
-from ..distributions import discrete_gaussian
 from ..exceptions import InvariantDPError
+from ..families import DISCRETE_GAUSSIAN, NoiseFamily, noise_families, noise_family
 from ..release import Release
 from ._geography import Geography
 from ._ingest import Chunk, assemble
@@ -36,25 +36,22 @@ from ._schema import Schema
 from ._slice import census_guarantee, slice_index, slice_invariants, slice_units
 from ._table import QueryTable
 
-__all__ = ["NoisyMeasurements", "QueryTable", "noise_variance"]
-
-#: noise families whose measurements the linear estimator knows how to weight
-NOISE_FAMILIES = ("discrete_gaussian", "gaussian")
+__all__ = ["NoisyMeasurements", "QueryTable"]
 
 
-def noise_variance(family: str, sigma2: np.ndarray) -> np.ndarray:
-    r"""The variance of the noise law with variance parameter ``sigma2``.
+def _actual_variances(family: NoiseFamily, sigma2) -> np.ndarray:
+    r"""The variance of ``family``'s noise of variance parameter ``sigma2``, entry by entry.
 
     For the discrete Gaussian :math:`N_{\mathbb Z}(0, \sigma^2)` it is
     slightly below :math:`\sigma^2` when :math:`\sigma` is small
-    (Canonne, Kamath & Steinke 2020, Fact 18); for the Gaussian it is
-    :math:`\sigma^2`.
+    (Canonne, Kamath & Steinke 2020, Fact 18); the family says
+    (:meth:`~invariantdp.families.NoiseFamily.cell_noise`).
     """
     sigma2 = np.asarray(sigma2, dtype=float)
-    if family == "gaussian":
-        return sigma2
     uniq, inv = np.unique(sigma2, return_inverse=True)
-    return np.asarray(discrete_gaussian.var(np.sqrt(uniq)), dtype=float)[inv].reshape(sigma2.shape)
+    # one law per distinct variance parameter (one per query and level in the Bureau's files)
+    var = [family.cell_noise(family.calibrate(variance=float(s))[0]).variance for s in uniq]
+    return np.asarray(var, dtype=float)[inv].reshape(sigma2.shape)
 
 
 def _levels_in(d: dict) -> set:
@@ -92,7 +89,9 @@ class NoisyMeasurements:
         detailed histogram (rows over its ``k`` cells).
     noise : str
         Family of the noise law, ``"discrete_gaussian"`` (the Bureau's) or
-        ``"gaussian"``.
+        another family set by its variance parameter (``"gaussian"``; see
+        :meth:`NoiseFamily.measurement_noise
+        <invariantdp.families.NoiseFamily.measurement_noise>`).
     randomness : str
         ``"secure"``, ``"simulation"`` (from :func:`measure`) or ``"unknown"``.
 
@@ -127,7 +126,7 @@ class NoisyMeasurements:
     zeros: dict = field(default_factory=dict)
     inequalities: dict = field(default_factory=dict)
     linear: tuple = ()
-    noise: str = "discrete_gaussian"
+    noise: str = DISCRETE_GAUSSIAN.name
     randomness: str = "unknown"
 
     def __post_init__(self):
@@ -137,9 +136,11 @@ class NoisyMeasurements:
             raise TypeError(
                 f"`geography` must be a Geography, got {type(self.geography).__name__}."
             )
-        if self.noise not in NOISE_FAMILIES:
+        by_variance = [n for n, f in noise_families().items() if f.measurement is not None]
+        if not isinstance(self.noise, str) or self.noise not in by_variance:
             raise InvariantDPError(
-                f"`noise` ({format_value(self.noise)}) must be one of {', '.join(NOISE_FAMILIES)}."
+                f"`noise` ({format_value(self.noise)}) must name a noise family set by its "
+                f"variance parameter: one of {', '.join(by_variance)}."
             )
         if len(self.units) != len(self.geography):
             raise InvariantDPError(
@@ -157,6 +158,11 @@ class NoisyMeasurements:
     @property
     def levels(self) -> tuple:
         return self.geography.names
+
+    @property
+    def noise_family(self) -> NoiseFamily:
+        """The :class:`~invariantdp.families.NoiseFamily` of the measurements' noise."""
+        return noise_family(self.noise)
 
     def geocodes(self, level: str) -> np.ndarray:
         """The sorted geocodes of a level's units."""
@@ -290,19 +296,18 @@ class NoisyMeasurements:
             problem, zeros, self.schema, (self.levels, self.units), li, attrs, units
         )
         sigma = float(np.sqrt(sigma2[0]))
-        family = "gaussian" if self.noise == "gaussian" else "discrete_gaussian"
         meta = {
             "source": "census noisy measurements",
             "level": level,
             "query": query,
-            "variance": float(noise_variance(self.noise, sigma2)[0]),
+            "variance": float(_actual_variances(self.noise_family, sigma2)[0]),
             "sensitivity": BOUNDED_SENSITIVITY,
         }
         if self.randomness in ("secure", "simulation"):
             meta["randomness"] = self.randomness
         return Release.from_published(
             pd.Series(values, index=index, name="value"),
-            noise=family,
+            noise=self.noise,
             sigma=sigma,
             invariants=facts.invariants(),
             guarantee=census_guarantee(
@@ -429,7 +434,7 @@ class NoisyMeasurements:
                 spec(q)[0],
                 t.units,
                 t.values,
-                noise_variance(self.noise, t.variance),
+                _actual_variances(self.noise_family, t.variance),
                 recodes=spec(q)[1],
             )
             for (lev, q), t in self.measurements.items()

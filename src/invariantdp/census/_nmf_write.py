@@ -28,6 +28,7 @@ import numpy as np
 
 from .._validation import format_value
 from ..exceptions import InvariantDPError
+from ..families import DISCRETE_GAUSSIAN
 from ._geography import geocode_prefix
 from ._ingest import SUFFIX
 from ._schema import SEP
@@ -279,7 +280,8 @@ def write_nmf(nm, path) -> None:
             f"the measurements hold {len(nm.linear)} linear equality constraints that are not "
             "whole marginal queries: the noisy measurement file layout has no place for them."
         )
-    if nm.noise != "discrete_gaussian":
+    # the layout names no noise family: read_nmf reads the Bureau's discrete Gaussian
+    if nm.noise_family is not DISCRETE_GAUSSIAN:
         raise InvariantDPError(
             f"the file layout records discrete Gaussian noise only; these measurements have "
             f"{format_value(nm.noise)} noise."

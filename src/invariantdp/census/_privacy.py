@@ -28,14 +28,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._results import Summary, format_table
+from ..families import gaussian_rho
 from ..privacy import zcdp_composition, zcdp_to_eps_delta
 
-__all__ = ["BOUNDED_SENSITIVITY", "CensusPrivacy"]
+__all__ = ["BOUNDED_SENSITIVITY", "SENSITIVITY_SQUARED", "CensusPrivacy"]
 
 #: squared l2 sensitivity of a marginal query when one record changes (bounded neighbours)
-_SENSITIVITY_SQUARED = 2.0
+SENSITIVITY_SQUARED = 2.0
 #: l2 sensitivity of a marginal query when one record changes (bounded neighbours)
-BOUNDED_SENSITIVITY = float(np.sqrt(_SENSITIVITY_SQUARED))
+BOUNDED_SENSITIVITY = float(np.sqrt(SENSITIVITY_SQUARED))
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,9 @@ class CensusPrivacy:
         for key, var in variances.items():
             var = np.asarray(var, dtype=float)
             if var.size:  # variances are > 0: a variance of 0 is an invariant, not a measurement
-                by_query[key] = _SENSITIVITY_SQUARED / (2.0 * float(var.min()))
+                by_query[key] = gaussian_rho(
+                    None, float(var.min()), sensitivity_squared=SENSITIVITY_SQUARED
+                )
         total = zcdp_composition(list(by_query.values())) if by_query else 0.0
         return cls(rho=float(total), rho_by_query=by_query, noise=noise)
 

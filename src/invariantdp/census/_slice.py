@@ -234,6 +234,7 @@ def slice_invariants(problem, zero_cells, schema, units_by_level, level: int, at
         if lin.level > level or not covered(lin.level)[lin.unit]:
             continue
         # combinations a'M = b'Q of the constraint's rows that are combinations of the query's
+        # (any basis of them states the same facts: scipy's, not the canonical one)
         both = linalg.null_space(np.hstack([lin.matrix.T, -q.T]), rcond=1e-10)
         mem = members(lin.level, lin.unit)
         for i in range(both.shape[1]):

@@ -34,7 +34,7 @@ import pandas as pd
 
 from .._label_text import two_by_two_text
 from ..exceptions import InvariantDPError
-from ..families import mu_of_rho
+from ..families import mu_of_rho, rho_of_mu
 from ..invariants import Invariants, one_way_margins, totals
 from ..mechanisms import MECHANISMS as REGISTRY
 from ..mechanisms import conditional_release
@@ -266,7 +266,7 @@ def _check_args(args) -> tuple:
             )
         kwargs["sensitivity"] = args.sensitivity
     if args.coordinates_changed is not None:
-        if name != "tulap":
+        if mech.norm != "linf":
             raise InvariantDPError(
                 f"`--coordinates-changed` applies only to tulap (its sensitivity is per cell); "
                 f"the sensitivity of {name} is a norm of the whole query."
@@ -323,7 +323,7 @@ def _congenial_privacy(mech, kwargs: dict) -> dict:
     if param in kwargs:
         out[param] = kwargs[param]
     elif param == "rho" and "mu" in kwargs:
-        out["rho"] = kwargs["mu"] ** 2 / 2.0
+        out["rho"] = rho_of_mu(kwargs["mu"])
     elif param == "mu" and "epsilon" in kwargs and "delta" in kwargs:
         out["mu"] = float(eps_delta_to_gdp(kwargs["epsilon"], kwargs["delta"]))
     else:

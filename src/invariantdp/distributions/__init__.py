@@ -55,6 +55,7 @@ from ._discrete_laws import GRID_RANGE as GRID_RANGE
 from ._discrete_laws import MAX_NOISE_SCALE as MAX_NOISE_SCALE
 from ._discrete_laws import LatticeLaw as LatticeLaw
 from ._discrete_laws import check_noise_scale as check_noise_scale
+from ._discrete_laws import discrete_gaussian_log_cf as discrete_gaussian_log_cf
 from ._discrete_laws import draw_discrete_laplace as draw_discrete_laplace
 from ._discrete_laws import gaussian_plan as gaussian_plan
 from ._discrete_laws import laplace_plan as laplace_plan

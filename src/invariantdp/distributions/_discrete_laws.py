@@ -34,6 +34,7 @@ References
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -57,6 +58,7 @@ __all__ = [
     "LatticeLaw",
     "discrete_gaussian",
     "discrete_gaussian_gen",
+    "discrete_gaussian_log_cf",
     "discrete_laplace",
     "discrete_laplace_gen",
     "sample_discrete_gaussian_exact",
@@ -240,18 +242,51 @@ discrete_laplace = discrete_laplace_gen(name="discrete_laplace", shapes="t")
 _DIRECT_SIGMA = 1000.0
 
 
+def _log_theta_sum(theta, sigma: float) -> np.ndarray:
+    """``log sum_k exp(-sigma^2 (theta - 2 pi k)^2 / 2)`` for ``theta`` in ``[-pi, pi]``.
+
+    The Poisson dual of the discrete Gaussian's weights: ``sum_j
+    e^{-j^2 / 2 sigma^2} e^{i theta j} = sigma sqrt(2 pi)`` times this sum.
+    Enough images ``2 pi k`` are kept that the omitted terms are below
+    ``exp(-40)`` of the kept ones.
+    """
+    theta = np.asarray(theta, dtype=float)
+    kmax = int(math.ceil(9.0 / (2.0 * np.pi * sigma))) + 1
+    k = 2.0 * np.pi * np.arange(-kmax, kmax + 1)
+    return special.logsumexp(-(sigma**2) * (theta[..., None] - k) ** 2 / 2.0, axis=-1)
+
+
+def discrete_gaussian_log_cf(theta, sigma: float) -> np.ndarray:
+    r"""``log E exp(i theta X)`` of :math:`X \sim N_{\mathbb Z}(0, \sigma^2)`, ``|theta| <= pi``.
+
+    By Poisson summation the characteristic function is real and positive,
+    ``phi(theta) = S(theta) / S(0)`` with ``S(theta) = sum_k e^{-sigma^2
+    (theta - 2 pi k)^2 / 2}`` (:func:`_log_theta_sum`, whose value at 0 also
+    gives the normaliser for ``sigma >= 2``).
+
+    Examples
+    --------
+    >>> round(float(discrete_gaussian_log_cf(0.0, 1.5)), 12)
+    0.0
+    >>> t = 0.7  # E cos(t X) summed term by term
+    >>> k = np.arange(-40, 41)
+    >>> w = np.exp(-(k**2) / (2 * 1.5**2))
+    >>> bool(abs(np.exp(discrete_gaussian_log_cf(t, 1.5)) - w @ np.cos(t * k) / w.sum()) < 1e-14)
+    True
+    """
+    return _log_theta_sum(theta, sigma) - _log_theta_sum(0.0, sigma)
+
+
 def _log_normaliser(sigma: float) -> float:
     """``log sum_k exp(-k^2 / (2 sigma^2))``.
 
     Direct summation for small ``sigma``; otherwise the Poisson summation
-    identity ``sum_k e^{-k^2/2s^2} = s sqrt(2 pi) (1 + 2 sum_m e^{-2 pi^2 s^2 m^2})``.
+    identity ``sum_k e^{-k^2/2s^2} = s sqrt(2 pi) S(0)`` (:func:`_log_theta_sum`).
     """
     if sigma < 2.0:
         k = np.arange(1, int(np.ceil(40 * sigma)) + 2)
         return float(np.log1p(2.0 * np.sum(np.exp(-(k**2) / (2 * sigma**2)))))
-    m = np.arange(1, 4)
-    corr = 2.0 * np.sum(np.exp(-2.0 * np.pi**2 * sigma**2 * m**2))
-    return float(np.log(sigma) + 0.5 * np.log(2 * np.pi) + np.log1p(corr))
+    return float(np.log(sigma) + 0.5 * np.log(2 * np.pi) + _log_theta_sum(0.0, sigma))
 
 
 def _variance(sigma: float) -> float:
@@ -380,6 +415,9 @@ class discrete_gaussian_gen(_integer_law_gen):
         return 0.0, np.vectorize(_variance, otypes=[float])(sigma), 0.0, None
 
     def _rvs(self, sigma, size=None, random_state=None):
+        # The same CKS Algorithm 3 as the exact GaussianPlan, in doubles and vectorised: a
+        # simulation draws 1e7 values in a second this way, where the exact plan, in integer
+        # arithmetic with constant work per trial for secure releases, is far slower.
         rng = random_state
         sig = np.broadcast_to(np.asarray(sigma, dtype=float), size)
         _check_noise_scale(sig, "discrete Gaussian `sigma`")

@@ -98,8 +98,16 @@ def _as_fraction(name: str, value) -> Fraction:
     return Fraction(check_positive(name, value))
 
 
-def _exact_draws(kind: str, name: str, value, bits: int, size, rng):
-    """``size`` exact draws of the law ``kind`` with the exact rational parameter ``value``.
+def _laplace_draws(t: Fraction, gen, m: int) -> np.ndarray:
+    return laplace_plan(t, 1.0, max(m, 1)).draw(gen, m)[0]
+
+
+def _gaussian_draws(sigma2: Fraction, gen, m: int) -> np.ndarray:
+    return gaussian_plan(sigma2, 1.0, max(m, 1)).draw(gen, m)
+
+
+def _exact_draws(draws, name: str, value, bits: int, size, rng):
+    """``size`` exact draws ``draws(value, gen, size)`` with the exact rational parameter ``value``.
 
     All arguments are checked before any draw: ``0 < value <= 2**bits`` (so
     that int64 draws stay exact) and ``size``.  ``size=None`` gives one int.
@@ -112,8 +120,7 @@ def _exact_draws(kind: str, name: str, value, bits: int, size, rng):
         )
     m = 1 if size is None else check_positive_int("size", size, minimum=0)
     gen = exact_source(rng)
-    plan = (laplace_plan if kind == "laplace" else gaussian_plan)(exact, 1.0, max(m, 1))
-    out = plan.draw(gen, m)[0] if kind == "laplace" else plan.draw(gen, m)
+    out = draws(exact, gen, m)
     return int(out[0]) if size is None else out
 
 
@@ -156,7 +163,7 @@ def sample_discrete_laplace_exact(scale, size=None, rng=None):
     >>> sample_discrete_laplace_exact(2.5, size=4, rng=0).dtype
     dtype('int64')
     """
-    return _exact_draws("laplace", "scale", scale, 56, size, rng)
+    return _exact_draws(_laplace_draws, "scale", scale, 56, size, rng)
 
 
 def sample_discrete_gaussian_exact(sigma2, size=None, rng=None):
@@ -194,7 +201,7 @@ def sample_discrete_gaussian_exact(sigma2, size=None, rng=None):
     >>> sample_discrete_gaussian_exact(4, size=5, rng=1).dtype
     dtype('int64')
     """
-    return _exact_draws("gaussian", "sigma2", sigma2, 104, size, rng)
+    return _exact_draws(_gaussian_draws, "sigma2", sigma2, 104, size, rng)
 
 
 # ---------------------------------------------------------------------------

@@ -23,6 +23,12 @@ gives every consumer what it needs of the law:
   keeps the invariants exactly (``keeps_invariants``);
 * the view a DP test needs, its cdf on lattices and its tails
   (:meth:`NoiseFamily.tails`, a :class:`NoiseTails`);
+* the view a linear estimator needs, for the Gaussian-type families: the
+  actual variance of each cell's noise (or its covariance), its lattice step
+  and whether exact discrete intervals apply (:meth:`NoiseFamily.cell_noise`,
+  a :class:`CellNoise`), and the draws of noise set by an exact variance
+  parameter that make a census noisy measurement
+  (:meth:`NoiseFamily.measurement_noise`);
 * how a PyMC model observes a release with this noise
   (:meth:`NoiseFamily.likelihood`, a :class:`NoiseLikelihood` whose
   :class:`LikelihoodForm` the PyMC layer of :mod:`invariantdp.inference.bayes`
@@ -41,8 +47,8 @@ Modules: the class and the registry in :mod:`._family`; the Tulap family in
 :mod:`._tulap_family`, the Gaussian with a full covariance in
 :mod:`._correlated_gaussian`, the others in :mod:`._builtin_families`; their schemas in
 :mod:`._schemas`, calibrations in :mod:`._calibration`, claim checks in
-:mod:`._claims`, likelihood forms in :mod:`._likelihood` and the test view
-in :mod:`._tails`.
+:mod:`._claims`, likelihood forms in :mod:`._likelihood`, the test view
+in :mod:`._tails` and the estimators' view in :mod:`._cell_noise`.
 
 Examples
 --------
@@ -59,11 +65,13 @@ True
 """
 
 from ._builtin_families import DISCRETE_GAUSSIAN, DISCRETE_LAPLACE, GAUSSIAN, LAPLACE
+from ._cell_noise import CellNoise
 from ._claims import overstated
 from ._correlated_gaussian import CORRELATED_GAUSSIAN
 from ._family import (
     NoiseFamily,
     SchemaContext,
+    gaussian_type_families,
     noise_families,
     noise_family,
     register_noise_family,
@@ -85,6 +93,7 @@ from ._tulap_family import TULAP, noise_tails
 # Helpers the package's neighbours in invariantdp import from here, since a
 # private module is imported only inside its package.  Not public (not in __all__).
 from ._calibration import exact_gaussian_variance as exact_gaussian_variance
+from ._calibration import gaussian_rho as gaussian_rho
 from ._calibration import gaussian_sigma as gaussian_sigma
 from ._calibration import laplace_rate as laplace_rate
 from ._calibration import laplace_scale as laplace_scale
@@ -105,11 +114,13 @@ __all__ = [
     "PROJECTED_GAUSSIAN_LIKELIHOOD",
     "TULAP",
     "TULAP_LIKELIHOOD",
+    "CellNoise",
     "LikelihoodForm",
     "NoiseFamily",
     "NoiseLikelihood",
     "NoiseTails",
     "SchemaContext",
+    "gaussian_type_families",
     "noise_families",
     "noise_family",
     "noise_tails",

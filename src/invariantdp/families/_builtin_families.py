@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import numpy as np
 from scipy import stats
 
 from .._validation import (
@@ -32,7 +33,9 @@ from ..distributions import (
     sample_discrete_laplace_exact,
     subspace_factory,
 )
+from ..secure import SecureGenerator
 from ._calibration import gaussian_rho, gaussian_sigma, laplace_scale, rho_of_mu
+from ._cell_noise import CellNoise
 from ._claims import check_gaussian, check_laplace, check_permutation, check_zcdp
 from ._family import register_noise_family
 from ._likelihood import (
@@ -196,6 +199,49 @@ def _gaussian_exact(params, size, rng):
 
 
 # ---------------------------------------------------------------------------
+# the noise of each cell, as linear estimators read it
+# ---------------------------------------------------------------------------
+
+
+def _gaussian_cells(p):
+    return CellNoise(float(p["scale"]) ** 2)
+
+
+def _discrete_gaussian_cells(p):
+    sigma = float(p["sigma"])
+    return CellNoise(float(discrete_gaussian.var(sigma)), step=1.0, lattice_sigma=sigma)
+
+
+def _grid_gaussian_cells(p):
+    # grid * N_Z(0, (sigma / grid)^2), the data rounded to the grid first (the secure Gaussian)
+    grid, units = float(p["grid"]), p["sigma"] / p["grid"]
+    var = grid**2 * float(discrete_gaussian.var(units))
+    return CellNoise(var, step=grid, lattice_sigma=units, rounded=True)
+
+
+# ---------------------------------------------------------------------------
+# census noisy measurements: noise of an exact variance parameter sigma**2
+# ---------------------------------------------------------------------------
+
+
+def _gaussian_measurement(variance, size, rng):
+    if isinstance(rng, SecureGenerator):
+        raise InvariantDPError(
+            "continuous Gaussian noise has no exact sampler: a secure measurement takes "
+            "discrete Gaussian noise."
+        )
+    return rng.normal(0.0, math.sqrt(variance), size)
+
+
+def _discrete_gaussian_measurement(variance, size, rng):
+    """Exact CKS draws with a :class:`SecureGenerator`, the vectorised sampler with numpy."""
+    if isinstance(rng, SecureGenerator):
+        return sample_discrete_gaussian_exact(variance, size, rng)
+    draws = discrete_gaussian.rvs(math.sqrt(variance), size=size, random_state=rng)
+    return np.asarray(draws, dtype=np.int64)
+
+
+# ---------------------------------------------------------------------------
 # the families of this package
 # ---------------------------------------------------------------------------
 
@@ -225,6 +271,8 @@ GAUSSIAN = register_noise_family(
     likelihood=_gaussian_likelihood,
     terms=_gaussian_terms("scale"),
     claim=check_gaussian,
+    cells=_gaussian_cells,
+    measurement=_gaussian_measurement,
 )
 #: discrete Laplace (double geometric) noise, ``P(k) ∝ exp(-|k| / scale)`` (CKS 2020, Def. 2)
 DISCRETE_LAPLACE = register_noise_family(
@@ -247,6 +295,8 @@ DISCRETE_GAUSSIAN = register_noise_family(
     terms=_gaussian_terms("sigma"),
     claim=check_zcdp("discrete_gaussian"),
     exact_sampler=_gaussian_exact,
+    cells=_discrete_gaussian_cells,
+    measurement=_discrete_gaussian_measurement,
 )
 # the noise of the secure laplace / gaussian: grid * Lap_Z(scale / grid), grid * N_Z(0, .)
 register_noise_family(
@@ -261,6 +311,7 @@ register_noise_family(
     schema=grid_schema("sigma"),
     likelihood=_grid_gaussian_likelihood,
     claim=check_zcdp("grid_gaussian"),
+    cells=_grid_gaussian_cells,
 )
 register_noise_family("knorm", knorm_from_params, schema=knorm_schema, claim=check_laplace("knorm"))
 register_noise_family(
@@ -270,6 +321,7 @@ register_noise_family(
     keeps_invariants=True,
     likelihood=_projected_gaussian_likelihood,
     terms=_gaussian_terms("scale", subspace=True),
+    cells=_gaussian_cells,
 )
 register_noise_family(
     "extended_gaussian",
@@ -278,6 +330,7 @@ register_noise_family(
     keeps_invariants=True,
     likelihood=_projected_gaussian_likelihood,  # the same law N(0, sigma^2 Pi_N)
     terms=_gaussian_terms("scale", subspace=True),
+    cells=_gaussian_cells,
 )
 register_noise_family(
     "projected_laplace",

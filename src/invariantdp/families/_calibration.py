@@ -80,15 +80,25 @@ def gaussian_sigma(sensitivity: float, *, mu: float | None = None, rho: float | 
     return sensitivity / math.sqrt(2.0 * rho)
 
 
-def gaussian_rho(sensitivity: float, variance: float) -> float:
+def gaussian_rho(
+    sensitivity: float | None, variance: float, *, sensitivity_squared: float | None = None
+) -> float:
     """``sensitivity**2 / (2 variance)``: the zCDP of Gaussian-type noise of that variance.
+
+    ``variance`` is the variance parameter ``sigma**2`` (of a discrete
+    Gaussian, or the smallest eigenvalue of a covariance).  Give the
+    sensitivity, or None and its square ``sensitivity_squared`` when that is
+    known exactly (``sqrt(2)**2`` is not 2 in doubles).
 
     Examples
     --------
-    >>> gaussian_rho(1.0, 4.0)
-    0.125
+    >>> gaussian_rho(1.0, 4.0), gaussian_rho(None, 1.0, sensitivity_squared=2.0)
+    (0.125, 1.0)
     """
-    return sensitivity**2 / (2.0 * variance)
+    if (sensitivity is None) == (sensitivity_squared is None):
+        raise TypeError("give exactly one of `sensitivity` and `sensitivity_squared`.")
+    d2 = sensitivity**2 if sensitivity_squared is None else sensitivity_squared
+    return d2 / (2.0 * variance)
 
 
 def mu_of_rho(rho: float) -> float:

@@ -48,6 +48,7 @@ import math
 
 from .._validation import InvariantDPError, format_value
 from ..privacy import gdp_log_delta, swapping_epsilon, zcdp_log_delta
+from ._calibration import gaussian_rho
 
 __all__ = [
     "REL",
@@ -204,12 +205,13 @@ def check_zcdp(family: str):
             d2 = _number(metadata, "grid_sensitivity_squared")
             if d2 is None:
                 return False
-            rho, what = d2 * float(noise["grid"]) ** 2 / (2 * sigma**2), "grid sensitivity"
+            d2 = d2 * float(noise["grid"]) ** 2
+            rho, what = gaussian_rho(None, sigma**2, sensitivity_squared=d2), "grid sensitivity"
         else:
             sens = _number(metadata, "sensitivity")
             if sens is None:
                 return False
-            rho, what = sens**2 / (2 * sigma**2), f"sensitivity {sens:.10g}"
+            rho, what = gaussian_rho(sens, sigma**2), f"sensitivity {sens:.10g}"
         if definition != "zCDP":
             return False
         if params["rho"] < rho * (1 - REL):

@@ -34,6 +34,8 @@ from scipy import stats
 
 from .._validation import InvariantDPError, doc_error, doc_list, doc_numbers, doc_object, doc_path
 from ..privacy import zcdp_log_delta
+from ._calibration import gaussian_rho
+from ._cell_noise import CellNoise
 from ._claims import REL, check_recorded_eps_delta, overstated
 from ._family import register_noise_family
 from ._likelihood import GAUSSIAN_LIKELIHOOD, NoiseLikelihood
@@ -103,7 +105,7 @@ def _terms(given, invariants):
     lo, hi = _smallest_eigenvalue(0.5 * (cov + cov.T))
     if not lo > _TOL * hi:
         return params, None  # singular: the changes it protects are not stated
-    return params, ("zCDP", {"rho": sens**2 / (2.0 * lo), "sensitivity": float(sens)})
+    return params, ("zCDP", {"rho": gaussian_rho(sens, lo), "sensitivity": float(sens)})
 
 
 def _claim(noise, definition, params, metadata) -> bool:
@@ -125,7 +127,7 @@ def _claim(noise, definition, params, metadata) -> bool:
                 f"sensitivity {sens:.10g} gives mu = {mu:.10g}.",
             )
         return True
-    rho = sens**2 / (2.0 * lo)
+    rho = gaussian_rho(sens, lo)
     if params["rho"] < rho * (1 - REL):
         raise overstated(
             "rho",
@@ -144,6 +146,10 @@ def _likelihood(p, congenial):
     return NoiseLikelihood(GAUSSIAN_LIKELIHOOD, {"cov": cov}, structure="correlated", sd=sd)
 
 
+def _cells(p):
+    return CellNoise(None, covariance=_matrix(p["cov"]))
+
+
 #: Gaussian noise ``N(0, Sigma)`` with the full covariance ``cov`` (module notes)
 CORRELATED_GAUSSIAN = register_noise_family(
     "correlated_gaussian",
@@ -152,4 +158,5 @@ CORRELATED_GAUSSIAN = register_noise_family(
     terms=_terms,
     claim=_claim,
     likelihood=_likelihood,
+    cells=_cells,
 )

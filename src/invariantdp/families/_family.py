@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .._validation import (
     InvariantDPError,
     doc_error,
@@ -16,6 +18,7 @@ from ._claims import check_timing
 __all__ = [
     "NoiseFamily",
     "SchemaContext",
+    "gaussian_type_families",
     "noise_families",
     "noise_family",
     "register_noise_family",
@@ -106,6 +109,14 @@ class NoiseFamily:
         ``exact_sampler(params, size, rng)``: draws of the noise in exact
         arithmetic (with a :class:`~invariantdp.secure.SecureGenerator`, fit
         for publication), for the families that have one.
+    cells : callable, optional
+        ``cells(params)`` -> :class:`CellNoise`: the noise of each cell as a
+        linear estimator reads it (:meth:`cell_noise`), for the
+        Gaussian-type families.
+    measurement : callable, optional
+        ``measurement(variance, size, rng)``: draws of the noise whose
+        variance parameter is ``variance`` (``sigma**2``, an exact rational),
+        as a census noisy measurement is made (:meth:`measurement_noise`).
 
     References
     ----------
@@ -132,6 +143,8 @@ class NoiseFamily:
     tails_factory: Callable | None = field(default=None, repr=False)
     claim: Callable | None = field(default=None, repr=False)
     exact_sampler: Callable | None = field(default=None, repr=False)
+    cells: Callable | None = field(default=None, repr=False)
+    measurement: Callable | None = field(default=None, repr=False)
 
     def __repr__(self) -> str:
         return f"NoiseFamily({self.name!r})"
@@ -139,6 +152,15 @@ class NoiseFamily:
     @property
     def has_likelihood(self) -> bool:
         return self.likelihood_factory is not None
+
+    @property
+    def gaussian_type(self) -> bool:
+        """The error of a linear combination of the noise is Gaussian or discrete Gaussian.
+
+        These families give :meth:`cell_noise`, and a zCDP budget ``rho``
+        sets their noise (``sigma = sensitivity / sqrt(2 rho)``).
+        """
+        return self.cells is not None
 
     def law(self, params: Mapping):
         """The frozen scipy.stats-style distribution of the noise with ``params``."""
@@ -192,6 +214,38 @@ class NoiseFamily:
                 f"whose cdf a test sums); families with one: {', '.join(known)}."
             )
         return self.tails_factory(params, {} if guarantee is None else guarantee)
+
+    def cell_noise(self, params: Mapping):
+        """The noise of each cell as a linear estimator reads it (:class:`CellNoise`).
+
+        Its actual variance (or full covariance), its lattice step, and
+        whether exact discrete intervals apply; refused for a family that is
+        not Gaussian-type (:attr:`gaussian_type`).
+        """
+        if self.cells is None:
+            raise InvariantDPError(
+                f"noise family {self.name!r} is not Gaussian-type: a linear combination of its "
+                f"noise has no Gaussian or discrete Gaussian law; Gaussian-type families: "
+                f"{', '.join(gaussian_type_families())}."
+            )
+        return self.cells(params)
+
+    def measurement_noise(self, variance, size: int, rng) -> np.ndarray:
+        """``size`` draws of the noise whose variance parameter ``sigma**2`` is ``variance``.
+
+        ``variance`` is exact (an integer or :class:`~fractions.Fraction`);
+        ``rng`` a :class:`~invariantdp.secure.SecureGenerator` (exact draws,
+        for publication; refused by a family without an exact sampler) or a
+        numpy ``Generator`` (a simulation).  How a census noisy measurement
+        is made (:func:`invariantdp.census.measure`).
+        """
+        if self.measurement is None:
+            known = (n for n, f in sorted(_FAMILIES.items()) if f.measurement is not None)
+            raise InvariantDPError(
+                f"noise family {self.name!r} is not set by a variance parameter sigma**2; "
+                f"families that are: {', '.join(known)}."
+            )
+        return self.measurement(variance, size, rng)
 
     def check_claim(
         self, params: Mapping, definition: str, guarantee: Mapping, metadata: Mapping | None = None
@@ -277,6 +331,8 @@ def register_noise_family(
     tails: Callable | None = None,
     claim: Callable | None = None,
     exact_sampler: Callable | None = None,
+    cells: Callable | None = None,
+    measurement: Callable | None = None,
 ) -> NoiseFamily:
     """Register a noise family so that releases using it can be read and analysed.
 
@@ -321,6 +377,14 @@ def register_noise_family(
         unchecked.
     exact_sampler : callable, optional
         ``exact_sampler(params, size, rng)``: exact draws of the noise.
+    cells : callable, optional
+        ``cells(params) -> CellNoise`` for a Gaussian-type family: the noise
+        of each cell as :func:`invariantdp.estimate` reads it.
+    measurement : callable, optional
+        ``measurement(variance, size, rng)``: draws of the noise with the
+        exact variance parameter ``variance`` (secure with a
+        :class:`~invariantdp.secure.SecureGenerator`), for a family set by
+        ``sigma**2``.
 
     Returns
     -------
@@ -354,6 +418,8 @@ def register_noise_family(
         tails,
         claim,
         exact_sampler,
+        cells,
+        measurement,
     )
     _FAMILIES[name] = family
     return family
@@ -396,6 +462,28 @@ def noise_family(name: str) -> NoiseFamily:
             f"noise family {format_value(name)} has no registered distribution; known: "
             f"{', '.join(sorted(_FAMILIES))}."
         ) from None
+
+
+def gaussian_type_families() -> list[str]:
+    """The names of the registered Gaussian-type families (:attr:`NoiseFamily.gaussian_type`).
+
+    In the order they were registered: the package's own first.
+
+    Returns
+    -------
+    list of str
+
+    References
+    ----------
+    Canonne, Kamath & Steinke (2020) (the discrete Gaussian); Gao, Gong &
+    Yu, Theorem 22 (the projected Gaussian).
+
+    Examples
+    --------
+    >>> gaussian_type_families()[:3]
+    ['gaussian', 'discrete_gaussian', 'grid_gaussian']
+    """
+    return [n for n, f in _FAMILIES.items() if f.gaussian_type]
 
 
 def noise_families() -> dict[str, NoiseFamily]:

@@ -73,7 +73,7 @@ import math
 import numpy as np
 from scipy import linalg, special
 
-from .._linalg import cell_classes
+from .._linalg import AffineSubspace, cell_classes
 from .._validation import InvariantDPError
 from ._release_observation import ReleaseObservation
 
@@ -164,11 +164,10 @@ class GaussianCountLikelihood:
             self._R = None
             self.z = obs.counts
         else:
-            C = np.asarray(inv.dense_matrix(), dtype=float)
-            R = linalg.orth(C.T).T  # orthonormal basis of the row space of C
-            s0 = np.linalg.lstsq(C, np.asarray(inv.values, dtype=float), rcond=None)[0]
+            sub = AffineSubspace(inv.dense_matrix(), inv.values)
+            R = sub.basis  # orthonormal basis of the row space of C
             self._R = R
-            self.z = np.concatenate([obs.counts, R @ s0])
+            self.z = np.concatenate([obs.counts, R @ sub.point])
 
     def _cov(self, lam: np.ndarray) -> np.ndarray:
         n = lam.size
@@ -247,7 +246,7 @@ def _classes(obs: ReleaseObservation):
                 "columns of C (e.g. the margins of a table)"
             ),
         )
-    T = np.linalg.lstsq(Abar, np.asarray(inv.values, dtype=float), rcond=None)[0]
+    T = AffineSubspace(Abar, inv.values).point  # the one solution: Abar has full column rank
     Ti = np.round(T)
     if np.any(np.abs(T - Ti) > 1e-6 * (1.0 + np.abs(T))) or np.any(Ti < 0):
         raise InvariantDPError(

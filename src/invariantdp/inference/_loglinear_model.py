@@ -42,6 +42,7 @@ import pandas as pd
 from scipy import stats
 from statsmodels.tools.numdiff import approx_fprime
 
+from .._linalg import AffineSubspace
 from .._results import Summary, format_table
 from .._validation import InvariantDPError, format_value
 from ._invariant_likelihoods import degenerate_gaussian_logpdf
@@ -329,9 +330,7 @@ class PrivatizedLogLinear(PrivatizedCountModel):
                     "table's margins, conditioned on with the Gaussian likelihood."
                 )
             inv = obs.invariants
-            s0 = np.linalg.lstsq(
-                np.asarray(inv.dense_matrix(), float), np.asarray(inv.values, float), rcond=None
-            )[0]
+            s0 = AffineSubspace(inv.dense_matrix(), inv.values).point
             marg = (M @ s0).reshape(K, r + c)
             self.rows, self.cols = marg[:, :r], marg[:, r:]
             if not strata:

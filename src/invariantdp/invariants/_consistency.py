@@ -73,6 +73,7 @@ def check_consistent(inv, name: str = "values", rtol: float = 1e-9) -> None:
         return
     C = inv.dense_matrix()
     M = C @ inv._row_basis().T  # spans the range of C
+    # any orthonormal basis of the range gives the same residual (not the canonical one)
     Q = linalg.orth(M) if M.size else np.zeros((C.shape[0], 0))
     # relative to the largest value: values near the float limit must not overflow the norm
     top = float(np.max(np.abs(c))) if c.size else 0.0

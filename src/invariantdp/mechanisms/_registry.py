@@ -106,16 +106,12 @@ class Mechanism:
     @property
     def zcdp(self) -> bool:
         """A zCDP budget ``rho`` sets its noise (Gaussian-type noise)."""
-        return self.family in _GAUSSIAN_FAMILIES
+        return self.noise_family.gaussian_type
 
     @property
     def cli_name(self) -> str:
         """The spelling of the command line (``discrete-laplace``)."""
         return self.name.replace("_", "-")
-
-
-#: the families of Gaussian-type noise, whose noise a zCDP budget sets
-_GAUSSIAN_FAMILIES = ("gaussian", "discrete_gaussian", "projected_gaussian", "extended_gaussian")
 
 
 def _entries() -> tuple[Mechanism, ...]:

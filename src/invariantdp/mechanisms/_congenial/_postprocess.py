@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize
 
+from ..._linalg import AffineSubspace
 from ..._validation import InvariantDPError, check_finite_array, check_positive
 from ._targets import (
     as_inequalities,
@@ -86,8 +87,7 @@ def l2_postprocess(m, invariants, inequalities=None) -> np.ndarray:
     m, n, A, a = _releases_and_invariants(m, invariants)
     flat = m.reshape(-1, n)
     ineq = as_inequalities(inequalities, n)
-    pinv = np.linalg.pinv(A)
-    proj = flat - (flat @ A.T - a) @ pinv.T
+    proj = AffineSubspace(A, a).project(flat)
     if ineq is None:
         return proj.reshape(m.shape)
     if np.all(np.count_nonzero(ineq.matrix, axis=1) == 1):
