@@ -15,8 +15,36 @@ from ._validation import InvariantDPError, check_finite_array, format_value
 from .families import SchemaContext, noise_family
 from .invariants import Invariants
 from .labels import labels_of
+from .privacy import QueryAdjacency
 
-__all__ = ["published_fields"]
+__all__ = ["PUBLISHED_NORMS", "published_adjacency", "published_fields"]
+
+#: the norm of the sensitivity an agency states with each family's published terms
+PUBLISHED_NORMS = {
+    "laplace": "l1",
+    "discrete_laplace": "l1",
+    "gaussian": "l2",
+    "discrete_gaussian": "l2",
+    "projected_gaussian": "l2",
+    "extended_gaussian": "l2",
+    "correlated_gaussian": "l2",
+}
+_PUBLISHER = "as stated by the publisher"
+
+
+def published_adjacency(family: str, params: dict, implied: tuple):
+    """The neighbours of a guarantee the published terms imply: structured when they state a
+    sensitivity (Tulap: its law's ``scale``), else the publisher's words."""
+    definition, gparams = implied
+    if definition == "unstated":
+        return _PUBLISHER
+    if family == "tulap":
+        return QueryAdjacency("linf", float(params.get("scale", 1.0)), 1, relation=_PUBLISHER)
+    sens = gparams.get("sensitivity")
+    norm = PUBLISHED_NORMS.get(family)
+    if sens is None or norm is None:
+        return _PUBLISHER
+    return QueryAdjacency(norm, float(sens), relation=_PUBLISHER)
 
 
 def _check_query(query, data_shape, invariants, value):

@@ -96,6 +96,10 @@ class NoisyMeasurements:
         ``"gaussian"``.
     randomness : str
         ``"secure"``, ``"simulation"`` (from :func:`measure`) or ``"unknown"``.
+    timing_tv : float
+        For secure measurements, the bound on the total variation between
+        their run time and one independent of the data (:mod:`invariantdp.secure`);
+        :meth:`to_release` records it with the guarantee.  0 otherwise.
 
     References
     ----------
@@ -129,6 +133,7 @@ class NoisyMeasurements:
     linear: tuple = ()
     noise: str = "discrete_gaussian"
     randomness: str = "unknown"
+    timing_tv: float = 0.0
 
     def __post_init__(self):
         if not isinstance(self.schema, Schema):
@@ -137,6 +142,9 @@ class NoisyMeasurements:
             raise TypeError(
                 f"`geography` must be a Geography, got {type(self.geography).__name__}."
             )
+        tv = self.timing_tv
+        if isinstance(tv, bool) or not isinstance(tv, int | float) or not 0 <= tv < 1:
+            raise InvariantDPError(f"`timing_tv` ({format_value(tv)}) must be a number in [0, 1).")
         if self.noise not in NOISE_FAMILIES:
             raise InvariantDPError(
                 f"`noise` ({format_value(self.noise)}) must be one of {', '.join(NOISE_FAMILIES)}."
@@ -308,6 +316,8 @@ class NoisyMeasurements:
                 self.privacy.rho_by_query[(level, query)],
                 f"person records of the units of level {level} (this query's measurements "
                 "alone; the invariants are published exactly and not covered)",
+                sensitivity=BOUNDED_SENSITIVITY,
+                timing_tv=self.timing_tv,
             ),
             mechanism="census_noisy_measurement",
             metadata=meta,

@@ -224,7 +224,7 @@ GAUSSIAN = register_noise_family(
     schema=params_schema({"scale": doc_positive}),
     likelihood=_gaussian_likelihood,
     terms=_gaussian_terms("scale"),
-    claim=check_gaussian,
+    claim=check_gaussian("gaussian"),
 )
 #: discrete Laplace (double geometric) noise, ``P(k) ∝ exp(-|k| / scale)`` (CKS 2020, Def. 2)
 DISCRETE_LAPLACE = register_noise_family(
@@ -270,6 +270,7 @@ register_noise_family(
     keeps_invariants=True,
     likelihood=_projected_gaussian_likelihood,
     terms=_gaussian_terms("scale", subspace=True),
+    claim=check_gaussian("projected_gaussian"),
 )
 register_noise_family(
     "extended_gaussian",
@@ -278,6 +279,7 @@ register_noise_family(
     keeps_invariants=True,
     likelihood=_projected_gaussian_likelihood,  # the same law N(0, sigma^2 Pi_N)
     terms=_gaussian_terms("scale", subspace=True),
+    claim=check_gaussian("extended_gaussian"),
 )
 register_noise_family(
     "projected_laplace",
@@ -285,6 +287,7 @@ register_noise_family(
     schema=subspace_schema,
     keeps_invariants=True,
     likelihood=_laplace_likelihood(structure="row_space"),
+    claim=check_laplace("projected_laplace"),
 )
 register_noise_family(
     "extended_laplace",
@@ -292,6 +295,7 @@ register_noise_family(
     schema=subspace_schema,
     keeps_invariants=True,
     likelihood=_extended_laplace_likelihood,
+    claim=check_laplace("extended_laplace"),
 )
 # data swapping: a permutation within strata, no distribution object (Bailie et al. 2025)
 register_noise_family(

@@ -11,7 +11,7 @@ from .._validation import (
     format_value,
 )
 from ..invariants import MAX_DOCUMENT_CELLS, Invariants
-from ._claims import check_timing
+from ._claims import check_timing, neighbour_view
 
 __all__ = [
     "NoiseFamily",
@@ -194,24 +194,35 @@ class NoiseFamily:
         return self.tails_factory(params, {} if guarantee is None else guarantee)
 
     def check_claim(
-        self, params: Mapping, definition: str, guarantee: Mapping, metadata: Mapping | None = None
+        self,
+        params: Mapping,
+        definition: str,
+        guarantee: Mapping,
+        metadata: Mapping | None = None,
+        neighbours=None,
     ) -> bool:
         """Check that the guarantee ``(definition, guarantee)`` is implied by the noise law.
 
-        Raises :class:`~invariantdp.exceptions.InvariantDPError` naming both
-        numbers when the guarantee claims more privacy than the noise gives
-        (the table of :mod:`invariantdp.families._claims`).  Returns True when
-        the claim was checked, False when the family cannot tell (no
-        recorded sensitivity, another definition, or no ``claim`` given at
-        registration): such a release is read, its claim unchecked.  An
-        unstated guarantee claims nothing and is checked.
+        ``neighbours`` is the guarantee's structured adjacency
+        (:class:`~invariantdp.privacy.QueryAdjacency`, or None for words
+        only): the claim reads the sensitivity, norm and coordinates changed
+        from it alone, never from ``metadata``.  Raises
+        :class:`~invariantdp.exceptions.InvariantDPError` naming both numbers
+        when the guarantee claims more privacy than the noise gives, or is
+        stated in a definition the noise is not checked for (the table of
+        :mod:`invariantdp.families._claims`).  Returns True when the claim
+        was checked, False when the family cannot tell (an adjacency in
+        words only, or no ``claim`` given at registration): such a release
+        is read, its claim unchecked.  An unstated guarantee claims nothing
+        and is checked.
         """
         check_timing(definition, guarantee)
         if definition == "unstated":
             return True
         if self.claim is None:
             return False
-        return bool(self.claim(params, definition, guarantee, metadata or {}))
+        view = neighbour_view(metadata, neighbours)
+        return bool(self.claim(params, definition, guarantee, view))
 
     def calibrate(
         self, terms: Mapping | None = None, *, invariants=None, **more
