@@ -26,7 +26,7 @@ from ._census_schema import Schema
 from ._eigen import EigenAlgebra
 from ._fast import segment_starts, segment_sum
 from ._geography import Geography
-from ._measurement_noise import discrete_gaussian_noise
+from ._measurement_noise import discrete_gaussian_noise, discrete_gaussian_timing_tv
 from ._measurements import NoisyMeasurements
 from ._table import QueryTable
 
@@ -200,12 +200,14 @@ def measure(
     gen = random_source(rng, secure)
     units, hists = histograms(counts, schema, geography)
     alg = EigenAlgebra(schema.shape)
-    measurements, inv = {}, {}
+    measurements, inv, tv = {}, {}, 0.0
     for (level, query), rho in plan.items():
         li = geography.index(level)
         answers = alg.marginal(hists[li], schema.query(query))
         sigma2 = 1 / Fraction(rho)  # exact: the float rho as a rational
         noise = discrete_gaussian_noise(sigma2, answers.size, gen).reshape(answers.shape)
+        if secure:  # the run time's share of the guarantee (invariantdp.secure)
+            tv += discrete_gaussian_timing_tv(sigma2, answers.size)
         n = answers.shape[0]
         measurements[(level, query)] = QueryTable(
             np.arange(n), answers + noise, np.full(n, float(sigma2))
@@ -221,4 +223,5 @@ def measure(
         measurements,
         inv,
         randomness="secure" if secure else "simulation",
+        timing_tv=min(tv, 1.0 - 2.0**-53),
     )
