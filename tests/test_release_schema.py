@@ -971,6 +971,22 @@ def test_a_guarantee_in_a_definition_the_noise_does_not_support_is_refused(
     _refused(d, r"`guarantee\.definition` \('" + re.escape(definition) + r"'\) is not a guarantee")
 
 
+def test_an_f_dp_guarantee_is_converted_exactly_where_it_is_a_known_one():
+    d = _secure_doc(lambda: M.discrete_laplace_mechanism([1, 2], epsilon=1.0, rng=1))
+    f = {"kind": "eps_delta", "epsilon": 0.5, "delta": 0.2}
+    _refused(_claim(d, "f-DP", {"tradeoff": f}), r"exact delta is 0\.2876")
+    f["delta"] = 0.2877  # f_{0.5, 0.2877} is (0.5, 0.2877)-DP: true
+    assert Release.from_dict(_claim(d, "f-DP", {"tradeoff": f})).check_guarantee()
+    g = _secure_doc(lambda: M.gaussian_mechanism([1.0], mu=1.0, rng=1))
+    _refused(
+        _claim(g, "f-DP", {"tradeoff": {"kind": "gaussian", "mu": 0.5}}),
+        r"`guarantee\.params\.tradeoff\.mu` \(0\.5\) claims more privacy .* mu = 1",
+    )
+    assert Release.from_dict(_claim(g, "f-DP", {"tradeoff": {"kind": "gaussian", "mu": 1.0}}))
+    group = {"kind": "group", "base": {"kind": "gaussian", "mu": 0.5}, "k": 2}
+    _refused(_claim(g, "f-DP", {"tradeoff": group}), r"is not a guarantee gaussian noise")
+
+
 def _old_format(release):
     """The document the previous version wrote: the adjacency in words, the oldest version."""
     d = json.loads(release.to_json())
@@ -1071,12 +1087,21 @@ def test_tulap_coordinates_changed_is_stated_once():
 
 @pytest.mark.parametrize("b", [0, 1, 2])
 def test_a_swap_with_an_edited_largest_stratum_is_refused(b):
+    from invariantdp.privacy import swapping_epsilon
+
     r = M.permutation_swap(SWAP_DF, swap="county", swap_rate=0.5, rng=1)[1]
     d = json.loads(r.to_json())
     assert d["guarantee"]["params"]["b"] == d["metadata"]["b"] == 6
     d["guarantee"]["params"]["b"] = b
     d["guarantee"]["params"]["epsilon"] = 0.0 if b == 0 else 1.0
     _refused(d, r"`guarantee\.params\.b` \(" + str(b) + r"\) differs from `metadata\.b` \(6\)")
+    # both records edited, with the epsilon that b would give: the released table holds 6
+    d["metadata"]["b"] = b
+    d["guarantee"]["params"]["epsilon"] = 0.0 if b < 2 else swapping_epsilon(b, 0.5)
+    _refused(d, r"`guarantee\.params\.b` \(" + str(b) + r"\) must be (6|0 or >= 2)")
+    del d["metadata"]["b"]
+    d["guarantee"]["params"]["b"] = 6
+    _refused(d, r"`guarantee\.params\.epsilon` \(.*\) claims more privacy")
 
 
 def test_sigma_at_the_ends_of_the_double_range_gives_clear_errors():
@@ -1195,6 +1220,13 @@ def _edits(d):
         e = copy.deepcopy(d)
         e["guarantee"]["params"].update(b=0, epsilon=0.0)
         out["swap b -> 0"] = e
+        e = copy.deepcopy(e)
+        e["metadata"]["b"] = 0
+        out["swap b -> 0 in params and metadata"] = e
+        e = copy.deepcopy(d)
+        del e["guarantee"]["params"]["b"], e["metadata"]["b"]
+        e["guarantee"]["params"]["epsilon"] = 0.01
+        out["swap b deleted"] = e
     return out
 
 

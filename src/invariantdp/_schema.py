@@ -380,6 +380,8 @@ def release_fields_from_doc(d, max_cells: int) -> dict:
                 f"{exc} The noise family {family!r} keeps the invariants exactly, so the "
                 "document is inconsistent."
             ) from None
+    if family == "permutation":
+        _check_largest_stratum(value, metadata, guarantee[1])
     return {
         "value": value,
         "mechanism": mechanism,
@@ -540,3 +542,38 @@ def _check_neighbours_once(family: str, adjacency, gparams: dict, metadata: dict
                     f"differs from `guarantee.adjacency.{key}` ({format_value(value)}): the "
                     "neighbours are stated once, in the adjacency.",
                 )
+
+
+def _check_largest_stratum(value, metadata: dict, gparams: dict) -> None:
+    """A swap's ``b`` is the largest stratum of the released table with two different records.
+
+    Swapping keeps every stratum's ``n_jk`` and ``n_jl`` margins, so a stratum
+    holds two different records exactly when its released counts fill two
+    cells or more: ``b`` follows from the value and the strata of its cells
+    (``metadata.cells.match``), and a recorded ``b`` must equal it
+    (Bailie, Gong & Meng, Theorem 5.6).
+    """
+    cells = metadata.get("cells")
+    if not isinstance(cells, dict) or "match" not in cells:
+        return
+    strata = np.asarray(
+        doc_numbers("metadata.cells.match", cells["match"], integer=True, length=value.size),
+        dtype=np.int64,
+    )
+    if strata.size == 0:
+        return
+    if strata.min() < 0:
+        raise doc_error("metadata.cells.match", cells["match"], "must hold integers >= 0.")
+    counts = value.reshape(-1).astype(np.int64)
+    size = np.bincount(strata, weights=counts)
+    filled = np.bincount(strata, weights=counts > 0)
+    two = size[filled >= 2]
+    b = int(two.max()) if two.size else 0
+    for where, fields in (("guarantee.params", gparams), ("metadata", metadata)):
+        if "b" in fields and fields["b"] != b:
+            raise doc_error(
+                f"{where}.b",
+                fields["b"],
+                f"must be {b}: the largest stratum of the released table holding two "
+                "different records (Theorem 5.6).",
+            )

@@ -39,9 +39,11 @@ family                    the guarantee must be implied by
 ========================  ===================================================================
 
 A definition the noise does not support is refused: Laplace-type noise
-states epsilon-DP or (epsilon, delta)-DP (not GDP, zCDP or f-DP), Gaussian
-noise GDP, zCDP or (epsilon, delta)-DP (never a pure epsilon), Tulap and
-swapping epsilon-DP or (epsilon, delta)-DP.  A guarantee with ``timing_tv``
+states epsilon-DP or (epsilon, delta)-DP (not GDP, zCDP or a Gaussian
+tradeoff), Gaussian noise GDP, zCDP or (epsilon, delta)-DP (never a pure
+epsilon), Tulap and swapping epsilon-DP or (epsilon, delta)-DP.  An f-DP
+guarantee is converted exactly where it is one of these: the tradeoff
+``f_{epsilon, delta}`` is (epsilon, delta)-DP, ``G_mu`` is mu-GDP.  A guarantee with ``timing_tv``
 must also carry its share of delta, ``(1 + e**epsilon) timing_tv``, whatever
 the family.
 
@@ -172,9 +174,16 @@ def neighbour_view(metadata, neighbours: QueryAdjacency | None) -> dict:
 
 
 def eps_delta(definition: str, params: dict):
-    """The (epsilon, delta) a guarantee states, or None (GDP, zCDP, f-DP, unstated)."""
+    """The (epsilon, delta) a guarantee states, or None (GDP, zCDP, other f-DP, unstated).
+
+    An f-DP guarantee whose tradeoff function is ``f_{epsilon, delta}`` is
+    exactly (epsilon, delta)-DP (Dong, Roth & Su 2022, Prop. 2.5).
+    """
     if definition in ("epsilon-DP", "(epsilon, delta)-DP"):
         return float(params["epsilon"]), float(params.get("delta", 0.0))
+    f = params.get("tradeoff") if definition == "f-DP" else None
+    if isinstance(f, dict) and f.get("kind") == "eps_delta":
+        return float(f["epsilon"]), float(f["delta"])
     return None
 
 
@@ -346,6 +355,11 @@ def check_gaussian(family: str = "gaussian"):
                 "the noise gives no privacy (mu is infinite)."
             )
         what = f"Gaussian noise of scale {noise['scale']!r} with sensitivity {sens:.10g}"
+        f = params.get("tradeoff") if definition == "f-DP" else None
+        if isinstance(f, dict) and f.get("kind") == "gaussian":  # G_mu: exactly mu-GDP
+            if f["mu"] < mu * (1 - REL):
+                raise overstated("tradeoff.mu", f["mu"], f"{what} gives mu = {mu:.10g}.")
+            return True
         if definition == "GDP":
             if params["mu"] < mu * (1 - REL):
                 raise overstated("mu", params["mu"], f"{what} gives mu = {mu:.10g}.")
@@ -413,6 +427,12 @@ def check_permutation(noise: dict, definition: str, params: dict, metadata: dict
             f"({format_value(metadata['b'])}): the largest stratum is recorded once."
         )
     if not isinstance(b, int) or isinstance(b, bool):
+        if "randomness" in metadata:  # the mechanism's release records its b: not dropped
+            raise InvariantDPError(
+                f"`guarantee.params.b` ({format_value(b)}) must be the integer size of the "
+                "largest stratum holding two different records: the swap's epsilon depends "
+                "on it (Theorem 5.6)."
+            )
         return False
     if b == 1 or b < 0:
         raise InvariantDPError(
