@@ -1275,3 +1275,49 @@ def test_every_edit_that_overstates_or_changes_neighbours_is_refused(name):
             accepted.append(f"{form}: {what}")
     assert tried >= 8
     assert accepted == []
+
+
+_EXTREMES = (1e200, 1e300, 5e-324, 1e-300, 1.7976931348623157e308)
+
+
+def _extreme_edits(d):
+    """Every number that sets the noise or the claim, at the ends of the double range."""
+    out = []
+    for key in ("scale", "sigma", "grid", "b", "q", "swap_rate"):
+        if key in d["noise"]["params"]:
+            for v in (*_EXTREMES, 0.999999, 1e-12):
+                e = copy.deepcopy(d)
+                e["noise"]["params"][key] = v
+                out.append(e)
+    if isinstance(d["guarantee"]["adjacency"], dict):
+        for v in _EXTREMES:
+            e = copy.deepcopy(d)
+            e["guarantee"]["adjacency"]["sensitivity"] = v
+            e["metadata"].pop("sensitivity", None)
+            out.append(e)
+    for key in ("epsilon", "delta", "mu", "rho", "timing_tv"):
+        if key in d["guarantee"]["params"]:
+            for v in (*_EXTREMES, 0.0, 0.999999):
+                e = copy.deepcopy(d)
+                e["guarantee"]["params"][key] = v
+                out.append(e)
+    for key in ("grid_sensitivity", "grid_sensitivity_squared"):
+        if key in d["metadata"]:
+            for v in (0, 1, 2**53):
+                e = copy.deepcopy(d)
+                e["metadata"][key] = v
+                out.append(e)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(REVIEW))
+def test_numbers_at_the_ends_of_the_double_range_are_read_or_refused_clearly(name):
+    """sigma 1e-300 raised OverflowError and 5e-324 ZeroDivisionError: now read or refused."""
+    from invariantdp.mechanisms._base import plain_release
+
+    d = json.loads(plain_release(REVIEW[name]).to_json())
+    for e in _extreme_edits(d):
+        try:
+            Release.from_dict(e)
+        except InvariantDPError:
+            pass

@@ -239,14 +239,17 @@ def _neighbours(family: str, noise: dict, view: dict):
 
 
 def _grid_steps(view: dict, key: str, sens_steps: float) -> int:
-    """A grid sensitivity recorded in the metadata: an integer at least what rounding gives."""
+    """A grid sensitivity recorded in the metadata: an integer at least what rounding gives.
+
+    ``sens_steps`` is a float (possibly infinite); the integer must reach its floor.
+    """
     v = view.get(key)
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
         raise InvariantDPError(
             f"`metadata.{key}` ({format_value(v)}) must be an integer >= 1: the grid noise's "
             "sensitivity in grid steps."
         )
-    if v < sens_steps:
+    if v < sens_steps and v < math.floor(min(sens_steps, 2.0**1000)):
         raise InvariantDPError(
             f"`metadata.{key}` ({v}) is below what the sensitivity gives on the grid "
             f"({sens_steps:.10g}): the noise would protect less than the adjacency states."
@@ -262,7 +265,7 @@ def _laplace_epsilon(family: str, noise: dict, view: dict):
         return None
     if family == "grid_laplace":
         grid = float(noise["grid"])
-        steps = _grid_steps(view, "grid_sensitivity", math.floor(sens / grid) + 1)
+        steps = _grid_steps(view, "grid_sensitivity", sens / grid + 1)
         t = scale / grid
         return (
             steps / t,
@@ -386,11 +389,15 @@ def check_zcdp(family: str):
             return False
         if family == "grid_gaussian":
             grid = float(noise["grid"])
-            d2 = _grid_steps(metadata, "grid_sensitivity_squared", math.floor((sens / grid) ** 2))
-            # ratios first: sigma**2 alone overflows (1e200) or underflows to 0 (5e-324)
-            rho, what = d2 * (grid / sigma) ** 2 / 2, "grid sensitivity"
+            steps = sens / grid
+            d2 = _grid_steps(metadata, "grid_sensitivity_squared", steps * steps)
+            # ratios first, squared by a product (a float ** 2 raises OverflowError, a
+            # product gives inf): sigma**2 alone overflows (1e200) or is 0 (5e-324)
+            ratio = grid / sigma
+            rho, what = d2 * (ratio * ratio) / 2, "grid sensitivity"
         else:
-            rho, what = (sens / sigma) ** 2 / 2, f"sensitivity {sens:.10g}"
+            ratio = sens / sigma
+            rho, what = ratio * ratio / 2, f"sensitivity {sens:.10g}"
         if not rho < math.inf:
             raise InvariantDPError(
                 f"`noise.params.sigma` ({sigma!r}) is too small for its sensitivity: the noise "

@@ -125,7 +125,7 @@ def _claim(noise, definition, params, metadata) -> bool:
                 f"sensitivity {sens:.10g} gives mu = {mu:.10g}.",
             )
         return True
-    rho = sens**2 / (2.0 * lo)
+    rho = sens * sens / (2.0 * lo)  # a product: inf, not OverflowError, for a huge sens
     if params["rho"] < rho * (1 - REL):
         raise overstated(
             "rho",
