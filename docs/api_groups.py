@@ -260,6 +260,10 @@ GROUPS = {
         ),
         "modules": ["invariantdp.privacy"],
         "sections": {
+            "Neighbours": [
+                "invariantdp.privacy.QueryAdjacency",
+                "invariantdp.privacy.ADJACENCY_NORMS",
+            ],
             "Tradeoff functions": [
                 "invariantdp.privacy.TradeoffFunction",
                 "invariantdp.privacy.as_tradeoff",
@@ -274,6 +278,8 @@ GROUPS = {
                 "invariantdp.privacy.pure_dp_to_zcdp",
                 "invariantdp.privacy.approximate_dp_composition",
                 "invariantdp.privacy.approximate_dp_group_privacy",
+                "invariantdp.privacy.laplace_delta",
+                "invariantdp.privacy.discrete_laplace_delta",
             ],
             "Gaussian DP": [
                 "invariantdp.privacy.gdp_to_eps_delta",

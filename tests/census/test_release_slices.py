@@ -373,3 +373,20 @@ def test_models_take_the_release_of_estimates(state):
     assert obs.family == "correlated_gaussian" and obs.keeps_invariants
     assert obs.invariants.names == r.invariants.names  # the state total and county margins
     assert np.all(np.isfinite(fit.bse)) and fit.bse[1] > 0
+
+
+def test_noisy_measurements_release_keeps_timing_tv():
+    """A secure measurement's guarantee is that of its value and run time: kept by the slice."""
+    counts = pd.DataFrame({"geocode": ["11", "12"], "sex": [0, 1], "count": [5, 7]})
+    geo = Geography({"A": 1, "B": 2})
+    workload = {"A": {"total": 1.0}, "B": {"detailed": 0.5}}
+    nm = measure(counts, Schema({"sex": 2}), geo, workload, secure=True, units=["11", "12"])
+    assert 0 < nm.timing_tv < 2.0**-40
+    r = nm.to_release("B", "sex")
+    g = r.guarantee
+    assert g.params["timing_tv"] == nm.timing_tv and g.params["rho"] == 0.5
+    assert g.neighbours.sensitivity == pytest.approx(np.sqrt(2)) and g.neighbours.norm == "l2"
+    back = Release.from_json(r.to_json())
+    assert back == r and back.check_guarantee()
+    sim = measure(counts, Schema({"sex": 2}), geo, workload, secure=False, rng=1, units=["11", "12"])
+    assert sim.timing_tv == 0 and "timing_tv" not in sim.to_release("B", "sex").guarantee.params

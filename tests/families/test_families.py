@@ -22,6 +22,7 @@ from invariantdp.families import (
     noise_family,
 )
 from invariantdp.invariants import totals
+from invariantdp.privacy import QueryAdjacency
 
 
 @pytest.mark.parametrize(
@@ -65,22 +66,26 @@ def test_every_mechanism_release_has_its_claim_checked():
         M.lp_mechanism([1.0, 2.0], 2, epsilon=1.0, rng=0),
     ]
     assert all(r.check_guarantee() for r in releases)
-    # no claim check for the projected families: read, unchecked
-    assert not M.projected_gaussian([1.0, 2.0, 3.0, 4.0], inv, mu=1.0, rng=0).check_guarantee()
+    # the projected families check their claim too (a pure epsilon, mu or rho)
+    assert M.projected_gaussian([1.0, 2.0, 3.0, 4.0], inv, mu=1.0, rng=0).check_guarantee()
+    assert M.projected_laplace([1.0, 2.0, 3.0, 4.0], inv, epsilon=1.0, rng=0).check_guarantee()
 
 
 def test_an_overstated_claim_is_refused_by_the_family():
     r = M.discrete_gaussian_mechanism([1, 2], rho=0.5, rng=0)
-    g = PrivacyGuarantee("zCDP", {"rho": 0.25}, r.guarantee.adjacency, None, "")
+    g = PrivacyGuarantee("zCDP", {"rho": 0.25}, r.guarantee.neighbours, None, "")
     lied = Release(r.value, r.mechanism, r.noise, g, metadata=dict(r.metadata))
     with pytest.raises(InvariantDPError, match=r"`guarantee.params.rho` \(0.25\) claims more"):
         lied.check_guarantee()
     with pytest.raises(InvariantDPError, match="claims more privacy"):
         Release.from_json(lied.to_json())
-    # without the sensitivity nothing bounds sigma against rho: unchecked, not refused
-    meta = {k: v for k, v in r.metadata.items() if k != "sensitivity"}
-    quiet = Release(r.value, r.mechanism, r.noise, g, metadata=meta)
-    assert Release.from_json(quiet.to_json()).check_guarantee() is False
+    # neighbours in words only: nothing bounds sigma against rho, so the release says it is
+    # unchecked, and a mechanism's document stating them so is refused
+    words = PrivacyGuarantee("zCDP", {"rho": 0.25}, "any two data sets", None, "")
+    quiet = Release(r.value, r.mechanism, r.noise, words, metadata=dict(r.metadata))
+    assert quiet.check_guarantee() is False
+    with pytest.raises(InvariantDPError, match=r"`guarantee\.adjacency` .* must state the neigh"):
+        Release.from_json(quiet.to_json())
 
 
 def test_tails_come_from_the_family_only_where_it_has_a_view():
@@ -149,9 +154,14 @@ def test_correlated_gaussian_reads_checks_and_keeps_invariants():
     dirs = rng.normal(size=(2000, 4))
     dirs *= 2.0 / np.linalg.norm(dirs, axis=1, keepdims=True)
     assert np.max(np.einsum("ij,jk,ik->i", dirs, inv_cov, dirs)) / 2 <= worst * (1 + 1e-12)
-    over = PrivacyGuarantee("zCDP", {"rho": 0.9 * worst}, "", None, "")
+    over = PrivacyGuarantee("zCDP", {"rho": 0.9 * worst}, QueryAdjacency("l2", 2.0), None, "")
     lied = Release(r.value, r.mechanism, r.noise, over, metadata={"sensitivity": 2.0})
     with pytest.raises(InvariantDPError, match="claims more privacy.*rho ="):
+        Release.from_json(lied.to_json())
+    # the sensitivity beside an adjacency in words is not read: such a document is refused
+    words = PrivacyGuarantee("zCDP", {"rho": 0.9 * worst}, "", None, "")
+    lied = Release(r.value, r.mechanism, r.noise, words, metadata={"sensitivity": 2.0})
+    with pytest.raises(InvariantDPError, match="must state the neighbours"):
         Release.from_json(lied.to_json())
     # noise in ker C (a GLS estimate's covariance) keeps the invariants; its claim is unchecked
     inv = totals([0, 0, 1, 1]).of([1.0, 2.0, 3.0, 4.0])
@@ -159,7 +169,7 @@ def test_correlated_gaussian_reads_checks_and_keeps_invariants():
         [1.2, 1.8, 3.5, 3.5], noise="correlated_gaussian", cov=inv.projector(), invariants=inv
     )
     assert Release.from_json(kept.to_json()) == kept and kept.guarantee.definition == "unstated"
-    stated = PrivacyGuarantee("zCDP", {"rho": 1e-3}, "", None, "")
+    stated = PrivacyGuarantee("zCDP", {"rho": 1e-3}, QueryAdjacency("l2", 1.0), None, "")
     claimed = Release(
         kept.value,
         kept.mechanism,

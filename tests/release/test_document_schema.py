@@ -177,7 +177,9 @@ def test_round_trip_is_exact_for_every_mechanism(name):
     r = RELEASES[name]
     text = r.to_json()
     doc = _strict_loads(text)
-    assert doc["version"] == (1 if r.labels is None else FORMAT_VERSION)
+    # structured neighbours need version 4; a swap's adjacency is words (versions 1 and 2)
+    words = 1 if r.labels is None else 2
+    assert doc["version"] == (FORMAT_VERSION if r.guarantee.neighbours is not None else words)
     back = Release.from_json(text)
     assert back == r
     assert Release.from_dict(r.to_dict()) == r
@@ -588,33 +590,41 @@ def test_a_weaker_claim_than_the_noise_is_accepted():
     _refused(d, r"`guarantee\.params\.epsilon` \(0\.5\) claims more privacy")
 
 
-def test_a_sensitivity_space_weakens_the_delta_a_smaller_epsilon_needs():
-    """Neighbours differing in k = 2 coordinates: delta(0.5) >= (1 - e**-0.5) / 4 = 0.098."""
+def test_a_sensitivity_space_is_checked_against_the_profile_of_its_largest_norm():
+    """The one-coordinate shift is the worst vector of an l1 bound: delta(0.5) = 1 - e**-0.25."""
     S = np.array([[1.0, -1.0, 0.0], [0.0, 1.0, -1.0]])
     d = _secure_doc(lambda: M.laplace_mechanism([1.0, 2.0, 3.0], epsilon=1.0, sensitivity=S, rng=1))
-    assert d["metadata"]["coordinates_changed"] == 2
+    assert d["guarantee"]["adjacency"]["space"] is True
     d["guarantee"] = {**d["guarantee"], "definition": "(epsilon, delta)-DP"}
-    d["guarantee"]["params"] = {"epsilon": 0.5, "delta": 0.12}
+    d["guarantee"]["params"] = {"epsilon": 0.5, "delta": 0.222}
     Release.from_dict(d)
-    d["guarantee"]["params"] = {"epsilon": 0.5, "delta": 0.05}
-    _refused(d, r"a smaller epsilon needs delta >= 0\.098")
+    d["guarantee"]["params"] = {"epsilon": 0.5, "delta": 0.12}
+    _refused(d, r"its exact delta is 0\.2211992")
 
 
-def test_a_document_without_the_sensitivity_is_checked_for_consistency_only():
+def test_the_sensitivity_is_read_from_the_adjacency_not_the_metadata():
     d = _secure_doc(lambda: M.laplace_mechanism([1.0, 2.0], epsilon=1.0, rng=1))
     del d["metadata"]["sensitivity"]
-    d["guarantee"]["params"]["epsilon"] = 0.01  # nothing to check the scale against
-    Release.from_dict(d)
+    Release.from_dict(d)  # the metadata restates the neighbours at most: it may drop them
+    d["guarantee"]["params"]["epsilon"] = 0.01
+    _refused(d, r"`guarantee\.params\.epsilon` \(0\.01\) claims more privacy")
 
 
 def test_zcdp_with_timing_needs_version_3():
     rel = M.discrete_gaussian_mechanism([1, 2], rho=0.5, secure=True)
     d = json.loads(rel.to_json())
-    assert d["version"] == 3 == FORMAT_VERSION and d["guarantee"]["params"]["timing_tv"] > 0
+    assert d["version"] == 4 == FORMAT_VERSION and d["guarantee"]["params"]["timing_tv"] > 0
+    # the same release as version 3 wrote it: the adjacency in words
+    d["guarantee"]["adjacency"] = rel.guarantee.adjacency
+    d["version"] = 3
+    assert Release.from_dict(d) == rel
     d["version"] = 2
     _refused(d, r"`guarantee\.params\.timing_tv` .* needs a document of version 3")
     # an epsilon-delta guarantee already holds its run time's share: version 1 readers read it
-    assert json.loads(M.tulap_mechanism([1.0], epsilon=1.0, secure=True).to_json())["version"] == 1
+    old = json.loads(M.tulap_mechanism([1.0], epsilon=1.0, secure=True).to_json())
+    old["guarantee"]["adjacency"] = Release.from_dict(old).guarantee.adjacency
+    old["version"] = 1
+    Release.from_dict(old)
 
 
 def test_f_dp_tradeoff_is_validated():
@@ -888,3 +898,426 @@ def test_general_invariants_with_more_entries_than_cells_round_trip():
     back = Release.from_json(rel.to_json())
     assert back.invariants == inv
     assert np.array_equal(back.value, rel.value)
+
+
+# ---------------------------------------------------------------------------
+# Release.from_json accepted overstated guarantees (25 of 70 edited documents): each
+# family checks its claim against the exact privacy its noise gives, for the neighbours
+# its structured adjacency states
+# ---------------------------------------------------------------------------
+
+
+def _claim(doc, definition, params):
+    doc["guarantee"]["definition"] = definition
+    doc["guarantee"]["params"] = params
+    return doc
+
+
+def test_laplace_claims_are_checked_against_the_exact_profile():
+    d = _secure_doc(lambda: M.discrete_laplace_mechanism([1, 2], epsilon=1.0, rng=1))
+    _refused(
+        _claim(d, "(epsilon, delta)-DP", {"epsilon": 0.5, "delta": 0.2}),
+        r"`guarantee\.params\.epsilon` \(0\.5\) claims more .* exact delta is 0\.2876",
+    )
+    assert Release.from_dict(_claim(d, "(epsilon, delta)-DP", {"epsilon": 0.5, "delta": 0.2877}))
+    d = _secure_doc(lambda: M.laplace_mechanism([1.0, 2.0], epsilon=1.0, rng=1))
+    _refused(
+        _claim(d, "(epsilon, delta)-DP", {"epsilon": 0.0, "delta": 0.35}),
+        r"exact delta is 0\.3934693",
+    )
+    assert Release.from_dict(_claim(d, "(epsilon, delta)-DP", {"epsilon": 0.0, "delta": 0.3935}))
+    # secure: the exact profile plus the run time's share
+    from invariantdp.privacy import discrete_laplace_delta
+
+    r = M.discrete_laplace_mechanism([1, 2], epsilon=1.0, secure=True)
+    d = json.loads(r.to_json())
+    tv = d["guarantee"]["params"]["timing_tv"]
+    exact = discrete_laplace_delta(epsilon=0.5, scale=1.0)
+    _claim(d, "(epsilon, delta)-DP", {"epsilon": 0.5, "delta": exact * 0.999, "timing_tv": tv})
+    _refused(d, "claims more privacy")
+    d["guarantee"]["params"]["delta"] = exact * (1 + 1e-6) + 2 * tv
+    Release.from_dict(d)
+
+
+@pytest.mark.parametrize(
+    "make, definition, params",
+    [
+        (
+            lambda: M.discrete_gaussian_mechanism([1, 2], rho=0.5, rng=1),
+            "epsilon-DP",
+            {"epsilon": 100.0},
+        ),
+        (lambda: M.gaussian_mechanism([1.0], mu=1.0, rng=1), "epsilon-DP", {"epsilon": 100.0}),
+        (lambda: M.discrete_laplace_mechanism([1, 2], epsilon=1.0, rng=1), "GDP", {"mu": 50.0}),
+        (lambda: M.discrete_laplace_mechanism([1, 2], epsilon=1.0, rng=1), "zCDP", {"rho": 50.0}),
+        (
+            lambda: M.discrete_laplace_mechanism([1, 2], epsilon=1.0, rng=1),
+            "f-DP",
+            {"tradeoff": {"kind": "gaussian", "mu": 50.0}},
+        ),
+        (lambda: M.laplace_mechanism([1.0], epsilon=1.0, rng=1), "GDP", {"mu": 50.0}),
+        (lambda: M.tulap_mechanism([3.0], epsilon=1.0, delta=0.1, rng=1), "zCDP", {"rho": 50.0}),
+        (
+            lambda: M.permutation_swap(SWAP_DF, swap="county", swap_rate=0.5, rng=1)[1],
+            "zCDP",
+            {"rho": 50.0},
+        ),
+    ],
+)
+def test_a_guarantee_in_a_definition_the_noise_does_not_support_is_refused(
+    make, definition, params
+):
+    d = _claim(_secure_doc(make), definition, params)
+    _refused(d, r"`guarantee\.definition` \('" + re.escape(definition) + r"'\) is not a guarantee")
+
+
+def test_an_f_dp_guarantee_is_converted_exactly_where_it_is_a_known_one():
+    d = _secure_doc(lambda: M.discrete_laplace_mechanism([1, 2], epsilon=1.0, rng=1))
+    f = {"kind": "eps_delta", "epsilon": 0.5, "delta": 0.2}
+    _refused(_claim(d, "f-DP", {"tradeoff": f}), r"exact delta is 0\.2876")
+    f["delta"] = 0.2877  # f_{0.5, 0.2877} is (0.5, 0.2877)-DP: true
+    assert Release.from_dict(_claim(d, "f-DP", {"tradeoff": f})).check_guarantee()
+    g = _secure_doc(lambda: M.gaussian_mechanism([1.0], mu=1.0, rng=1))
+    _refused(
+        _claim(g, "f-DP", {"tradeoff": {"kind": "gaussian", "mu": 0.5}}),
+        r"`guarantee\.params\.tradeoff\.mu` \(0\.5\) claims more privacy .* mu = 1",
+    )
+    assert Release.from_dict(_claim(g, "f-DP", {"tradeoff": {"kind": "gaussian", "mu": 1.0}}))
+    group = {"kind": "group", "base": {"kind": "gaussian", "mu": 0.5}, "k": 2}
+    _refused(_claim(g, "f-DP", {"tradeoff": group}), r"is not a guarantee gaussian noise")
+
+
+def _old_format(release):
+    """The document the previous version wrote: the adjacency in words, the oldest version."""
+    d = json.loads(release.to_json())
+    adj = release.guarantee.neighbours
+    # a relation in words was all the previous version wrote (its numbers in the metadata)
+    if adj is not None:
+        d["guarantee"]["adjacency"] = adj.relation or adj.describe()
+    timed = release.guarantee.definition == "zCDP" and "timing_tv" in release.guarantee.params
+    d["version"] = 3 if timed else (1 if release.labels is None else 2)
+    return d
+
+
+@pytest.mark.parametrize("value", [None, -1, 0, "1", True, -0.5])
+def test_a_recorded_sensitivity_of_the_wrong_type_or_range_is_refused(value):
+    r = M.laplace_mechanism([1.0, 2.0], epsilon=1.0, rng=1)
+    for d in (_old_format(r), json.loads(r.to_json())):
+        if value is None:
+            if isinstance(d["guarantee"]["adjacency"], dict):
+                continue  # the adjacency states the neighbours: the metadata may drop them
+            del d["metadata"]["sensitivity"]
+            _refused(d, r"`guarantee\.adjacency` .* must state the neighbours")
+        else:
+            d["metadata"]["sensitivity"] = value
+            _refused(d, r"`metadata\.sensitivity` \(")
+        if isinstance(d["guarantee"]["adjacency"], dict) and value is not None:
+            d = json.loads(r.to_json())
+            d["guarantee"]["adjacency"]["sensitivity"] = value
+            _refused(d, r"`guarantee\.adjacency\.sensitivity` \(")
+
+
+def test_a_rescaled_sensitivity_beside_words_that_disagree_is_refused():
+    r = M.laplace_mechanism([1.0, 2.0], epsilon=1.0, rng=1)
+    old = _old_format(r)  # the words still say "at most 1"
+    old["metadata"]["sensitivity"] = 0.01
+    old["guarantee"]["params"]["epsilon"] = 0.01
+    _refused(old, r"`guarantee\.adjacency` .* must state the neighbours")
+    new = json.loads(r.to_json())
+    new["guarantee"]["params"]["epsilon"] = 0.01
+    new["metadata"]["sensitivity"] = 0.01
+    _refused(new, r"`metadata\.sensitivity` \(0\.01\) differs from `guarantee\.adjacency")
+    # the structured adjacency holds the number; the words shown are rendered from it
+    new["metadata"]["sensitivity"] = 1.0
+    new["guarantee"]["adjacency"]["sensitivity"] = 0.01
+    _refused(new, r"`metadata\.sensitivity` \(1\.0\) differs")
+    del new["metadata"]["sensitivity"]
+    assert "at most 0.01 in l1" in Release.from_dict(new).guarantee.adjacency
+
+
+@pytest.mark.parametrize("edit", ["l2", "linf", "delete"])
+def test_a_changed_or_deleted_norm_is_refused(edit):
+    r = M.laplace_mechanism([1.0, 2.0], epsilon=1.0, rng=1)
+    old = _old_format(r)
+    if edit == "delete":
+        del old["metadata"]["norm"]
+    else:
+        old["metadata"]["norm"] = edit
+    _refused(old, r"`guarantee\.adjacency` .* must state the neighbours")
+    new = json.loads(r.to_json())
+    if edit == "delete":
+        del new["guarantee"]["adjacency"]["norm"]
+        _refused(new, r"`guarantee\.adjacency` is missing the required key\(s\) 'norm'")
+    else:
+        new["guarantee"]["adjacency"]["norm"] = edit
+        _refused(new, r"`metadata\.norm` \('l1'\) differs")
+        del new["metadata"]["norm"]
+        _refused(new, r"`guarantee\.adjacency\.norm` \('" + edit + r"'\) is not the norm laplace")
+
+
+@pytest.mark.parametrize("words", ["", "any two data sets"])
+def test_an_adjacency_in_free_words_is_refused(words):
+    for make in (
+        lambda: M.laplace_mechanism([1.0, 2.0], epsilon=1.0, rng=1),
+        lambda: M.discrete_gaussian_mechanism([1, 2], rho=0.5, secure=True),
+        lambda: M.odds_ratio_release([[12, 5], [4, 9]], epsilon=1.0, rng=1),
+    ):
+        r = make()
+        for d in (_old_format(r), json.loads(r.to_json())):
+            d["guarantee"]["adjacency"] = words
+            _refused(d, r"`guarantee\.adjacency` .* must state the neighbours")
+
+
+def test_tulap_coordinates_changed_is_stated_once():
+    r = M.tulap_mechanism([3.0, 4.0], epsilon=1.0, rng=1)
+    assert r.guarantee.params["coordinates_changed"] == 2 and r.guarantee.params["epsilon"] == 2
+    for d in (_old_format(r), json.loads(r.to_json())):
+        d["guarantee"]["params"].update(coordinates_changed=1, epsilon=1.0)
+        _refused(d, r"`guarantee\.params\.coordinates_changed` \(1\) differs")
+        d["metadata"]["coordinates_changed"] = 1  # both records edited: words or adjacency
+        if isinstance(d["guarantee"]["adjacency"], dict):
+            _refused(d, r"`metadata\.coordinates_changed` \(1\) differs")
+        else:
+            _refused(d, r"`guarantee\.adjacency` .* must state the neighbours")
+    d = json.loads(r.to_json())
+    d["guarantee"]["adjacency"]["sensitivity"] = 2.0  # more than the law's scale protects
+    del d["metadata"]["sensitivity"]
+    _refused(d, r"`guarantee\.adjacency\.sensitivity` \(2\.0\) exceeds the Tulap scale")
+
+
+@pytest.mark.parametrize("b", [0, 1, 2])
+def test_a_swap_with_an_edited_largest_stratum_is_refused(b):
+    from invariantdp.privacy import swapping_epsilon
+
+    r = M.permutation_swap(SWAP_DF, swap="county", swap_rate=0.5, rng=1)[1]
+    d = json.loads(r.to_json())
+    assert d["guarantee"]["params"]["b"] == d["metadata"]["b"] == 6
+    d["guarantee"]["params"]["b"] = b
+    d["guarantee"]["params"]["epsilon"] = 0.0 if b == 0 else 1.0
+    _refused(d, r"`guarantee\.params\.b` \(" + str(b) + r"\) differs from `metadata\.b` \(6\)")
+    # both records edited, with the epsilon that b would give: the released table holds 6
+    d["metadata"]["b"] = b
+    d["guarantee"]["params"]["epsilon"] = 0.0 if b < 2 else swapping_epsilon(b, 0.5)
+    _refused(d, r"`guarantee\.params\.b` \(" + str(b) + r"\) must be (6|0 or >= 2)")
+    del d["metadata"]["b"]
+    d["guarantee"]["params"]["b"] = 6
+    _refused(d, r"`guarantee\.params\.epsilon` \(.*\) claims more privacy")
+
+
+def test_sigma_at_the_ends_of_the_double_range_gives_clear_errors():
+    r = M.discrete_gaussian_mechanism([1, 2], rho=0.5, rng=1)
+    d = json.loads(r.to_json())
+    d["noise"]["params"]["sigma"] = 1e200  # more noise than rho = 0.5 needs: a true claim
+    assert Release.from_dict(d).check_guarantee()
+    d["noise"]["params"]["sigma"] = 5e-324
+    _refused(d, r"`noise\.params\.sigma` \(5e-324\) is too small .*\(rho is infinite")
+    g = json.loads(M.gaussian_mechanism([1.0], mu=1.0, rng=1).to_json())
+    g["noise"]["params"]["scale"] = 5e-324
+    _refused(g, r"`noise\.params\.scale` \(5e-324\) is too small .*\(mu is infinite")
+    g["noise"]["params"]["scale"] = 1e200
+    assert Release.from_dict(g).check_guarantee()
+
+
+def test_data_shape_must_match_an_identity_query():
+    d = json.loads(M.laplace_mechanism([1.0, 2.0], epsilon=1.0, rng=1).to_json())
+    assert d["metadata"]["query"] == "identity" and d["query"] is None
+    d["data_shape"] = [3]
+    _refused(d, r"`data_shape` \(\[3\]\) must be the shape of `value` \[2\]")
+
+
+# the systematic review: every mechanism's document, each field edited in turn
+
+
+def _main_param(params):
+    for key in ("rho", "mu", "epsilon"):
+        if key in params:
+            return key
+    return None
+
+
+def _scaled_claim(d, factor):
+    """The main privacy parameter times ``factor`` (rho by its square); delta kept."""
+    p = d["guarantee"]["params"]
+    key = _main_param(p)
+    p[key] = p[key] * (factor**2 if key == "rho" else factor)
+    for k in ("epsilon_per_coordinate", "mu"):
+        if k in p and k != key:
+            p[k] = p[k] * factor
+    return d
+
+
+def _other_definition(d):
+    family = d["noise"]["family"]
+    if family in ("gaussian", "discrete_gaussian", "grid_gaussian") or "gaussian" in family:
+        return _claim(d, "epsilon-DP", {"epsilon": 1e-3})
+    if family in ("tulap", "permutation"):
+        return _claim(d, "zCDP", {"rho": 1e-6})
+    return _claim(d, "GDP", {"mu": 1e-3})
+
+
+def _edits(d):
+    """``name -> edited document`` of every edit that overstates or changes the neighbours."""
+    out = {"claim / 4": _scaled_claim(copy.deepcopy(d), 0.25)}
+    if _main_param(d["guarantee"]["params"]) == "epsilon":
+        e = _scaled_claim(copy.deepcopy(d), 0.25)
+        e["guarantee"]["params"]["delta"] = 0.0
+        out["claim / 4, no delta"] = e
+    out["other definition"] = _other_definition(copy.deepcopy(d))
+    structured = isinstance(d["guarantee"]["adjacency"], dict)
+    for words in ("", "any two data sets"):
+        if d["noise"]["family"] != "permutation":
+            e = copy.deepcopy(d)
+            e["guarantee"]["adjacency"] = words
+            out[f"adjacency {words!r}"] = e
+    if "sensitivity" in d["metadata"]:
+        for bad in (-1, 0, "1", True):
+            e = copy.deepcopy(d)
+            e["metadata"]["sensitivity"] = bad
+            out[f"metadata.sensitivity {bad!r}"] = e
+        e = _scaled_claim(copy.deepcopy(d), 0.01)
+        e["metadata"]["sensitivity"] = d["metadata"]["sensitivity"] * 0.01
+        out["sensitivity * 0.01 beside the old neighbours"] = e
+    if structured:
+        e = _scaled_claim(copy.deepcopy(d), 0.01)
+        e["guarantee"]["adjacency"]["sensitivity"] *= 0.01
+        out["adjacency sensitivity * 0.01 beside the metadata"] = e
+        e = copy.deepcopy(d)
+        norm = e["guarantee"]["adjacency"]["norm"]
+        e["guarantee"]["adjacency"]["norm"] = "l2" if norm != "l2" else "l1"
+        e["metadata"].pop("norm", None)
+        out["adjacency norm changed"] = e
+        e = copy.deepcopy(d)
+        del e["guarantee"]["adjacency"]["norm"]
+        out["adjacency norm deleted"] = e
+    elif "norm" in d["metadata"]:
+        e = copy.deepcopy(d)
+        e["metadata"]["norm"] = "l2" if e["metadata"]["norm"] != "l2" else "l1"
+        out["metadata norm changed"] = e
+        e = copy.deepcopy(d)
+        del e["metadata"]["norm"]
+        out["metadata norm deleted"] = e
+    n = d["noise"]["params"]
+    e = copy.deepcopy(d)
+    if "scale" in n and d["noise"]["family"] != "tulap":
+        e["noise"]["params"]["scale"] = n["scale"] / 100
+        if "grid" in n:
+            e["noise"]["params"]["scale"] = max(n["scale"] / 100, n["grid"])
+        out["noise scale / 100"] = e
+    elif "sigma" in n:
+        e["noise"]["params"]["sigma"] = n["sigma"] / 100
+        out["noise sigma / 100"] = e
+    elif "b" in n and n["b"] > 0:
+        e["noise"]["params"]["b"] = n["b"] ** 4
+        out["Tulap b ** 4"] = e
+    elif "swap_rate" in n:
+        e["noise"]["params"]["swap_rate"] = 0.999
+        out["swap rate 0.999"] = e
+    if "coordinates_changed" in d["guarantee"]["params"]:
+        e = _scaled_claim(copy.deepcopy(d), 0.5)
+        e["guarantee"]["params"]["coordinates_changed"] = 1
+        out["coordinates_changed 2 -> 1"] = e
+    if "b" in d["guarantee"]["params"]:
+        e = copy.deepcopy(d)
+        e["guarantee"]["params"].update(b=0, epsilon=0.0)
+        out["swap b -> 0"] = e
+        e = copy.deepcopy(e)
+        e["metadata"]["b"] = 0
+        out["swap b -> 0 in params and metadata"] = e
+        e = copy.deepcopy(d)
+        del e["guarantee"]["params"]["b"], e["metadata"]["b"]
+        e["guarantee"]["params"]["epsilon"] = 0.01
+        out["swap b deleted"] = e
+    return out
+
+
+def _review_releases():
+    out = {name: r for name, r in RELEASES.items() if not name.startswith("conditional")}
+    out["conditional_release-laplace"] = RELEASES["conditional_release-laplace"]
+    out["conditional_release-gaussian"] = RELEASES["conditional_release-gaussian"]
+    secure = {
+        "laplace": lambda: M.laplace_mechanism([1.0, 2.0], epsilon=1.0, secure=True),
+        "gaussian": lambda: M.gaussian_mechanism([1.0, 2.0], mu=1.0, secure=True),
+        "discrete_laplace": lambda: M.discrete_laplace_mechanism([1, 2], epsilon=1.0, secure=True),
+        "discrete_gaussian": lambda: M.discrete_gaussian_mechanism([1, 2], rho=0.5, secure=True),
+        "tulap-2": lambda: M.tulap_mechanism([3.0, 4.0], epsilon=1.0, delta=0.01, secure=True),
+    }
+    for name, make in secure.items():
+        out[f"secure {name}"] = make()
+    return out
+
+
+REVIEW = _review_releases()
+
+
+@pytest.mark.parametrize("name", sorted(REVIEW))
+def test_every_edit_that_overstates_or_changes_neighbours_is_refused(name):
+    from invariantdp.mechanisms._base import plain_release
+
+    release = plain_release(REVIEW[name])
+    new = json.loads(release.to_json())
+    old = _old_format(release)
+    # truthful documents round-trip, in this version's form and in the previous version's
+    assert Release.from_dict(new) == release
+    assert Release.from_dict(old) == release
+    accepted, tried = [], 0
+    for form, doc in (("new", new), ("old", old)):
+        for what, edited in _edits(doc).items():
+            # the previous version's words name a relation but no number for these
+            # mechanisms: their sensitivity is the one the metadata recorded
+            adj = release.guarantee.neighbours
+            if form == "old" and "0.01" in what and adj is not None and adj.relation:
+                continue
+            tried += 1
+            try:
+                Release.from_dict(edited)
+            except InvariantDPError:
+                continue
+            accepted.append(f"{form}: {what}")
+    assert tried >= 8
+    assert accepted == []
+
+
+_EXTREMES = (1e200, 1e300, 5e-324, 1e-300, 1.7976931348623157e308)
+
+
+def _extreme_edits(d):
+    """Every number that sets the noise or the claim, at the ends of the double range."""
+    out = []
+    for key in ("scale", "sigma", "grid", "b", "q", "swap_rate"):
+        if key in d["noise"]["params"]:
+            for v in (*_EXTREMES, 0.999999, 1e-12):
+                e = copy.deepcopy(d)
+                e["noise"]["params"][key] = v
+                out.append(e)
+    if isinstance(d["guarantee"]["adjacency"], dict):
+        for v in _EXTREMES:
+            e = copy.deepcopy(d)
+            e["guarantee"]["adjacency"]["sensitivity"] = v
+            e["metadata"].pop("sensitivity", None)
+            out.append(e)
+    for key in ("epsilon", "delta", "mu", "rho", "timing_tv"):
+        if key in d["guarantee"]["params"]:
+            for v in (*_EXTREMES, 0.0, 0.999999):
+                e = copy.deepcopy(d)
+                e["guarantee"]["params"][key] = v
+                out.append(e)
+    for key in ("grid_sensitivity", "grid_sensitivity_squared"):
+        if key in d["metadata"]:
+            for v in (0, 1, 2**53):
+                e = copy.deepcopy(d)
+                e["metadata"][key] = v
+                out.append(e)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(REVIEW))
+def test_numbers_at_the_ends_of_the_double_range_are_read_or_refused_clearly(name):
+    """sigma 1e-300 raised OverflowError and 5e-324 ZeroDivisionError: now read or refused."""
+    from invariantdp.mechanisms._base import plain_release
+
+    d = json.loads(plain_release(REVIEW[name]).to_json())
+    for e in _extreme_edits(d):
+        try:
+            Release.from_dict(e)
+        except InvariantDPError:
+            pass

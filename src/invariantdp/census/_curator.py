@@ -27,7 +27,7 @@ import pandas as pd
 from .._gls import EigenAlgebra, segment_starts, segment_sum
 from .._validation import NOT_SHOWN, check_positive, format_value, read_confidential
 from ..exceptions import InvariantDPError
-from ..families import DISCRETE_GAUSSIAN, exact_gaussian_variance
+from ..families import DISCRETE_GAUSSIAN, discrete_gaussian_timing_tv, exact_gaussian_variance
 from ..mechanisms import INTEGER_LIMIT
 from ..secure import random_source
 from ._facility_constraints import facility_constraints, query_answers
@@ -366,7 +366,7 @@ def measure(
         out = query_answers(alg, hists[geography.index(level)], schema, query)
         return np.minimum(out, float(COUNT_LIMIT))
 
-    measurements, inv = {}, {}
+    measurements, inv, tv = {}, {}, 0.0
     for (level, query), rho in plan.items():
         answers = answer(level, query)
         # sigma^2 = 2 / (2 rho) = 1 / rho, exact: rho as a rational
@@ -374,6 +374,8 @@ def measure(
         # the Bureau's noise, drawn by its family (exact and secure with a SecureGenerator)
         noise = DISCRETE_GAUSSIAN.measurement_noise(sigma2, answers.size, gen)
         noise = noise.reshape(answers.shape)
+        if secure:  # the run time's share of the guarantee (invariantdp.secure)
+            tv += discrete_gaussian_timing_tv(sigma2, answers.size)
         n = answers.shape[0]
         measurements[(level, query)] = QueryTable(
             np.arange(n), answers + noise, np.full(n, float(sigma2))
@@ -391,4 +393,5 @@ def measure(
         inequalities=ineq,
         noise=DISCRETE_GAUSSIAN.name,
         randomness="secure" if secure else "simulation",
+        timing_tv=min(tv, 1.0 - 2.0**-53),
     )

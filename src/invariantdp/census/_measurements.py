@@ -94,6 +94,10 @@ class NoisyMeasurements:
         <invariantdp.families.NoiseFamily.measurement_noise>`).
     randomness : str
         ``"secure"``, ``"simulation"`` (from :func:`measure`) or ``"unknown"``.
+    timing_tv : float
+        For secure measurements, the bound on the total variation between
+        their run time and one independent of the data (:mod:`invariantdp.secure`);
+        :meth:`to_release` records it with the guarantee.  0 otherwise.
 
     References
     ----------
@@ -128,6 +132,7 @@ class NoisyMeasurements:
     linear: tuple = ()
     noise: str = DISCRETE_GAUSSIAN.name
     randomness: str = "unknown"
+    timing_tv: float = 0.0
 
     def __post_init__(self):
         if not isinstance(self.schema, Schema):
@@ -136,6 +141,9 @@ class NoisyMeasurements:
             raise TypeError(
                 f"`geography` must be a Geography, got {type(self.geography).__name__}."
             )
+        tv = self.timing_tv
+        if isinstance(tv, bool) or not isinstance(tv, int | float) or not 0 <= tv < 1:
+            raise InvariantDPError(f"`timing_tv` ({format_value(tv)}) must be a number in [0, 1).")
         by_variance = [n for n, f in noise_families().items() if f.measurement is not None]
         if not isinstance(self.noise, str) or self.noise not in by_variance:
             raise InvariantDPError(
@@ -314,6 +322,8 @@ class NoisyMeasurements:
                 self.privacy.rho_by_query[(level, query)],
                 f"person records of the units of level {level} (this query's measurements "
                 "alone; the invariants are published exactly and not covered)",
+                sensitivity=BOUNDED_SENSITIVITY,
+                timing_tv=self.timing_tv,
             ),
             mechanism="census_noisy_measurement",
             metadata=meta,

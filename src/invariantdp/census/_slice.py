@@ -30,6 +30,7 @@ from scipy import linalg, sparse
 from .._gls import EigenAlgebra
 from ..exceptions import InvariantDPError
 from ..invariants import Invariants
+from ..privacy import QueryAdjacency
 from ..release import MAX_CELLS, PrivacyGuarantee
 
 __all__ = [
@@ -286,8 +287,22 @@ def check_slice_size(n_units: int, n_cells: int, what: str) -> None:
         )
 
 
-def census_guarantee(rho: float, what: str) -> PrivacyGuarantee:
-    """The zCDP guarantee of a slice (bounded neighbours), or an unstated one without noise."""
+def census_guarantee(
+    rho: float, what: str, sensitivity: float | None = None, timing_tv: float = 0.0
+) -> PrivacyGuarantee:
+    """The zCDP guarantee of a slice (bounded neighbours), or an unstated one without noise.
+
+    With the ``sensitivity`` of the measurements (their own slice), the
+    neighbours are stated as a structured l2 adjacency; the estimates of
+    every measurement (post-processing) state them in words.  A secure
+    measurement's ``timing_tv`` is recorded with the zCDP guarantee.
+    """
+    adjacency = "bounded (one record changed)"
     if not rho > 0:
-        return PrivacyGuarantee("unstated", {}, "bounded (one record changed)", None, what)
-    return PrivacyGuarantee("zCDP", {"rho": float(rho)}, "bounded (one record changed)", None, what)
+        return PrivacyGuarantee("unstated", {}, adjacency, None, what)
+    if sensitivity is not None:
+        adjacency = QueryAdjacency("l2", float(sensitivity), relation=adjacency)
+    params = {"rho": float(rho)}
+    if timing_tv > 0:
+        params["timing_tv"] = float(timing_tv)
+    return PrivacyGuarantee("zCDP", params, adjacency, None, what)

@@ -92,6 +92,7 @@ from ._tulap_family import TULAP, noise_tails
 # isort: split
 # Helpers the package's neighbours in invariantdp import from here, since a
 # private module is imported only inside its package.  Not public (not in __all__).
+from ._builtin_families import discrete_gaussian_timing_tv as discrete_gaussian_timing_tv
 from ._calibration import exact_gaussian_variance as exact_gaussian_variance
 from ._calibration import gaussian_rho as gaussian_rho
 from ._calibration import gaussian_sigma as gaussian_sigma
@@ -99,6 +100,8 @@ from ._calibration import laplace_rate as laplace_rate
 from ._calibration import laplace_scale as laplace_scale
 from ._calibration import mu_of_rho as mu_of_rho
 from ._calibration import rho_of_mu as rho_of_mu
+from ._claims import STRUCTURED_FAMILIES as STRUCTURED_FAMILIES
+from ._claims import calibration_norm as calibration_norm
 from ._tulap_family import tulap_tails as tulap_tails
 
 __all__ = [

@@ -81,24 +81,40 @@ def gaussian_sigma(sensitivity: float, *, mu: float | None = None, rho: float | 
 
 
 def gaussian_rho(
-    sensitivity: float | None, variance: float, *, sensitivity_squared: float | None = None
+    sensitivity: float | None,
+    variance: float | None = None,
+    *,
+    sigma: float | None = None,
+    sensitivity_squared: float | None = None,
 ) -> float:
-    """``sensitivity**2 / (2 variance)``: the zCDP of Gaussian-type noise of that variance.
+    """``sensitivity**2 / (2 sigma**2)``: the zCDP of Gaussian-type noise of that variance.
 
     ``variance`` is the variance parameter ``sigma**2`` (of a discrete
-    Gaussian, or the smallest eigenvalue of a covariance).  Give the
-    sensitivity, or None and its square ``sensitivity_squared`` when that is
-    known exactly (``sqrt(2)**2`` is not 2 in doubles).
+    Gaussian, or the smallest eigenvalue of a covariance); or give ``sigma``
+    itself, which is divided out twice so that a sigma whose square leaves
+    the doubles (1e200, 5e-324) gives 0 or ``inf`` rather than an overflow or a
+    division by zero.  Give the sensitivity, or None and its square
+    ``sensitivity_squared`` when that is known exactly (``sqrt(2)**2`` is not
+    2 in doubles).
 
     Examples
     --------
     >>> gaussian_rho(1.0, 4.0), gaussian_rho(None, 1.0, sensitivity_squared=2.0)
     (0.125, 1.0)
+    >>> gaussian_rho(1.0, sigma=5e-324), gaussian_rho(1.0, sigma=1e200)
+    (inf, 0.0)
     """
     if (sensitivity is None) == (sensitivity_squared is None):
         raise TypeError("give exactly one of `sensitivity` and `sensitivity_squared`.")
-    d2 = sensitivity**2 if sensitivity_squared is None else sensitivity_squared
-    return d2 / (2.0 * variance)
+    if (variance is None) == (sigma is None):
+        raise TypeError("give exactly one of `variance` and `sigma`.")
+    if sigma is None:
+        d2 = sensitivity * sensitivity if sensitivity_squared is None else sensitivity_squared
+        return d2 / (2.0 * variance)
+    if sensitivity_squared is None:
+        ratio = sensitivity / sigma  # products, not powers: inf instead of OverflowError
+        return ratio * ratio / 2.0
+    return sensitivity_squared / sigma / sigma / 2.0
 
 
 def mu_of_rho(rho: float) -> float:

@@ -127,7 +127,7 @@ def _claim(noise, definition, params, metadata) -> bool:
                 f"sensitivity {sens:.10g} gives mu = {mu:.10g}.",
             )
         return True
-    rho = gaussian_rho(sens, lo)
+    rho = gaussian_rho(sens, lo)  # a product inside: inf, not OverflowError, for a huge sens
     if params["rho"] < rho * (1 - REL):
         raise overstated(
             "rho",

@@ -13,7 +13,7 @@ from .._validation import (
     format_value,
 )
 from ..invariants import MAX_DOCUMENT_CELLS, Invariants
-from ._claims import check_timing
+from ._claims import check_timing, neighbour_view
 
 __all__ = [
     "NoiseFamily",
@@ -117,6 +117,10 @@ class NoiseFamily:
         ``measurement(variance, size, rng)``: draws of the noise whose
         variance parameter is ``variance`` (``sigma**2``, an exact rational),
         as a census noisy measurement is made (:meth:`measurement_noise`).
+    value_check : callable, optional
+        ``value_check(value, metadata, guarantee_params)``: a check of a
+        release document's claim that depends on the released value itself
+        (a swap's largest stratum); it raises on an overstated claim.
 
     References
     ----------
@@ -145,6 +149,7 @@ class NoiseFamily:
     exact_sampler: Callable | None = field(default=None, repr=False)
     cells: Callable | None = field(default=None, repr=False)
     measurement: Callable | None = field(default=None, repr=False)
+    value_check: Callable | None = field(default=None, repr=False)
 
     def __repr__(self) -> str:
         return f"NoiseFamily({self.name!r})"
@@ -248,24 +253,35 @@ class NoiseFamily:
         return self.measurement(variance, size, rng)
 
     def check_claim(
-        self, params: Mapping, definition: str, guarantee: Mapping, metadata: Mapping | None = None
+        self,
+        params: Mapping,
+        definition: str,
+        guarantee: Mapping,
+        metadata: Mapping | None = None,
+        neighbours=None,
     ) -> bool:
         """Check that the guarantee ``(definition, guarantee)`` is implied by the noise law.
 
-        Raises :class:`~invariantdp.exceptions.InvariantDPError` naming both
-        numbers when the guarantee claims more privacy than the noise gives
-        (the table of :mod:`invariantdp.families._claims`).  Returns True when
-        the claim was checked, False when the family cannot tell (no
-        recorded sensitivity, another definition, or no ``claim`` given at
-        registration): such a release is read, its claim unchecked.  An
-        unstated guarantee claims nothing and is checked.
+        ``neighbours`` is the guarantee's structured adjacency
+        (:class:`~invariantdp.privacy.QueryAdjacency`, or None for words
+        only): the claim reads the sensitivity, norm and coordinates changed
+        from it alone, never from ``metadata``.  Raises
+        :class:`~invariantdp.exceptions.InvariantDPError` naming both numbers
+        when the guarantee claims more privacy than the noise gives, or is
+        stated in a definition the noise is not checked for (the table of
+        :mod:`invariantdp.families._claims`).  Returns True when the claim
+        was checked, False when the family cannot tell (an adjacency in
+        words only, or no ``claim`` given at registration): such a release
+        is read, its claim unchecked.  An unstated guarantee claims nothing
+        and is checked.
         """
         check_timing(definition, guarantee)
         if definition == "unstated":
             return True
         if self.claim is None:
             return False
-        return bool(self.claim(params, definition, guarantee, metadata or {}))
+        view = neighbour_view(metadata, neighbours)
+        return bool(self.claim(params, definition, guarantee, view))
 
     def calibrate(
         self, terms: Mapping | None = None, *, invariants=None, **more
@@ -333,6 +349,7 @@ def register_noise_family(
     exact_sampler: Callable | None = None,
     cells: Callable | None = None,
     measurement: Callable | None = None,
+    value_check: Callable | None = None,
 ) -> NoiseFamily:
     """Register a noise family so that releases using it can be read and analysed.
 
@@ -385,6 +402,9 @@ def register_noise_family(
         exact variance parameter ``variance`` (secure with a
         :class:`~invariantdp.secure.SecureGenerator`), for a family set by
         ``sigma**2``.
+    value_check : callable, optional
+        ``value_check(value, metadata, guarantee_params)``, raising when a
+        release document's claim disagrees with its released value.
 
     Returns
     -------
@@ -420,6 +440,7 @@ def register_noise_family(
         exact_sampler,
         cells,
         measurement,
+        value_check,
     )
     _FAMILIES[name] = family
     return family

@@ -40,6 +40,7 @@ from .._validation import (
     check_real,
     doc_positive,
     doc_probability,
+    format_value,
 )
 from ..distributions import (
     canonical_noise,
@@ -56,7 +57,7 @@ from ..distributions import (
     tulap_untruncated_var,
 )
 from ..privacy import TradeoffFunction
-from ._claims import REL, eps_delta, overstated
+from ._claims import REL, eps_delta, overstated, unsupported
 from ._family import register_noise_family
 from ._likelihood import TULAP_LIKELIHOOD, NoiseLikelihood
 from ._schemas import params_schema
@@ -388,13 +389,42 @@ def _likelihood(p, congenial):
 
 
 def _claim(noise: dict, definition: str, params: dict, metadata: dict) -> bool:
-    """``epsilon >= m log(1/b)``, ``delta >= 1 - (1 - delta_q)**m`` (``invariantdp.families``)."""
+    """``epsilon >= m log(1/b)``, ``delta >= 1 - (1 - delta_q)**m`` (``invariantdp.families``).
+
+    ``m`` is the number of coordinates the structured neighbours change (1
+    when not stated), each by at most the law's ``scale``.  Without
+    structured neighbours the recorded ``coordinates_changed`` is used and
+    the claim is unchecked.
+    """
+    structured = metadata.get("sensitivity") is not None
     claim = eps_delta(definition, params)
     if claim is None:
+        if structured:
+            raise unsupported("tulap", definition, "epsilon-DP or (epsilon, delta)-DP")
         return False
     eps, delta = claim
     b, q = float(noise["b"]), float(noise["q"])
-    m = int(params.get("coordinates_changed", 1))
+    recorded = params.get("coordinates_changed")
+    if structured:
+        if metadata["norm"] != "linf":
+            raise InvariantDPError(
+                f"`guarantee.adjacency.norm` ({format_value(metadata['norm'])}) is not the norm "
+                "Tulap noise is calibrated in (linf: each coordinate by at most its scale)."
+            )
+        scale = float(noise.get("scale", 1.0))
+        if metadata["sensitivity"] > scale * (1 + REL):
+            raise InvariantDPError(
+                f"`guarantee.adjacency.sensitivity` ({metadata['sensitivity']!r}) exceeds the "
+                f"Tulap scale ({scale!r}): the noise protects changes of at most its scale."
+            )
+        m = metadata.get("coordinates_changed") or 1
+        if recorded is not None and recorded != m:
+            raise InvariantDPError(
+                f"`guarantee.params.coordinates_changed` ({format_value(recorded)}) differs from "
+                f"`guarantee.adjacency.coordinates_changed` ({m}): the neighbours are stated once."
+            )
+    else:
+        m = int(recorded or 1)
     eps_noise = -math.log(b) if b > 0 else _LOG_TINY
     if eps < m * eps_noise * (1 - REL):
         raise overstated(
@@ -428,7 +458,7 @@ def _claim(noise: dict, definition: str, params: dict, metadata: dict) -> bool:
                 per,
                 f"Tulap noise with b = {b!r} and q = {q!r} gives delta = {delta_q:.10g}.",
             )
-    return True
+    return structured
 
 
 #: Tulap noise (Awan & Slavkovic 2018, Def. 4.1): ``b`` in [0, 1) (0: the uniform limit

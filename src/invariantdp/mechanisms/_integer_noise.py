@@ -47,6 +47,7 @@ from ..families import (
     laplace_scale,
     rho_of_mu,
 )
+from ..privacy import QueryAdjacency
 from ..release import NoiseLaw, Release
 from ..secure import random_source
 from ._base import check_data, guarantee, make_release, resolve_secure, resolve_sensitivity
@@ -527,10 +528,6 @@ def _composed(epsilon: float, delta: float, m: int, secure: bool) -> dict:
     }
 
 
-def tulap_adjacency(sensitivity: float, m: int) -> str:
-    """The adjacency of the Tulap mechanism: per-coordinate changes, in ``m`` coordinates."""
-    where = "one coordinate" if m == 1 else f"at most {m} coordinates"
-    return (
-        f"query values differing by at most {sensitivity:.6g} in each coordinate (linf "
-        f"norm), in {where}"
-    )
+def tulap_adjacency(sensitivity: float, m: int) -> QueryAdjacency:
+    """The neighbours of the Tulap mechanism: per-coordinate changes, in ``m`` coordinates."""
+    return QueryAdjacency("linf", float(sensitivity), coordinates_changed=int(m))

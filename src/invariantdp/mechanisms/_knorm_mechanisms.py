@@ -34,6 +34,7 @@ from .._validation import check_epsilon, check_positive
 from ..distributions import KNormNoise, check_method
 from ..exceptions import InvariantDPError
 from ..families import laplace_scale
+from ..privacy import QueryAdjacency
 from ..release import NoiseLaw, Release
 from ..secure import random_source
 from ._base import (
@@ -173,8 +174,12 @@ def knorm(
         guarantee(
             "epsilon-DP",
             {"epsilon": epsilon},
-            adjacency="data sets whose query values differ by a vector of "
-            "`sensitivity` * Hull(vertices)",
+            adjacency=QueryAdjacency(
+                "polytope",
+                delta,
+                relation="data sets whose query values differ by a vector of "
+                "`sensitivity` * Hull(vertices)",
+            ),
         ),
         data_shape=xv.shape,
         metadata={

@@ -6,6 +6,7 @@ import numpy as np
 
 from .._validation import check_counts, check_delta, check_epsilon
 from ..invariants import one_way_margins
+from ..privacy import QueryAdjacency
 from ..release import Release
 from ..secure import random_source
 from ._base import guarantee, make_release, resolve_secure
@@ -94,8 +95,13 @@ def odds_ratio_release(table, *, epsilon, delta=0.0, rng=None, secure=None) -> R
         guarantee(
             noisy.guarantee.definition,
             dict(noisy.guarantee.params),
-            adjacency="semi-adjacent: invariant-conforming tables at distance a(t) in the "
-            "replace-one-record adjacency (x11 changes by at most 1)",
+            adjacency=QueryAdjacency(
+                "linf",
+                1.0,
+                coordinates_changed=1,
+                relation="semi-adjacent: invariant-conforming tables at distance a(t) in the "
+                "replace-one-record adjacency (x11 changes by at most 1)",
+            ),
             semi_adjacent_parameter=3,
             dataspace="2 x 2 tables with the released one-way margins",
         ),

@@ -29,6 +29,7 @@ from .._validation import InvariantDPError, check_counts, check_epsilon, check_p
 from ..distributions import MAX_POLAR_DIM, KNormNoise, choose_method
 from ..families import gaussian_sigma, laplace_scale
 from ..invariants import one_way_margins
+from ..privacy import QueryAdjacency
 from ..release import NoiseLaw, Release
 from ..sensitivity import MAX_HULL_DIM, contingency_sensitivity_space
 from ._base import guarantee, make_release, resolve_secure, warn_unasked_simulation
@@ -72,13 +73,13 @@ def _table(table):
     return x
 
 
-def _semi_dp(definition, params, shape):
+def _semi_dp(definition, params, shape, norm, sensitivity):
     """The guarantee ``(D_t, A_{a(t)}, f)`` with ``a(t) = 3`` (Cho & Awan, Theorem 16)."""
     r, c = shape
     return guarantee(
         definition,
         params,
-        adjacency=_ADJ,
+        adjacency=QueryAdjacency(norm, sensitivity, relation=_ADJ),
         semi_adjacent_parameter=3,
         dataspace=f"{r} x {c} tables with the released one-way margins",
     )
@@ -136,7 +137,7 @@ def semi_dp_gaussian(table, *, mu, rng=None, secure=None) -> Release:
         x + noise,
         "semi_dp_gaussian",
         NoiseLaw("projected_gaussian", {"scale": sigma, "invariants": inv.structure_dict()}),
-        _semi_dp("GDP", {"mu": mu}, x.shape),
+        _semi_dp("GDP", {"mu": mu}, x.shape, "l2", 2.0),
         invariants=inv.of(x),
         data_shape=x.shape,
         metadata={"sensitivity": 2.0, "norm": "l2", "a(t)": 3},
@@ -253,7 +254,7 @@ def semi_dp_knorm(table, *, epsilon, rng=None, method: str = "auto", secure=None
         x + v,
         "semi_dp_knorm",
         knorm_law("polytope", x.size, scale, space={"kind": "contingency", "r": r, "c": c}),
-        _semi_dp("epsilon-DP", {"epsilon": epsilon}, x.shape),
+        _semi_dp("epsilon-DP", {"epsilon": epsilon}, x.shape, "K", 1.0),
         invariants=_margins(x.shape).of(x),
         data_shape=x.shape,
         metadata={"sensitivity": 1.0, "norm": "K", "a(t)": 3, "method": method},

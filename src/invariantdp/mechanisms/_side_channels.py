@@ -34,8 +34,8 @@ neighbouring data sets cannot be told apart by anything but the value:
    adds ``(1 + e**epsilon) timing_tv`` to delta, or records ``timing_tv``
    with a zCDP guarantee (whose tradeoff function then shifts by it).
 3. **The guarantee says what neighbours are**: its params record the
-   ``sensitivity`` and the ``norm`` it is for, and its adjacency says so in
-   words (:func:`query_adjacency`).
+   ``sensitivity`` and the ``norm`` it is for in a structured adjacency
+   (:func:`query_adjacency`), whose words are rendered from them.
 
 References
 ----------
@@ -53,6 +53,7 @@ import numpy as np
 from .._validation import NOT_SHOWN, confidential_shape, read_confidential
 from ..distributions import float_up, timing_delta
 from ..exceptions import InvariantDPError
+from ..privacy import QueryAdjacency
 
 __all__ = [
     "INTEGER_LIMIT",
@@ -228,11 +229,6 @@ def timed_guarantee_params(definition: str, params: dict, tv: Fraction | float):
     return definition, out
 
 
-def query_adjacency(norm: str, sensitivity: float, space: bool = False) -> str:
-    """The adjacency of an additive mechanism, in words, with its norm and sensitivity."""
-    if space:
-        return (
-            f"query values differing by a vector of the given sensitivity space (largest "
-            f"{norm} norm {sensitivity:.6g})"
-        )
-    return f"query values differing by at most {sensitivity:.6g} in {norm} norm"
+def query_adjacency(norm: str, sensitivity: float, space: bool = False) -> QueryAdjacency:
+    """The neighbours of an additive mechanism: its norm and sensitivity (words rendered)."""
+    return QueryAdjacency(norm, float(sensitivity), space=bool(space))

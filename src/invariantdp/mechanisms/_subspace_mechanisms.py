@@ -31,6 +31,7 @@ from .._rng import as_generator
 from .._validation import InvariantDPError, check_epsilon
 from ..families import gaussian_sigma, laplace_scale
 from ..invariants import Invariants
+from ..privacy import QueryAdjacency
 from ..release import NoiseLaw, Release
 from ._base import (
     check_data,
@@ -86,12 +87,12 @@ _ADJ = (
 )
 
 
-def _subspace_dp(definition, params, invariants):
+def _subspace_dp(definition, params, invariants, metadata):
     """The induced subspace DP guarantee (Gao, Gong & Yu, Def. 6) of a release."""
     return guarantee(
         definition,
         params,
-        adjacency=_ADJ,
+        adjacency=QueryAdjacency(metadata["norm"], metadata["sensitivity"], relation=_ADJ),
         dataspace=f"data of shape {invariants.shape} with {invariants.n_invariants} linear "
         f"invariants (rank {invariants.rank}) published exactly",
     )
@@ -136,7 +137,7 @@ def _release(name, xv, inv, noise, scale, privacy, metadata, labels, asked) -> R
         value,
         name,
         _noise_law(name, scale, inv),
-        _subspace_dp(*privacy, inv),
+        _subspace_dp(*privacy, inv, metadata),
         data_shape=xv.shape,
         metadata=metadata,
         invariants=inv,

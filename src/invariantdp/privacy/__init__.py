@@ -4,8 +4,10 @@ Everything is imported from here (``from invariantdp.privacy import ...``);
 the private modules hold one concept each: tradeoff functions of f-DP
 (``_tradeoff``), Gaussian DP and its exact link to (epsilon, delta)-DP
 (``_gdp``), zero-concentrated DP (``_zcdp``), pure and approximate DP
-(``_approximate_dp``), the semi-adjacent parameter of invariants
-(``_semi_adjacent``) and the epsilon of data swapping (``_swapping_epsilon``).
+(``_approximate_dp``), the exact privacy profiles of Laplace noise
+(``_profiles``), the neighbours a guarantee is for (``_adjacency``), the
+semi-adjacent parameter of invariants (``_semi_adjacent``) and the epsilon of
+data swapping (``_swapping_epsilon``).
 The 2020 Census accounting lives in :mod:`invariantdp.census`.
 
 A tradeoff function is named for what it is: the short name of a law denotes
@@ -14,6 +16,7 @@ the law, its tradeoff function is ``<law>_tradeoff`` (``gaussian_tradeoff``;
 """
 
 from .._deprecation import moved_names
+from ._adjacency import ADJACENCY_NORMS, QueryAdjacency
 from ._approximate_dp import (
     approximate_dp_composition,
     approximate_dp_group_privacy,
@@ -28,6 +31,7 @@ from ._gdp import (
     gdp_to_eps_delta,
     gdp_to_epsilon,
 )
+from ._profiles import discrete_laplace_delta, laplace_delta
 from ._semi_adjacent import (
     one_way_margins_semi_adjacent_parameter,
     semi_adjacent_parameter,
@@ -54,6 +58,8 @@ from ._zcdp import (
 )
 
 __all__ = [
+    "ADJACENCY_NORMS",
+    "QueryAdjacency",
     "approximate_dp_composition",
     "approximate_dp_group_privacy",
     "pure_dp_composition",
@@ -72,6 +78,8 @@ __all__ = [
     "zcdp_log_delta",
     "zcdp_to_eps_delta",
     "zcdp_tradeoff",
+    "discrete_laplace_delta",
+    "laplace_delta",
     "one_way_margins_semi_adjacent_parameter",
     "semi_adjacent_parameter",
     "semi_adjacent_upper_bound",

@@ -94,18 +94,34 @@ allowed except inside ``metadata`` and guarantee ``params``.
     ``mu, rho, gamma > 0``, ``0 < swap_rate < 1``, ``b`` an integer >= 0,
     ``timing_tv`` and ``delta_per_coordinate`` in ``[0, 1)``,
     ``epsilon_per_coordinate >= 0``, ``coordinates_changed`` an integer
-    >= 1); other params must be JSON scalars.  ``adjacency`` and
-    ``dataspace`` are strings, ``semi_adjacent_parameter`` ``null`` or an
-    integer >= 1.  The guarantee must be implied by the noise law (Tulap
-    ``b`` and ``q`` against ``epsilon`` and ``delta``, a Laplace scale
-    against ``epsilon`` and ``metadata.sensitivity``, a discrete Gaussian
-    ``sigma`` against ``rho``, a swap's ``swap_rate`` and ``b`` against
-    ``epsilon``, ``delta`` against ``timing_tv``, ...): a document that
-    overstates its privacy is refused with both numbers named (each family
-    checks its own: :meth:`NoiseFamily.check_claim
+    >= 1); other params must be JSON scalars.  ``dataspace`` is a string,
+    ``semi_adjacent_parameter`` ``null`` or an integer >= 1.  ``adjacency``
+    states the neighbours: from version 4 an object ``{"norm", "sensitivity",
+    "coordinates_changed", "space", "relation"}``
+    (:class:`~invariantdp.privacy.QueryAdjacency`: ``norm`` one of ``l1, l2,
+    linf, polytope, K``, ``sensitivity`` a number > 0, ``coordinates_changed``
+    ``null`` or an integer >= 1, ``space`` a boolean, ``relation`` words),
+    whose words are rendered from it; or words only, the adjacency of a
+    guarantee a publisher states.  Words only are refused for a mechanism's
+    release (its ``metadata`` records ``randomness`` or a ``sensitivity``)
+    of a family whose claim is checked against its neighbours.  The
+    ``sensitivity``, ``norm`` and ``coordinates_changed`` that ``metadata``
+    or the guarantee's params may restate must be of the right type and
+    range and equal the adjacency's.  A document of versions 1 to 3 (words
+    only) is read with structured neighbours when its recorded norm and
+    sensitivity render exactly its words, or its words are a relation those
+    versions wrote with the numbers in the metadata; otherwise as words.
+    The guarantee must be implied by the noise law for those neighbours
+    (Tulap ``b`` and ``q`` against ``epsilon`` and ``delta``, a Laplace
+    scale against the exact privacy profile, a discrete Gaussian ``sigma``
+    against ``rho``, a swap's ``swap_rate`` and ``b`` against ``epsilon``,
+    ``delta`` against ``timing_tv``, ...) and stated in a definition the
+    noise supports: a document that overstates its privacy is refused with
+    both numbers named (each family checks its own:
+    :meth:`NoiseFamily.check_claim
     <invariantdp.families.NoiseFamily.check_claim>`, the table of
     :mod:`invariantdp.families._claims`).  A claim the family cannot check
-    (no recorded sensitivity, a user family without a ``claim``) is read
+    (neighbours in words only, a user family without a ``claim``) is read
     unchecked: :meth:`Release.check_guarantee` says which.
 ``invariants``
     ``null`` or an invariants object (:meth:`Invariants.from_dict
@@ -169,7 +185,7 @@ from ._document_schema import (
     release_fields_from_doc,
 )
 from ._guarantee import PrivacyGuarantee
-from ._published_fields import published_fields
+from ._published_fields import published_adjacency, published_fields
 from ._release_labels import LabelledValues
 
 __all__ = ["NoiseLaw", "PrivacyGuarantee", "Release"]
@@ -357,6 +373,8 @@ class Release(LabelledValues):
     def _version(self) -> int:
         """The oldest document version that holds this release (older readers read it)."""
         g = self.guarantee
+        if g.neighbours is not None:
+            return 4  # readers of versions 1 to 3 know the adjacency in words only
         if g.definition == "zCDP" and "timing_tv" in g.params:
             return 3  # readers of versions 1 and 2 would drop the run time's share
         # version 1 readers know neither labels nor an unstated guarantee
@@ -480,7 +498,10 @@ class Release(LabelledValues):
         implied = fields.pop("implied") or ("unstated", {})
         if guarantee is None:
             guarantee = PrivacyGuarantee(
-                *implied, "as stated by the publisher", None, "as published"
+                *implied,
+                published_adjacency(family, *fields["noise"][1:], implied),
+                None,
+                "as published",
             )
         fields["noise"] = NoiseLaw(*fields["noise"])
         return cls(mechanism=mechanism, guarantee=guarantee, **fields)
@@ -577,7 +598,9 @@ class Release(LabelledValues):
         False
         """
         g = self.guarantee
-        return self.noise.spec.check_claim(self.noise.params, g.definition, g.params, self.metadata)
+        return self.noise.spec.check_claim(
+            self.noise.params, g.definition, g.params, self.metadata, g.neighbours
+        )
 
     @property
     def simulation(self) -> bool:

@@ -39,13 +39,22 @@ from .._validation import (
     doc_str,
     format_value,
 )
-from ..families import SchemaContext, noise_families, noise_family
+from ..families import (
+    STRUCTURED_FAMILIES,
+    TULAP,
+    SchemaContext,
+    calibration_norm,
+    noise_families,
+    noise_family,
+)
 from ..invariants import MAX_DOCUMENT_CELLS, Invariants
 from ..labels import labels_from_doc
+from ..privacy import ADJACENCY_NORMS, QueryAdjacency
 
 #: newest version of the JSON document (2 adds the optional ``labels``, 3 a zCDP guarantee
-#: with ``timing_tv``; a document is written in the oldest version that holds it)
-FORMAT_VERSION = 3
+#: with ``timing_tv``, 4 a structured adjacency; a document is written in the oldest version
+#: that holds it)
+FORMAT_VERSION = 4
 #: default limit on the size of a JSON document, in characters (bytes)
 MAX_JSON_BYTES = MAX_JSON_CHARS
 #: default limit on the entries of any array, and the cells of any shape, in a document
@@ -216,7 +225,11 @@ def guarantee_from_doc(path: str, d) -> tuple:
             doc_json_value(kpath, v, max_depth=0, budget=budget)
     if definition == "epsilon-DP" and params.get("delta", 0.0) != 0:
         raise doc_error(doc_path(ppath, "delta"), params["delta"], "must be 0 for epsilon-DP.")
-    adjacency = doc_str(doc_path(path, "adjacency"), d["adjacency"])
+    apath = doc_path(path, "adjacency")
+    if isinstance(d["adjacency"], dict):
+        adjacency = QueryAdjacency.from_doc(apath, d["adjacency"])
+    else:
+        adjacency = doc_str(apath, d["adjacency"])
     sap = d["semi_adjacent_parameter"]
     if sap is not None:
         sap = doc_int(doc_path(path, "semi_adjacent_parameter"), sap, minimum=1)
@@ -293,6 +306,15 @@ def release_fields_from_doc(d, max_cells: int) -> dict:
                 f"must be [{value.size}, {n_data}]: one row per value entry, one column per "
                 "data cell.",
             )
+    meta = d.get("metadata")
+    if query is None and isinstance(meta, dict) and meta.get("query") == "identity":
+        if data_shape is not None and tuple(data_shape) != value.shape:
+            raise doc_error(
+                "data_shape",
+                list(data_shape),
+                f"must be the shape of `value` {list(value.shape)}: the query is the identity "
+                "(`metadata.query`), so the value has one entry per data cell.",
+            )
     # a document may declare only as many cells as it holds data for (or a few)
     backed = max(_UNBACKED_CELLS, value.size, 0 if query is None else query.shape[1])
     if n_data is not None and n_data > backed:
@@ -319,6 +341,15 @@ def release_fields_from_doc(d, max_cells: int) -> dict:
             )
     family, params, info = noise_from_doc("noise", d["noise"], ctx)
     guarantee = guarantee_from_doc("guarantee", d["guarantee"])
+    metadata = d.get("metadata", {})
+    doc_object("metadata", metadata, extra=True)
+    if isinstance(guarantee[2], QueryAdjacency) and version < 4:
+        raise doc_error("guarantee.adjacency", "{...}", "needs a document of version 4.")
+    _check_neighbour_fields(metadata, guarantee[1])
+    if version < 4:  # words of the previous versions: structured where they render exactly
+        adjacency = upgrade_adjacency(guarantee[2], family, params, guarantee[1], metadata)
+        guarantee = (guarantee[0], guarantee[1], adjacency, *guarantee[3:])
+    _check_neighbours_once(family, guarantee[2], guarantee[1], metadata)
     if guarantee[0] == "unstated" and version < 2:  # version 1 readers do not know it
         raise doc_error("guarantee.definition", "unstated", "needs a document of version 2.")
     if guarantee[0] == "zCDP" and "timing_tv" in guarantee[1] and version < 3:
@@ -329,15 +360,15 @@ def release_fields_from_doc(d, max_cells: int) -> dict:
             "needs a document of version 3.",
         )
 
-    metadata = d.get("metadata", {})
-    doc_object("metadata", metadata, extra=True)
     doc_json_value("metadata", metadata, max_depth=MAX_DEPTH, budget=[max_cells])
     if "randomness" in metadata:
         doc_str("metadata.randomness", metadata["randomness"], choices=("secure", "simulation"))
 
     _check_noise_against_value(family, info, value, invariants)
     # the family checks that the guarantee does not claim more than its law gives
-    noise_family(family).check_claim(params, guarantee[0], guarantee[1], metadata)
+    noise_family(family).check_claim(
+        params, guarantee[0], guarantee[1], metadata, adjacency_of(guarantee[2])
+    )
     keeps = info.get("keeps_invariants", False) or metadata.get("congenial") is True
     if keeps and query is None and invariants is not None and invariants.values is not None:
         if value.size != invariants.n_cells:
@@ -354,6 +385,9 @@ def release_fields_from_doc(d, max_cells: int) -> dict:
                 f"{exc} The noise family {family!r} keeps the invariants exactly, so the "
                 "document is inconsistent."
             ) from None
+    value_check = noise_family(family).value_check
+    if value_check is not None:  # a claim that depends on the released value itself
+        value_check(value, metadata, guarantee[1])
     return {
         "value": value,
         "mechanism": mechanism,
@@ -390,3 +424,127 @@ def _check_noise_against_value(family: str, info: dict, value, invariants) -> No
                 family,
                 "must describe the same linear map C as the release's `invariants`.",
             )
+
+
+# ---------------------------------------------------------------------------
+# the neighbours: a structured adjacency, its numbers stated once
+# ---------------------------------------------------------------------------
+
+#: the adjacency words of version 1-3 documents that named a relation but no number, with
+#: the norm their mechanisms calibrated in (the sensitivity was recorded in the metadata)
+_OLD_RELATIONS = {
+    "semi-adjacent: tables with the released one-way margins at distance a(t) = 3 in the "
+    "replace-one-record adjacency (Cho & Awan, Def. 13, Theorem 16)": None,
+    "neighbouring data sets (bounded DP); the guarantee is N-subspace DP on the null "
+    "space N of the invariants (induced subspace DP, Gao, Gong & Yu Def. 6)": None,
+    "invariant-conforming neighbours (Gong & Meng, Theorem 2.1, gamma = 1)": "l1",
+    "induced subspace DP: neighbours conforming to the invariants "
+    "(Gao, Gong & Yu, Theorem 22 and Corollary 14)": "l2",
+    "guarantee of the unconstrained mechanism; conditioning on "
+    "inequalities may change it (Gong & Meng, Theorem 2.1)": "l2",
+    "data sets whose query values differ by a vector of `sensitivity` * Hull(vertices)": None,
+    "bounded (one record changed)": "l2",
+}
+_OLD_ODDS_RATIO = (
+    "semi-adjacent: invariant-conforming tables at distance a(t) in the "
+    "replace-one-record adjacency (x11 changes by at most 1)"
+)
+#: the metadata keys that restate the neighbours (checked against the adjacency)
+_NEIGHBOUR_METADATA = ("sensitivity", "norm", "coordinates_changed")
+
+
+def adjacency_of(adjacency) -> QueryAdjacency | None:
+    """The structured neighbours of a guarantee's adjacency field (None for words)."""
+    return adjacency if isinstance(adjacency, QueryAdjacency) else None
+
+
+def _check_neighbour_fields(metadata: dict, gparams: dict) -> None:
+    """Type and range of the fields that restate the neighbours, wherever they appear."""
+    for where, fields in (("metadata", metadata), ("guarantee.params", gparams)):
+        if "sensitivity" in fields:
+            doc_number(f"{where}.sensitivity", fields["sensitivity"], low=0.0, low_open=True)
+    if "norm" in metadata:
+        doc_str("metadata.norm", metadata["norm"], choices=ADJACENCY_NORMS)
+    if "coordinates_changed" in metadata:
+        doc_int("metadata.coordinates_changed", metadata["coordinates_changed"], minimum=1)
+
+
+def upgrade_adjacency(adjacency, family: str, noise: dict, gparams: dict, metadata: dict):
+    """The structured neighbours of a version 1-3 document, or its words if none render them.
+
+    The words are never read for numbers: a structure is built from the
+    recorded norm and sensitivity and kept only if it renders to exactly the
+    words the previous version wrote (or the words name one of its fixed
+    relations, whose numbers it recorded in the metadata).
+    """
+    if not isinstance(adjacency, str):
+        return adjacency
+    sens = metadata.get("sensitivity", gparams.get("sensitivity"))
+    norm = metadata.get("norm")
+    changed = metadata.get("coordinates_changed")
+    if noise_family(family) is TULAP and sens is None:  # the Tulap law's scale is its sensitivity
+        sens, norm, changed = noise.get("scale", 1.0), "linf", gparams.get("coordinates_changed", 1)
+        if adjacency == _OLD_ODDS_RATIO:
+            return QueryAdjacency("linf", float(sens), 1, relation=adjacency)
+    if sens is None:
+        return adjacency
+    if norm is None:
+        norm = _OLD_RELATIONS.get(adjacency)
+    if norm is None and adjacency == "as stated by the publisher":
+        norm = calibration_norm(family)
+    if norm is None:
+        return adjacency
+    for candidate in (
+        QueryAdjacency(norm, float(sens), changed if norm == "linf" else None),
+        QueryAdjacency(norm, float(sens), changed, space=changed is not None),
+    ):
+        if candidate.describe() == adjacency:
+            return candidate
+    if adjacency in _OLD_RELATIONS or adjacency == "as stated by the publisher":
+        return QueryAdjacency(norm, float(sens), relation=adjacency)
+    return adjacency
+
+
+def _check_neighbours_once(family: str, adjacency, gparams: dict, metadata: dict) -> None:
+    """Numbers that restate the neighbours must agree with the structured adjacency.
+
+    A mechanism's release (its metadata records its source of randomness or
+    a sensitivity) of a family whose guarantee is checked against its
+    neighbours, or any release whose metadata records a sensitivity for a
+    family with a claim check, must state them structured: words alone are
+    not checked.
+    """
+    adj = adjacency_of(adjacency)
+    if adj is None:
+        restated = [k for k in _NEIGHBOUR_METADATA if k in metadata] + (
+            ["randomness"] if "randomness" in metadata else []
+        )
+        checked = noise_family(family).claim is not None
+        if (family in STRUCTURED_FAMILIES and restated) or ("sensitivity" in metadata and checked):
+            raise doc_error(
+                "guarantee.adjacency",
+                adjacency,
+                f"must state the neighbours of a {family} release as a structured adjacency "
+                "(norm and sensitivity): words are not checked against the noise.",
+            )
+        if "sensitivity" in gparams and family in STRUCTURED_FAMILIES:
+            raise doc_error(
+                "guarantee.params.sensitivity",
+                gparams["sensitivity"],
+                "must be stated in a structured `guarantee.adjacency`, not beside words.",
+            )
+        return
+    stated = {"sensitivity": adj.sensitivity, "norm": adj.norm}
+    if adj.coordinates_changed is not None:
+        stated["coordinates_changed"] = adj.coordinates_changed
+    for where, fields in (("metadata", metadata), ("guarantee.params", gparams)):
+        for key, value in stated.items():
+            if key in fields and fields[key] != value:
+                if key == "norm" and {fields[key], value} == {"K", "polytope"}:
+                    continue
+                raise doc_error(
+                    f"{where}.{key}",
+                    fields[key],
+                    f"differs from `guarantee.adjacency.{key}` ({format_value(value)}): the "
+                    "neighbours are stated once, in the adjacency.",
+                )

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from .._results import is_number
 from .._validation import InvariantDPError, freeze, thaw
-from ..privacy import TradeoffFunction, eps_delta, gaussian_tradeoff, zcdp_tradeoff
+from ..privacy import QueryAdjacency, TradeoffFunction, eps_delta, gaussian_tradeoff, zcdp_tradeoff
 from ._document_schema import guarantee_from_doc
 
 __all__ = ["PrivacyGuarantee"]
@@ -33,9 +33,13 @@ class PrivacyGuarantee:
         mechanism records ``epsilon_per_coordinate``,
         ``delta_per_coordinate`` and ``coordinates_changed`` (the composed
         guarantee is ``epsilon``, ``delta``).
-    adjacency : str
-        The adjacency relation, in words, with the norm and sensitivity it is
-        for (e.g. ``"query values differing by at most 1 in l1 norm"``).
+    adjacency : QueryAdjacency or str
+        The neighbours the guarantee is for: a
+        :class:`~invariantdp.privacy.QueryAdjacency` (the norm and
+        sensitivity of the query, checked against the noise law), or words
+        only (a guarantee stated by a publisher, which the noise cannot be
+        checked against).  The attribute holds the words, rendered from the
+        structured form when there is one (kept as :attr:`neighbours`).
     semi_adjacent_parameter : int or None
         ``a(t)`` of Cho & Awan (Def. 13) when the guarantee is semi-DP: the
         guarantee holds for invariant-conforming data sets at distance
@@ -56,6 +60,9 @@ class PrivacyGuarantee:
     'epsilon-DP (epsilon=1)'
     >>> round(float(g.tradeoff()(0.5)), 4)
     0.1839
+    >>> from invariantdp.privacy import QueryAdjacency
+    >>> PrivacyGuarantee("epsilon-DP", {"epsilon": 1.0}, QueryAdjacency("l1", 1.0)).adjacency
+    'query values differing by at most 1 in l1 norm'
     """
 
     definition: str
@@ -63,11 +70,21 @@ class PrivacyGuarantee:
     adjacency: str = "add/remove or replace one record"
     semi_adjacent_parameter: int | None = None
     dataspace: str = ""
+    #: the structured neighbours (None: an adjacency in words only)
+    neighbours: QueryAdjacency | None = field(default=None, init=False)
 
     def __post_init__(self):
         if not isinstance(self.params, dict):
             raise TypeError(f"`params` must be a dict, got {type(self.params).__name__}.")
         object.__setattr__(self, "params", freeze(self.params))
+        if isinstance(self.adjacency, QueryAdjacency):
+            object.__setattr__(self, "neighbours", self.adjacency)
+            object.__setattr__(self, "adjacency", self.adjacency.describe())
+        elif not isinstance(self.adjacency, str):
+            raise TypeError(
+                "`adjacency` must be a QueryAdjacency or a string, got "
+                f"{type(self.adjacency).__name__}."
+            )
 
     def tradeoff(self) -> TradeoffFunction:
         """The tradeoff function ``f`` that the guarantee asserts."""
@@ -89,7 +106,7 @@ class PrivacyGuarantee:
         return {
             "definition": self.definition,
             "params": thaw(self.params),
-            "adjacency": self.adjacency,
+            "adjacency": self.adjacency if self.neighbours is None else self.neighbours.to_dict(),
             "semi_adjacent_parameter": self.semi_adjacent_parameter,
             "dataspace": self.dataspace,
         }

@@ -12,11 +12,29 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import InvariantDPError, check_finite_array, format_value
-from ..families import SchemaContext, noise_family
+from ..families import TULAP, SchemaContext, calibration_norm, noise_family
 from ..invariants import Invariants
 from ..labels import labels_of
+from ..privacy import QueryAdjacency
 
-__all__ = ["published_fields"]
+__all__ = ["published_adjacency", "published_fields"]
+
+_PUBLISHER = "as stated by the publisher"
+
+
+def published_adjacency(family: str, params: dict, implied: tuple):
+    """The neighbours of a guarantee the published terms imply: structured when they state a
+    sensitivity (Tulap: its law's ``scale``), else the publisher's words."""
+    definition, gparams = implied
+    if definition == "unstated":
+        return _PUBLISHER
+    if noise_family(family) is TULAP:
+        return QueryAdjacency("linf", float(params.get("scale", 1.0)), 1, relation=_PUBLISHER)
+    sens = gparams.get("sensitivity")
+    norm = calibration_norm(family)  # the norm an agency's stated sensitivity is in
+    if sens is None or norm is None:
+        return _PUBLISHER
+    return QueryAdjacency(norm, float(sens), relation=_PUBLISHER)
 
 
 def _check_query(query, data_shape, invariants, value):

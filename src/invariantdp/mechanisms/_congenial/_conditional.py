@@ -18,6 +18,7 @@ from ..._rng import as_generator
 from ..._validation import InvariantDPError, check_positive, check_positive_int
 from ...exceptions import ConvergenceWarning
 from ...invariants import Invariants
+from ...privacy import QueryAdjacency
 from ...release import NoiseLaw, Release
 from .._base import (
     guarantee,
@@ -327,14 +328,18 @@ def conditional_release(
 _DATASPACE = "data sets whose query satisfies the released invariants"
 
 
-def _guarantee(target, privacy):
+def _guarantee(target, privacy, sensitivity):
     """The recorded guarantee: Gong & Meng, Theorem 2.1, or Gao, Gong & Yu, Theorem 22."""
     if target.laplace_type:
         eps0 = privacy["epsilon"]
         return guarantee(
             "epsilon-DP",
             {"epsilon": 2.0 * eps0, "epsilon_unconstrained": eps0, "gamma": 1.0},
-            adjacency="invariant-conforming neighbours (Gong & Meng, Theorem 2.1, gamma = 1)",
+            adjacency=QueryAdjacency(
+                "l1",
+                float(sensitivity),
+                relation="invariant-conforming neighbours (Gong & Meng, Theorem 2.1, gamma = 1)",
+            ),
             dataspace=_DATASPACE,
         )
     definition = "zCDP" if "rho" in privacy else "GDP"
@@ -348,7 +353,12 @@ def _guarantee(target, privacy):
             "guarantee of the unconstrained mechanism; conditioning on "
             "inequalities may change it (Gong & Meng, Theorem 2.1)"
         )
-    return guarantee(definition, dict(privacy), adjacency=adjacency, dataspace=_DATASPACE)
+    return guarantee(
+        definition,
+        dict(privacy),
+        adjacency=QueryAdjacency("l2", float(sensitivity), relation=adjacency),
+        dataspace=_DATASPACE,
+    )
 
 
 def _conditional_release(
@@ -370,7 +380,7 @@ def _conditional_release(
         value,
         f"conditional_{mechanism}",
         NoiseLaw(kind.family, {kind.scale_key: target.noise_scale}),
-        _guarantee(target, privacy),
+        _guarantee(target, privacy, sensitivity),
         invariants=Invariants(invariants.matrix, values, invariants.shape, invariants.names),
         query=None,
         data_shape=invariants.shape,
