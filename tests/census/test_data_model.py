@@ -267,8 +267,8 @@ def test_pl94_carries_the_bureaus_labels_and_recodes():
 
 
 def test_problem_items_carry_recodes_and_the_estimators_refuse_them():
-    from invariantdp.census import gls
     from invariantdp._gls import Equality, Measurement, Problem, Zeros
+    from invariantdp.census import gls
 
     s = Schema({"g": 3, "v": 2}, recodes={"gq": ("g", [[1, 2]]), "minor": ("v", [[0]])})
     attrs, rec = s.query_spec("gq * minor")
