@@ -92,7 +92,9 @@ def random_problem(
     return Problem(shape, parents, meas, eqs, zeros, lin), hist
 
 
-def random_recoded_problem(rng, shape=(4, 2, 3), fan=(3, 2, 3), roots=1, p_missing=0.3):
+def random_recoded_problem(
+    rng, shape=(4, 2, 3), fan=(3, 2, 3), roots=1, p_missing=0.3, leaves_detailed=True
+):
     """A problem with the structure of the 2020 persons file, on a small schema.
 
     Attribute 0 plays ``hhgq`` (grouped by a recode into {0}, {1, .., n-2}, {n-1}
@@ -101,9 +103,10 @@ def random_recoded_problem(rng, shape=(4, 2, 3), fan=(3, 2, 3), roots=1, p_missi
     children measures the detailed query (so every unit is identified); the
     others (total, one-way, the recoded one-way, the recoded pair, each pair
     with attribute 0, detailed) are each missing with probability
-    ``p_missing`` per unit.  Structural zeros: whole slices of attribute 0
-    absent at random units without children and at every unit all of whose
-    children lack it (as the Bureau's upper bounds sum upward), and
+    ``p_missing`` per unit (with ``leaves_detailed=False`` the leaves' detailed
+    query too, so that some units are not identified).  Structural zeros:
+    whole slices of attribute 0 absent at random units without children and
+    at every unit all of whose children lack it (as the Bureau's upper bounds sum upward), and
     "group 1 of attribute 0 x level 0 of attribute 1" zero everywhere.
     Invariants: the roots' totals, a recoded one-way and the one-way of
     attribute 1 at random units.  Returns ``(problem, truth per level)``.
@@ -153,7 +156,7 @@ def random_recoded_problem(rng, shape=(4, 2, 3), fan=(3, 2, 3), roots=1, p_missi
         for attrs, rec in queries:
             detailed = len(attrs) == d and not rec
             keep = rng.random(n) >= p_missing
-            if detailed:
+            if detailed and leaves_detailed:
                 keep |= children[lev] == 0
             units = np.flatnonzero(keep)
             if not units.size:

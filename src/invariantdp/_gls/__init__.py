@@ -38,7 +38,7 @@ data", arXiv:2404.13164; Gong & Meng, Section 3 (conditioning on invariants).
 from ._block_passes import BlockSolution, block_path_refusal, solve_blocks
 from ._constraints import constraints_of
 from ._dask_passes import solve_dask
-from ._dense_factors import FactorAlgebra, dense_attributes
+from ._dense_factors import FactorAlgebra, dense_attributes, query_rows
 from ._eigenspace_rules import segment_starts, segment_sum
 from ._eigenspaces import EigenAlgebra
 from ._problem import Equality, Linear, Measurement, Problem, Zeros
@@ -72,6 +72,7 @@ __all__ = [
     "marginal_constraints",
     "own_info",
     "query_cov",
+    "query_rows",
     "query_estimates",
     "query_variances",
     "release_problem",

@@ -45,7 +45,21 @@ import numpy as np
 
 from ._eigenspaces import EigenAlgebra
 
-__all__ = ["FactorAlgebra", "dense_attributes"]
+__all__ = ["FactorAlgebra", "dense_attributes", "query_rows"]
+
+
+def query_rows(shape, attrs, recodes) -> np.ndarray:
+    """The 0/1 matrix of a (possibly recoded) query, ``(cells, k)``: a Kronecker product."""
+    out = np.ones((1, 1))
+    for a, n in enumerate(shape):
+        if a in recodes:
+            f = recodes[a].astype(float)
+        elif a in attrs:
+            f = np.eye(n)
+        else:
+            f = np.ones((1, n))
+        out = np.kron(out, f)
+    return out
 
 
 def dense_attributes(problem) -> tuple:
