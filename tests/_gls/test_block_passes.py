@@ -79,6 +79,27 @@ def test_units_and_pairs_of_units_equal_the_dense_constrained_gls(case, seed):
             assert close(sol.slice_cov(lev, units, attrs, rec), r_cov)  # pairs of units
 
 
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_sums_over_sets_of_units_equal_the_dense_gls(case):
+    shape, fan, roots = CASES[case]
+    rng = np.random.default_rng(300 + case)
+    prob, _ = random_recoded_problem(rng, shape, fan, roots)
+    sol, ref = solve_blocks(prob), DenseGLS(prob)
+    checked = 0
+    for lev in range(1, len(prob.sizes)):
+        subsets = [np.flatnonzero(rng.random(prob.sizes[lev]) < 0.5) for _ in range(3)]
+        for units in [*subsets, np.arange(prob.sizes[lev])]:
+            if not units.size:
+                continue
+            for attrs, rec in checked_queries(shape):
+                est, cov = sol.sum_cov(lev, units, attrs, rec)
+                r_est, r_cov, ident = ref.query(lev, units, attrs, rec)
+                assert ident.all()
+                assert close(est, r_est) and close(cov, r_cov)
+                checked += 1
+    assert checked >= 12
+
+
 def test_invariants_and_structural_zeros_hold_in_every_output():
     rng = np.random.default_rng(7)
     prob, hist = random_recoded_problem(rng, (4, 2, 3), (3, 3, 2), 1)

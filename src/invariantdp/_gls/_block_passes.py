@@ -261,31 +261,75 @@ class BlockSolution:
         out[np.arange(n), np.arange(n)] = f
         return out
 
-    def slice_cov(self, level: int, units, attrs, recodes=None) -> np.ndarray:
-        """Covariance of a query's cells over ``units`` of ``level``, unit-major ``(n c, n c)``."""
-        fa, attrs, recodes = self.fa, tuple(attrs), dict(recodes or {})
-        units = np.asarray(units, dtype=np.int64)
-        pairs = self.pair_blocks(level, units)
+    def _query_cov(self, pairs, exact_d, attrs, recodes) -> np.ndarray:
+        """A query's covariance from blocks ``pairs`` ``(n, n, 2^|C|, m, m)``, unit-major.
+
+        ``exact_d`` ``(n, G_D)`` marks the dense query cells made only of
+        structural zeros (exact zeros in the result).
+        """
+        fa = self.fa
         qd = fa.dense_rows(attrs, recodes)
-        blocks = fa.scalar_blocks(attrs)
-        n, g = units.size, qd.shape[0]
+        n, g = pairs.shape[0], qd.shape[0]
         order = fa.cell_order(attrs, recodes)
         c = order.size
         out = np.zeros((n, c, n, c))
-        for t, bt in enumerate(blocks):
+        for t, bt in enumerate(fa.scalar_blocks(attrs)):
             if bt is None:
                 continue
             dense = np.einsum("gm,ijmk,hk->ijgh", qd, pairs[:, :, t], qd)
             kron = np.einsum("ab,ijgh->iagjbh", bt, dense).reshape(n, c, n, c)
             out[:, order[:, None], :, order[None, :]] += kron.transpose(1, 3, 0, 2)
         cov = _sym(out.reshape(n * c, n * c))
-        exact = np.repeat(self._exact_cells(level, qd, units)[:, None, :], c // g, axis=1)
+        exact = np.repeat(exact_d[:, None, :], c // g, axis=1)
         ex = np.empty((n, c), dtype=bool)
         ex[:, order] = exact.reshape(n, c)
         ex = ex.reshape(-1)
         cov[ex, :] = 0.0
         cov[:, ex] = 0.0
         return cov
+
+    def slice_cov(self, level: int, units, attrs, recodes=None) -> np.ndarray:
+        """Covariance of a query's cells over ``units`` of ``level``, unit-major ``(n c, n c)``."""
+        attrs, recodes = tuple(attrs), dict(recodes or {})
+        units = np.asarray(units, dtype=np.int64)
+        exact = self._exact_cells(level, self.fa.dense_rows(attrs, recodes), units)
+        return self._query_cov(self.pair_blocks(level, units), exact, attrs, recodes)
+
+    def sum_blocks(self, level: int, units) -> np.ndarray:
+        r"""``Var(sum of h_u over units)`` as blocks ``(2^|C|, m, m)``; linear in the units above.
+
+        The chosen units' sum below each node ``a`` regresses on ``h_a`` with
+        :math:`K_a = \sum_c K_c G_c` and residual covariance
+        :math:`D_a = \sum_c D_c + \sum_c K_c V_c K_c^\top - B S_a^+ B^\top`,
+        :math:`B = \sum_c K_c V_c` (children given their parent); at the roots
+        :math:`\operatorname{Var} = \sum_r D_r + K_r F_r K_r^\top`.
+        """
+        ns, m = self.fa.n_spaces, self.fa.m
+        n = self.problem.sizes[level]
+        k = np.zeros((n, ns, m, m))
+        k[np.asarray(units, dtype=np.int64)] = np.eye(m)
+        d = np.zeros_like(k)
+        for lev in range(level, 0, -1):
+            st = self.starts[lev]
+            kv = k @ self.V[lev]
+            b = segment_sum(kv, st)
+            kvk = kv @ np.swapaxes(k, -1, -2)
+            sinv = self.sinv[lev - 1]
+            d = segment_sum(d + kvk, st)
+            if sinv is not None:
+                d -= b @ sinv @ np.swapaxes(b, -1, -2)
+            k = segment_sum(k @ self.G[lev], st)
+        total = d + k @ self.F[0] @ np.swapaxes(k, -1, -2)
+        return _sym(total.sum(axis=0))
+
+    def sum_cov(self, level: int, units, attrs, recodes=None):
+        """``(estimate, covariance)`` of a query's cells summed over ``units`` of ``level``."""
+        attrs, recodes = tuple(attrs), dict(recodes or {})
+        units = np.asarray(units, dtype=np.int64)
+        est = self.estimates(level, attrs, recodes)[units].sum(axis=0)
+        exact = self._exact_cells(level, self.fa.dense_rows(attrs, recodes), units)
+        pairs = self.sum_blocks(level, units)[None, None]
+        return est, self._query_cov(pairs, exact.all(axis=0, keepdims=True), attrs, recodes)
 
 
 def block_path_refusal(problem: Problem) -> str | None:
