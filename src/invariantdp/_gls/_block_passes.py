@@ -356,14 +356,19 @@ def _bottom_up(fa, own, starts, child, level):
         inv = inv.reshape(-1)
         mpinv, vk, bad = _posterior(lam_u[keys], mc_u[keys], fa.dims)
         _identified(bad, level, leaves[np.argmax(bad.any(axis=1)[inv])] if bad.any() else 0)
-        v_l = vk[inv]
-        z[leaves] = fa.apply(own.eta[leaves], v_l)
+        every = leaves.size == n
+        eta = own.eta if every else own.eta[leaves]
+        # one transform per pattern, shared by every unit that has it
+        z_l = fa.apply(eta, None, index=inv, moebius=fa.moebius(vk))
         if own.b is not None:  # zeros alone have target 0: only invariants move h0
-            pinned = leaves[np.abs(own.b[leaves]).reshape(leaves.size, -1).max(axis=1) > 0]
-            sel = np.searchsorted(leaves, pinned)
-            h0 = fa.apply(own.b[pinned], mpinv[inv[sel]])
-            z[pinned] += h0 - fa.apply(h0, v_l[sel] @ lam_u[keys][inv[sel]])
-        v[leaves] = v_l
+            pinned = np.flatnonzero(np.abs(own.b[leaves]).reshape(leaves.size, -1).max(axis=1) > 0)
+            h0 = fa.apply(own.b[leaves[pinned]], mpinv[inv[pinned]])
+            z_l[pinned] += h0 - fa.apply(h0, vk[inv[pinned]] @ lam_u[keys][inv[pinned]])
+        if every:
+            z = z_l
+        else:
+            z[leaves] = z_l
+        v[leaves] = vk[inv]
     inner = np.flatnonzero(kids)
     if inner.size:
         zc, vc = child

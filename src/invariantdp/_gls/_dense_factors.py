@@ -236,12 +236,27 @@ class FactorAlgebra:
         """``dim W_T`` per eigenspace (0 for the stand-in attribute's contrasts)."""
         return self.eig.dims if self.scalar else np.array([1.0, 0.0])
 
-    def apply(self, xb, mats) -> np.ndarray:
-        """``sum_T (P_T kron M_T) x`` for block-layout ``xb``; ``mats``: ``([N,] 2^|C|, m, m)``."""
+    def moebius(self, mats) -> np.ndarray:
+        """``b_U = sum_{T >= U} (-1)^{|T - U|} M_T``, transposed per block and contiguous."""
+        b = np.array(np.swapaxes(np.asarray(mats, dtype=float), -1, -2), copy=True, order="C")
+        for a in range(self.eig.d):
+            bit = 1 << a
+            for t in range(self.n_spaces):
+                if not t & bit:
+                    b[..., t, :, :] -= b[..., t | bit, :, :]
+        return b
+
+    def apply(self, xb, mats, index=None, moebius=None) -> np.ndarray:
+        """``sum_T (P_T kron M_T) x`` for block-layout ``xb``; ``mats``: ``([N,] 2^|C|, m, m)``.
+
+        With ``index``, unit ``i`` uses ``mats[index[i]]`` (a table of distinct
+        patterns, transformed once); ``moebius`` is :meth:`moebius` of ``mats``
+        when already computed.
+        """
         xb = np.asarray(xb, dtype=float)
-        # Moebius over the eigenspaces, transposed and contiguous for the batched products
-        b = self.eig._moebius(np.moveaxis(np.asarray(mats, float), -3, -1))
-        b = np.ascontiguousarray(np.moveaxis(np.swapaxes(b, -2, -3), -1, -3))
+        b = self.moebius(mats) if moebius is None else moebius
+        if index is not None:
+            b = b[index]
         means = self.eig.means(xb)
         out = None
         for u, mean in means.items():
