@@ -12,7 +12,7 @@ lacks a type when all its blocks do) and ``nurse_nva_0`` (nursing facilities
 x under 18 at 0) at every unit.  Most blocks have no group quarters, a few
 have one or two types: a few dozen distinct patterns.
 
-Timed, in one run (fastest of three; the machine is shared):
+Timed, in one run (fastest of five interleaved rounds; the machine is shared):
 
 1. ``solve_blocks`` on the file with its real constraints (the dense-factor
    path: four 16 x 16 blocks per unit);
@@ -110,13 +110,15 @@ def problem(blocks: int, constraints: bool, recoded: bool, seed: int = 5) -> Pro
     return Problem(PL94.shape, parents, meas, eqs, zeros)
 
 
-def clock(fn, repeat=3):
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+def clock(fns: dict, rounds: int = 5) -> dict:
+    """The fastest of ``rounds`` runs of each function, interleaved (the load varies)."""
+    best = dict.fromkeys(fns, np.inf)
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - t0)
+    return best
 
 
 def main(blocks: int) -> None:
@@ -124,9 +126,15 @@ def main(blocks: int) -> None:
     bare = problem(blocks, constraints=False, recoded=True)
     plain = problem(blocks, constraints=False, recoded=False)
     n_units = sum(real.sizes)
-    t_real, sol = clock(lambda: solve_blocks(real))
-    t_bare, _ = clock(lambda: solve_blocks(bare))
-    t_plain, _ = clock(lambda: solve(plain))
+    sol = solve_blocks(real)
+    t = clock(
+        {
+            "real": lambda: solve_blocks(real),
+            "bare": lambda: solve_blocks(bare),
+            "plain": lambda: solve(plain),
+        }
+    )
+    t_real, t_bare, t_plain = t["real"], t["bare"], t["plain"]
     patterns = len(np.unique(np.vstack([z.mask for z in real.zeros if z.attrs == (0,)]), axis=0))
     print(
         f"P.L. 94-171 county: {' / '.join(str(n) for n in real.sizes)} units, "

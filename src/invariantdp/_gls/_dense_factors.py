@@ -263,9 +263,11 @@ class FactorAlgebra:
             n = mean.shape[0]
             inner = int(np.prod(mean.shape[1:-1], dtype=np.int64))
             flat = mean.reshape(n, inner, self.m) @ b[..., u, :, :]
-            term = flat.reshape(mean.shape)
-            if out is None or out.shape != np.broadcast_shapes(out.shape, term.shape):
-                out = term + (0.0 if out is None else out)
+            term = flat.reshape(mean.shape)  # a fresh array: summed into in place
+            if out is None:
+                out = term
+            elif out.shape != np.broadcast_shapes(out.shape, term.shape):
+                out = term + out
             else:
                 out += term
         return np.broadcast_to(out, xb.shape).copy() if out.shape != xb.shape else out
