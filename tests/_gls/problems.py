@@ -181,3 +181,71 @@ def random_recoded_problem(
             Zeros(lev, (0, 1), np.arange(n), np.ones((n, 1), dtype=bool), {0: nurse, 1: nonvoting})
         )
     return Problem(shape, parents, meas, eqs, zeros), hist
+
+
+def random_level_set_problem(rng, fan=(3, 3)):
+    """A random schema (2-3 attributes of 2-4 levels) with a random recode and random zeros.
+
+    One attribute is recoded into one or two random groups of levels; zeros
+    are random cells of a random plain query (unions of products of level
+    sets) and random groups of the recoded query, at random units.  The
+    leaves measure the detailed query (every unit identified), the other
+    units random queries among the total, the one-ways, the recoded one-way
+    and the detailed.  Invariants: the root total and the recoded one-way at
+    random units.  Returns ``(problem, truth per level)``.
+    """
+    d = int(rng.integers(2, 4))
+    shape = tuple(int(n) for n in rng.integers(2, 5, size=d))
+    parents, sizes = random_tree(rng, 1, fan)
+    k = int(np.prod(shape))
+    r = int(rng.integers(d))
+    levels = rng.permutation(shape[r])[: int(rng.integers(1, shape[r] + 1))]
+    cut = int(rng.integers(1, levels.size + 1))
+    groups = [g for g in (levels[:cut], levels[cut:]) if g.size]
+    rec = np.zeros((len(groups), shape[r]), dtype=np.int64)
+    for i, g in enumerate(groups):
+        rec[i, g] = 1
+    ind, n_leaves = leaf_indicators(parents, sizes)
+    x = rng.poisson(4, size=(n_leaves, k)).astype(float)
+    zeros = []
+    for _ in range(2):
+        lev = int(rng.integers(len(sizes)))
+        units = np.flatnonzero(rng.random(sizes[lev]) < 0.5)
+        if not units.size:
+            continue
+        if rng.random() < 0.5:
+            attrs = tuple(sorted(rng.choice(d, size=int(rng.integers(1, d)), replace=False)))
+            recs = {}
+        else:
+            attrs, recs = (r,), {r: rec}
+        q = query_matrix(shape, attrs, recs)
+        mask = rng.random((units.size, q.shape[0])) < 0.3
+        zeros.append(Zeros(lev, attrs, units, mask, recs))
+        for i, u in enumerate(units):
+            x[np.ix_(ind[lev][u] > 0, q[mask[i]].sum(axis=0) > 0)] = 0.0
+    hist = [ind[lev] @ x for lev in range(len(sizes))]
+    children = np.zeros(sizes[-1], dtype=bool)
+    queries = [((), {}), *(((a,), {}) for a in range(d)), ((r,), {r: rec}), (tuple(range(d)), {})]
+    meas = []
+    for lev, n in enumerate(sizes):
+        leaf = (
+            np.bincount(parents[lev + 1], minlength=n) == 0 if lev + 1 < len(sizes) else ~children
+        )
+        for attrs, recs in queries:
+            keep = rng.random(n) < 0.5
+            if len(attrs) == d and not recs:
+                keep |= leaf
+            units = np.flatnonzero(keep)
+            if not units.size:
+                continue
+            ans = hist[lev][units] @ query_matrix(shape, attrs, recs).T
+            var = rng.uniform(0.3, 3.0, size=units.size)
+            noisy = ans + rng.normal(size=ans.shape) * np.sqrt(var)[:, None]
+            meas.append(Measurement(lev, attrs, units, noisy, var, recodes=recs))
+    eqs = [Equality(0, (), np.array([0]), hist[0].sum(axis=1, keepdims=True))]
+    lev = int(rng.integers(len(sizes)))
+    units = np.flatnonzero(rng.random(sizes[lev]) < 0.6)
+    if units.size:
+        vals = hist[lev][units] @ query_matrix(shape, (r,), {r: rec}).T
+        eqs.append(Equality(lev, (r,), units, vals, recodes={r: rec}))
+    return Problem(shape, parents, meas, eqs, zeros), hist

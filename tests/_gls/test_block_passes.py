@@ -22,7 +22,7 @@ from invariantdp._gls import (
 from invariantdp.exceptions import InvariantDPError
 
 from .kkt import DenseGLS, query_matrix
-from .problems import random_recoded_problem
+from .problems import random_level_set_problem, random_recoded_problem
 
 
 def close(a, b, rtol=1e-8):
@@ -77,6 +77,37 @@ def test_units_and_pairs_of_units_equal_the_dense_constrained_gls(case, seed):
             assert close(est.reshape(-1), r_est)
             assert close(var.reshape(-1), np.diag(r_cov))  # squared standard errors
             assert close(sol.slice_cov(lev, units, attrs, rec), r_cov)  # pairs of units
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_random_schemas_recodes_and_level_set_zeros(seed):
+    # hypothesis-style: a random schema, a random recode, zeros that are unions of
+    # products of level sets (plain or recoded), at random units of a random tree
+    rng = np.random.default_rng(500 + seed)
+    prob, _ = random_level_set_problem(rng)
+    sol, ref = solve_blocks(prob), DenseGLS(prob)
+    assert ref.unidentified.shape[1] == 0
+    d = len(prob.shape)
+    queries = [((), {}), *(((a,), {}) for a in range(d)), (tuple(range(d)), {})]
+    queries += [(it.attrs, it.recodes) for it in prob.equalities[1:]]
+    for lev, n in enumerate(prob.sizes):
+        units = np.arange(n)
+        for attrs, rec in queries:
+            r_est, r_cov = ref.slice(lev, units, attrs, rec)
+            assert close(sol.estimates(lev, attrs, rec).reshape(-1), r_est)
+            assert close(sol.query_variances(lev, attrs, rec).reshape(-1), np.diag(r_cov))
+            assert close(sol.slice_cov(lev, units, attrs, rec), r_cov)
+        zero = sol.histograms(lev).reshape(n, -1)[ref_zero_cells(prob, lev)]
+        assert np.all(zero == 0.0)
+
+
+def ref_zero_cells(prob, lev):
+    """``(units, k)`` bool: the detailed cells a level's zeros fix."""
+    out = np.zeros((prob.sizes[lev], int(np.prod(prob.shape))), dtype=bool)
+    for z in prob.at(prob.zeros, lev):
+        q = query_matrix(prob.shape, z.attrs, z.recodes)
+        out[z.units] |= (z.mask.astype(float) @ q) > 0
+    return out
 
 
 @pytest.mark.parametrize("case", range(len(CASES)))
