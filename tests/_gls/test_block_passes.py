@@ -260,3 +260,20 @@ def test_an_unmeasured_direction_is_refused_not_guessed():
     )
     with pytest.raises(InvariantDPError, match="of level 1 has directions that no measurement"):
         solve_blocks(prob)
+
+
+def test_contradicting_invariants_and_zeros_are_refused_naming_the_unit():
+    # the children's zeros make the whole first slice exactly 0; the parent's recoded
+    # invariant says it holds 5
+    groups = {0: np.array([[1, 0, 0], [0, 1, 1]])}
+    meas = [Measurement(1, (0, 1), np.arange(2), np.ones((2, 6)), np.ones(2))]
+    zeros = [Zeros(1, (0,), np.arange(2), np.array([[True, False, False]] * 2))]
+    parents = [np.array([-1]), np.zeros(2, dtype=np.int64)]
+    bad = [Equality(0, (0,), np.array([0]), np.array([[5.0, 7.0]]), recodes=groups)]
+    names = {0: ("County", np.array(["01001"])), 1: ("Tract", np.array(["a", "b"]))}
+    with pytest.raises(InvariantDPError, match="unit 01001 of level County contradict the exact"):
+        solve_blocks(Problem((3, 2), parents, meas, bad, zeros), names)
+    # a unit whose own zero contradicts its own invariant
+    own = [Equality(1, (0,), np.array([1]), np.array([[2.0, 0.0, 0.0]]))]
+    with pytest.raises(InvariantDPError, match="of unit b of level Tract"):
+        solve_blocks(Problem((3, 2), parents, meas, own, zeros), names)

@@ -55,6 +55,7 @@ from ._dense_factors import FactorAlgebra, dense_attributes
 from ._eigenspace_rules import segment_starts, segment_sum
 from ._generalized_gaussian import ROUNDING, RTOL
 from ._problem import Problem
+from ._tree_passes import _where
 
 __all__ = ["BlockSolution", "block_path_refusal", "solve_blocks"]
 
@@ -342,7 +343,7 @@ def block_path_refusal(problem: Problem) -> str | None:
     return None
 
 
-def _bottom_up(fa, own, starts, child, level):
+def _bottom_up(fa, own, starts, child, level, names=None):
     """``(z, V, S^+)`` of a level from its own blocks and its children's ``(z, V)``."""
     n, ns = own.key.size, fa.n_spaces
     lam_u, mc_u = own.lam, own.mc
@@ -355,7 +356,7 @@ def _bottom_up(fa, own, starts, child, level):
         keys, inv = np.unique(own.key[leaves], return_inverse=True)
         inv = inv.reshape(-1)
         mpinv, vk, bad = _posterior(lam_u[keys], mc_u[keys], fa.dims)
-        _identified(bad, level, leaves[np.argmax(bad.any(axis=1)[inv])] if bad.any() else 0)
+        _identified(bad, level, leaves[np.argmax(bad.any(axis=1)[inv])] if bad.any() else 0, names)
         every = leaves.size == n
         eta = own.eta if every else own.eta[leaves]
         # one transform per pattern, shared by every unit that has it
@@ -384,36 +385,37 @@ def _bottom_up(fa, own, starts, child, level):
             b += own.b[inner]
         eta = own.eta[inner] + fa.apply(s, sinv_in)
         mpinv, vi, bad = _posterior(lam, mc, fa.dims)
-        _identified(bad, level, inner[np.argmax(bad.any(axis=1))] if bad.any() else 0)
+        _identified(bad, level, inner[np.argmax(bad.any(axis=1))] if bad.any() else 0, names)
         h0 = fa.apply(b, mpinv)
         z[inner] = fa.apply(eta, vi) + h0 - fa.apply(h0, vi @ lam)
         v[inner] = vi
-        _check_children(fa, z[inner], s, pnull, inner, level)
+        _check_children(fa, z[inner], s, pnull, inner, level, names)
     return z, v, sinv
 
 
-def _identified(bad, level, unit):
+def _identified(bad, level, unit, names=None):
     if bad.any():
         raise InvariantDPError(
-            f"unit {unit} of level {level} has directions that no measurement identifies; "
+            f"{_where(level, int(unit), names)} has directions that no measurement identifies; "
             "the dense-factor path needs every unit identified (the general path reports "
             "such cells as not estimable)."
         )
 
 
-def _check_children(fa, z, s, pnull, units, level):
+def _check_children(fa, z, s, pnull, units, level, names=None):
     """The exact values of a unit's children must agree with its own invariants and zeros."""
     diff = fa.apply(z - s, pnull)
     scale = 1.0 + np.abs(s).reshape(s.shape[0], -1).sum(axis=1)
     bad = np.abs(diff).reshape(s.shape[0], -1).max(axis=1) > _CONSISTENCY * scale
     if np.any(bad):
+        where = _where(level, int(units[np.argmax(bad)]), names)
         raise InvariantDPError(
-            f"the invariants or structural zeros of unit {int(units[np.argmax(bad)])} of level "
-            f"{level} contradict the exact values of its children: no histogram satisfies both."
+            f"the invariants or structural zeros of {where} contradict the exact values of its "
+            "children: no histogram satisfies both."
         )
 
 
-def _check_own(fa, prob, level, z, zero):
+def _check_own(fa, prob, level, z, zero, names=None):
     """Each invariant holds and each structural zero is 0 (up to rounding), else refuse."""
     hist = fa.from_block(z)
     for it in prob.at(prob.equalities, level):
@@ -422,8 +424,8 @@ def _check_own(fa, prob, level, z, zero):
         bad = np.abs(got - it.values).max(axis=1, initial=0.0) > _CONSISTENCY * scale
         if np.any(bad):
             raise InvariantDPError(
-                f"the equality invariants and structural zeros of unit "
-                f"{int(it.units[np.argmax(bad)])} of level {level} are inconsistent: no "
+                "the equality invariants and structural zeros of "
+                f"{_where(level, int(it.units[np.argmax(bad)]), names)} are inconsistent: no "
                 "histogram satisfies them all."
             )
     zb = np.broadcast_to(zero.reshape(zero.shape[0], *(1,) * len(fa.sshape), fa.m), z.shape)
@@ -431,13 +433,14 @@ def _check_own(fa, prob, level, z, zero):
     scale = 1.0 + np.abs(z).reshape(z.shape[0], -1).sum(axis=1)
     if np.any(left > _CONSISTENCY * scale):
         raise InvariantDPError(
-            f"the structural zeros of unit {int(np.argmax(left > _CONSISTENCY * scale))} of "
-            f"level {level} contradict its invariants: no histogram satisfies both."
+            "the structural zeros of "
+            f"{_where(level, int(np.argmax(left > _CONSISTENCY * scale)), names)} contradict its "
+            "invariants: no histogram satisfies both."
         )
     z[zb] = 0.0  # exactly, not to rounding
 
 
-def solve_blocks(problem: Problem) -> BlockSolution:
+def solve_blocks(problem: Problem, names=None) -> BlockSolution:
     """The two passes in the dense-factor algebra (see the module docstring).
 
     Parameters
@@ -446,6 +449,8 @@ def solve_blocks(problem: Problem) -> BlockSolution:
         With recoded queries and structural zeros on any attributes; no
         :class:`~._problem.Linear` constraint and one noise variance per unit
         and query.
+    names : dict, optional
+        ``{level: (level name, geocodes)}`` for error messages.
 
     Returns
     -------
@@ -483,8 +488,8 @@ def solve_blocks(problem: Problem) -> BlockSolution:
     for lev in range(n_lev - 1, -1, -1):
         own = _own(fa, problem, lev)
         st = starts[lev + 1] if lev + 1 < n_lev else None
-        z, v, sinv = _bottom_up(fa, own, st, child, lev)
-        _check_own(fa, problem, lev, z, own.zero)
+        z, v, sinv = _bottom_up(fa, own, st, child, lev, names)
+        _check_own(fa, problem, lev, z, own.zero, names)
         sol.z[lev], sol.V[lev], sol.sinv[lev], sol.zero[lev] = z, v, sinv, own.zero
         child = (z, v)
     _top_down(sol)
