@@ -429,8 +429,9 @@ def _check_own(fa, prob, level, z, zero, names=None):
                 "histogram satisfies them all."
             )
     zb = np.broadcast_to(zero.reshape(zero.shape[0], *(1,) * len(fa.sshape), fa.m), z.shape)
-    left = np.abs(np.where(zb, z, 0.0)).reshape(z.shape[0], -1).max(axis=1, initial=0.0)
-    scale = 1.0 + np.abs(z).reshape(z.shape[0], -1).sum(axis=1)
+    k = int(np.prod(z.shape[1:], dtype=np.int64))
+    left = np.abs(np.where(zb, z, 0.0)).reshape(z.shape[0], k).max(axis=1, initial=0.0)
+    scale = 1.0 + np.abs(z).reshape(z.shape[0], k).sum(axis=1)
     if np.any(left > _CONSISTENCY * scale):
         raise InvariantDPError(
             "the structural zeros of "

@@ -154,7 +154,7 @@ class FactorAlgebra:
             arr = arr.sum(axis=drop, keepdims=True)
         for a, mat in recodes.items():
             arr = np.moveaxis(np.tensordot(arr, mat.astype(float), axes=([1 + a], [1])), -1, 1 + a)
-        return arr.reshape(n, -1)
+        return arr.reshape(n, int(np.prod(arr.shape[1:], dtype=np.int64)))
 
     def cell_sizes(self, attrs, recodes) -> np.ndarray:
         """The number of detailed cells in each query cell (``Q Q^T`` is their diagonal)."""
@@ -227,7 +227,8 @@ class FactorAlgebra:
     def zero_coords(self, attrs, recodes, mask) -> np.ndarray:
         """The dense coordinates ``Z`` (``(N, m)`` bool) of zero query cells ``mask``."""
         hist = self.spread(np.asarray(mask, dtype=float), attrs, recodes)
-        return self.to_block(hist).reshape(hist.shape[0], -1, self.m)[:, 0, :] > 0
+        inner = int(np.prod(self.sshape, dtype=np.int64))
+        return self.to_block(hist).reshape(hist.shape[0], inner, self.m)[:, 0, :] > 0
 
     # -- block operators -----------------------------------------------------------
 
