@@ -29,6 +29,7 @@ Run: ``.venv/bin/python benchmarks/bench_block_passes.py [--blocks N]``.
 from __future__ import annotations
 
 import argparse
+import resource
 import time
 
 import numpy as np
@@ -148,6 +149,8 @@ def main(blocks: int) -> None:
     ]
     for name, t in rows:
         print(f"  {name:<38} {t:7.3f} s  {1e3 * t / n_units:7.3f} ms per unit")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    print(f"  peak RSS {peak:,.0f} MB ({1024 * peak / n_units:,.0f} kB per unit)")
     print(f"  real / constraints removed: {t_real / t_bare:5.2f} x (target <= 2)")
     print(f"  real / plain fast path:     {t_real / t_plain:5.2f} x (target <= 2)")
 
