@@ -117,15 +117,16 @@ def _posterior(lam, mc, dims):
 class _Own:
     """A level's own blocks: information, constraint projectors and targets, zeros."""
 
-    lam: np.ndarray  # (n, 2^|C|, m, m)
-    eta: np.ndarray  # block layout
-    mc: np.ndarray  # (n, 2^|C|, m, m)
-    b: np.ndarray | None  # block layout; None: no invariant at this level
-    zero: np.ndarray  # (n, m) bool
-    key: np.ndarray  # (n, p): what the blocks depend on
+    lam: np.ndarray  # per distinct pattern: (patterns, 2^|C|, m, m)
+    eta: np.ndarray  # per unit, block layout
+    mc: np.ndarray  # per distinct pattern: (patterns, 2^|C|, m, m)
+    b: np.ndarray | None  # per unit, block layout; None: no invariant at this level
+    zero: np.ndarray  # (units, m) bool
+    key: np.ndarray  # (units,): each unit's pattern (weights, invariants, zeros)
 
 
 def _own(fa: FactorAlgebra, prob: Problem, level: int) -> _Own:
+    """A level's own blocks, the matrices once per distinct pattern of its units."""
     n, ns, m = prob.sizes[level], fa.n_spaces, fa.m
     meas, eqs = prob.at(prob.measurements, level), prob.at(prob.equalities, level)
     w = np.zeros((n, len(meas)))
