@@ -16,8 +16,17 @@ import numpy as np
 import scipy.linalg as sla
 
 
-def query_matrix(shape, attrs):
-    mats = [np.eye(n) if a in attrs else np.ones((1, n)) for a, n in enumerate(shape)]
+def query_matrix(shape, attrs, recodes=None):
+    """The 0/1 matrix of a query; ``recodes[a]`` (groups x levels) replaces the identity."""
+    recodes = recodes or {}
+    mats = [
+        np.asarray(recodes[a], float)
+        if a in recodes
+        else np.eye(n)
+        if a in attrs
+        else np.ones((1, n))
+        for a, n in enumerate(shape)
+    ]
     out = np.ones((1, 1))
     for m in mats:
         out = np.kron(out, m)
@@ -60,19 +69,19 @@ class DenseGLS:
             return np.kron(self.ind[level][unit][None, :], mat)
 
         for m in prob.measurements:
-            q = query_matrix(shape, m.attrs)
+            q = query_matrix(shape, m.attrs, m.recodes)
             for i, u in enumerate(m.units):
                 a_rows.append(lift(m.level, u, q))
                 y.append(m.values[i])
                 var = np.broadcast_to(m.variance[i], (q.shape[0],))
                 w.append(1.0 / var)
         for e in prob.equalities:
-            q = query_matrix(shape, e.attrs)
+            q = query_matrix(shape, e.attrs, e.recodes)
             for i, u in enumerate(e.units):
                 c_rows.append(lift(e.level, u, q))
                 c_vals.append(e.values[i])
         for z in prob.zeros:
-            q = query_matrix(shape, z.attrs)
+            q = query_matrix(shape, z.attrs, z.recodes)
             for i, u in enumerate(z.units):
                 cells = np.flatnonzero(q[z.mask[i]].sum(axis=0) > 0)
                 if cells.size:
@@ -108,9 +117,15 @@ class DenseGLS:
         lift = self._lift(level, unit, np.eye(self.k))
         return lift @ self.x, lift @ self.cov @ lift.T
 
-    def query(self, level, units, attrs):
+    def query(self, level, units, attrs, recodes=None):
         """``(estimate, covariance, identified)`` of query ``attrs`` summed over ``units``."""
-        q = query_matrix(self.shape, attrs)
+        q = query_matrix(self.shape, attrs, recodes)
         row = sum(self._lift(level, u, q) for u in np.atleast_1d(units))
         identified = np.linalg.norm(row @ self.unidentified, axis=1) < 1e-8
         return row @ self.x, row @ self.cov @ row.T, identified
+
+    def slice(self, level, units, attrs, recodes=None):
+        """``(estimates, covariance)`` of a query's cells over ``units``, unit-major."""
+        q = query_matrix(self.shape, attrs, recodes)
+        rows = np.vstack([self._lift(level, u, q) for u in units])
+        return rows @ self.x, rows @ self.cov @ rows.T

@@ -21,7 +21,7 @@ from invariantdp._gls import (
 )
 
 from .kkt import DenseGLS
-from .problems import random_problem
+from .problems import random_problem, random_recoded_problem
 
 #: noise variances of the random problems are in [0.3, 3]: the scale of an "absolute" 1e-8
 SCALE = 1.0
@@ -196,3 +196,38 @@ def test_paths_say_which_units_took_the_low_rank_path():
     assert sol.basis.dim < sol.alg.k
     # ancestors carry the correction; a fully fast problem has no basis at all
     assert all((sol.path(lev_) != "fast").any() for lev_ in range(lev + 1))
+
+
+@pytest.mark.parametrize("seed", [45, 47, 49])
+def test_recoded_problems_with_unidentified_units_on_the_general_path(seed):
+    # leaves without their detailed query: some cells are not identified, which the
+    # dense-factor path refuses and the general path reports; recoded measurements,
+    # invariants and zeros there are dense information and constraint rows
+    from invariantdp._gls import query_rows, rows_cov, unit_law
+
+    rng = np.random.default_rng(seed)
+    prob, _ = random_recoded_problem(rng, (3, 2, 2), (2, 2), 1, 0.7, leaves_detailed=False)
+    sol, ref = solve(prob), DenseGLS(prob)
+    assert ref.unidentified.shape[1] > 0
+    inst = prob.measurements[4].recodes
+    unidentified = 0
+    for lev, n in enumerate(prob.sizes):
+        for attrs in queries(3):
+            var = query_variances(sol, lev, attrs)
+            est = sol.alg.marginal(sol.x[lev], attrs)
+            for u in range(n):
+                r_est, r_cov, ident = ref.query(lev, [u], attrs)
+                assert np.array_equal(np.isfinite(var[u]), ident), (lev, u, attrs)
+                unidentified += int((~ident).sum())
+                assert close(est[u][ident], r_est[ident])
+                assert close(var[u][ident], np.diag(r_cov)[ident])
+        rows = query_rows(prob.shape, (0,), inst)
+        for u in range(n):
+            m, law = unit_law(sol, lev, u)
+            cov = rows_cov(sol, m, law, rows)
+            r_est, r_cov, ident = ref.query(lev, [u], (0,), inst)
+            assert np.array_equal(np.isfinite(np.diag(cov)), ident)
+            got = rows @ sol.x[lev][u].reshape(-1)
+            assert close(got[ident], r_est[ident])
+            assert close(cov[np.ix_(ident, ident)], r_cov[np.ix_(ident, ident)])
+    assert unidentified > 0

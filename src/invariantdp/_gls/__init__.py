@@ -21,6 +21,10 @@ Modules, by what they hold:
   constraints that leave the eigen-algebra.
 * ``_tree_passes`` -- the bottom-up and top-down passes (:func:`solve`,
   :class:`Solution`); ``_dask_passes`` -- the same passes as Dask tasks.
+* ``_dense_factors`` -- the algebra of recoded queries and level-set zeros
+  (:class:`FactorAlgebra`: a dense small factor times the eigenspaces of the
+  other attributes); ``_block_passes`` -- the passes in it
+  (:func:`solve_blocks`, :class:`BlockSolution`).
 * ``_variances`` and ``_unit_pair_covariances`` -- variances and covariances
   of the estimates, read from a solution.
 * ``_single_release`` -- the one-unit case: a single labelled release.
@@ -31,8 +35,10 @@ Cumings-Menon & Zhuravlev (2024), "Least squares estimation for hierarchical
 data", arXiv:2404.13164; Gong & Meng, Section 3 (conditioning on invariants).
 """
 
+from ._block_passes import BlockSolution, block_path_refusal, solve_blocks
 from ._constraints import constraints_of
 from ._dask_passes import solve_dask
+from ._dense_factors import FactorAlgebra, dense_attributes, query_rows
 from ._eigenspace_rules import segment_starts, segment_sum
 from ._eigenspaces import EigenAlgebra
 from ._problem import Equality, Linear, Measurement, Problem, Zeros
@@ -50,18 +56,23 @@ from ._unit_pair_covariances import slice_cov
 from ._variances import query_cov, query_variances, rows_cov, sum_law, unit_law, variance_from
 
 __all__ = [
+    "BlockSolution",
     "EigenAlgebra",
     "Equality",
+    "FactorAlgebra",
     "Linear",
     "Measurement",
     "Problem",
     "Solution",
     "Zeros",
+    "block_path_refusal",
     "constraints_of",
+    "dense_attributes",
     "estimate_release",
     "marginal_constraints",
     "own_info",
     "query_cov",
+    "query_rows",
     "query_estimates",
     "query_variances",
     "release_problem",
@@ -71,6 +82,7 @@ __all__ = [
     "segment_sum",
     "slice_cov",
     "solve",
+    "solve_blocks",
     "solve_dask",
     "solve_release",
     "sum_law",

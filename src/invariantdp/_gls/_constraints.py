@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._dense_factors import query_rows
 from ._eigenspace_rules import segment_starts
 from ._eigenspaces import EigenAlgebra
 from ._low_rank import correction_basis
@@ -64,7 +65,7 @@ def constraints_of(alg: EigenAlgebra, prob: Problem, level: int) -> Constraints:
     """Structural zeros (as detailed cells), other equalities and per-cell noise of a level."""
     out = Constraints()
     for z in prob.at(prob.zeros, level):
-        rows = alg.query_rows(z.attrs).astype(bool)
+        rows = query_rows(alg.shape, z.attrs, z.recodes).astype(bool)
         for i, u in enumerate(z.units):
             cells = np.flatnonzero(rows[z.mask[i]].any(axis=0))
             if cells.size:
@@ -72,7 +73,15 @@ def constraints_of(alg: EigenAlgebra, prob: Problem, level: int) -> Constraints:
                 out.zero_cells[int(u)] = np.union1d(prev, cells)
     for c in prob.at(prob.linear, level):
         out.linear.setdefault(int(c.unit), []).append((c.matrix, c.values))
+    for e in prob.at(prob.equalities, level):
+        if e.recodes:  # a recoded invariant: its rows, outside the scalar algebra
+            rows = query_rows(alg.shape, e.attrs, e.recodes)
+            for i, u in enumerate(e.units):
+                out.linear.setdefault(int(u), []).append((rows, e.values[i]))
     for m in prob.at(prob.measurements, level):
+        if m.recodes:  # a recoded query's information is dense on the whole space
+            out.dense_units.update(int(u) for u in m.units)
+            continue
         out.dense_units.update(int(u) for u in m.units[per_cell_rows(m.variance)])
     return out
 

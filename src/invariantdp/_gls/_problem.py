@@ -211,8 +211,11 @@ class Problem:
         it.recodes = _check_recodes(self.shape, it.attrs, it.recodes, what)
         it.units = _check_units(it.units, self.sizes[it.level], what)
         arr = np.asarray(getattr(it, name))
-        arr = arr.reshape(it.units.size, -1) if arr.size or not it.units.size else arr
         cells = _cells(self.shape, it.attrs, it.recodes)
+        if it.units.size and arr.size % it.units.size == 0:
+            arr = arr.reshape(it.units.size, -1)
+        elif not it.units.size and not arr.size:
+            arr = arr.reshape(0, cells)  # an item of no unit: nothing to say, but valid
         if arr.shape != (it.units.size, cells):
             raise InvariantDPError(
                 f"`{what}.{name}` must have one row of {cells} cells per "

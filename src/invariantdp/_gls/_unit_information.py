@@ -18,6 +18,7 @@ import numpy as np
 
 from ..exceptions import InvariantDPError
 from ._constraints import Constraints, constraints_of, per_cell_rows
+from ._dense_factors import query_rows
 from ._eigenspaces import EigenAlgebra
 from ._problem import Problem
 
@@ -67,6 +68,9 @@ def own_info(alg: EigenAlgebra, prob: Problem, level: int) -> OwnInfo:
     pinned = np.zeros((n, alg.n_spaces), dtype=bool)
     out = OwnInfo(lam, eta, pinned, None, constraints_of(alg, prob, level))
     for m in prob.at(prob.measurements, level):
+        if m.recodes:  # outside the scalar algebra: dense information (general path)
+            _recoded_information(alg, m, eta, out.dense_info)
+            continue
         loc = _rows(m.units, n)
         y, var = m.values, m.variance
         per_cell = per_cell_rows(var)
@@ -85,6 +89,8 @@ def own_info(alg: EigenAlgebra, prob: Problem, level: int) -> OwnInfo:
             u = int(m.units[i])
             out.dense_info[u] = out.dense_info.get(u, 0.0) + (rows.T / var[i]) @ rows
     for e in prob.at(prob.equalities, level):
+        if e.recodes:
+            continue  # a linear constraint (see constraints_of)
         if out.pin is None:
             out.pin = np.zeros((n, *alg.shape))
         pin, loc = out.pin, _rows(e.units, n)
@@ -105,3 +111,14 @@ def own_info(alg: EigenAlgebra, prob: Problem, level: int) -> OwnInfo:
         pin[loc] += alg.apply(target, new.astype(float))
         pinned[loc] |= mask
     return out
+
+
+def _recoded_information(alg, m, eta, dense_info) -> None:
+    """A recoded query's information ``Q^T W Q`` and vector ``Q^T W y``, unit by unit."""
+    rows = query_rows(alg.shape, m.attrs, m.recodes)
+    var = m.variance if m.variance.ndim == 2 else m.variance[:, None]
+    var = np.broadcast_to(var, m.values.shape)
+    for i, u in enumerate(m.units):
+        u = int(u)
+        dense_info[u] = dense_info.get(u, 0.0) + (rows.T / var[i]) @ rows
+        eta[u] += (rows.T @ (m.values[i] / var[i])).reshape(alg.shape)

@@ -1,0 +1,517 @@
+r"""The tree passes when recodes and level-set zeros keep some attributes as dense factors.
+
+The same two passes as :mod:`._tree_passes` (Cumings-Menon & Zhuravlev's
+bottom-up and top-down), in the algebra of :mod:`._dense_factors`: every
+covariance, information and gain of a unit is one ``m x m`` matrix per
+eigenspace of the scalar attributes (16 x 16 for P.L. 94-171, four of them),
+acting alike on every copy of the eigenspace.  Exact constraints (equality
+invariants of any query, recoded or not, and structural zeros of whole slices
+or of products of level sets such as nursing facilities x under 18) are
+projections in the same blocks, so a unit costs ``O(k m)`` whatever its
+constraints: never a ``k``-dimensional solve.
+
+Bottom-up, a unit with information :math:`\Lambda` (its own measurements plus
+:math:`S^+`, the children's summed covariance) and constraint projectors
+summing to :math:`M` (its invariants and zeros, plus the directions its
+children know exactly, the null space of ``S``), with ``K`` the complement of
+the range of ``M``, has
+
+.. math:: V = K (K^\top \Lambda K)^{-1} K^\top, \qquad
+          z = V \eta + (I - V \Lambda) h_0, \qquad h_0 = M^+ b,
+
+``b`` the sum of the constraints' targets (a constraint :math:`\Pi h = h^*`
+with :math:`\Pi` a projector; :math:`h_0` satisfies them all when they agree).
+A unit without children depends only on its own pattern of measured queries,
+variances, invariants and zeros: its blocks are factorised once per distinct
+pattern and shared.  Top-down, :math:`G_i = V_i S^+`, :math:`x_i = z_i + G_i
+(x_p - s)`, :math:`F_i = G_i F_p G_i^\top + V_i - G_i V_i`.
+
+Two units ``u, v`` of one level below distinct children ``c, c'`` of their
+deepest common ancestor ``a`` have
+:math:`\operatorname{Cov}(h_u, h_v) = \Gamma_u (G_c F_a G_{c'}^\top - G_c V_{c'})
+\Gamma_v^\top`, :math:`\Gamma` the products of the gains below ``c`` and ``c'``.
+
+This path needs every unit's subtree to identify its histogram (true of
+files that measure the detailed query at the finest level, as the 2020
+release does); a problem where some direction is not identified, or with
+:class:`~._problem.Linear` constraints or per-cell variances, takes the
+general path of :func:`~._tree_passes.solve`.
+
+References
+----------
+Cumings-Menon & Zhuravlev (2024), "Least squares estimation for hierarchical
+data", arXiv:2404.13164 (the two passes); Rao (1973), *Linear Statistical
+Inference*, Sec. 4i (least squares under exact linear constraints).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..exceptions import InvariantDPError
+from ._dense_factors import FactorAlgebra, dense_attributes
+from ._eigenspace_rules import segment_starts, segment_sum
+from ._generalized_gaussian import ROUNDING, RTOL
+from ._problem import Problem
+from ._tree_passes import _where
+
+__all__ = ["BlockSolution", "block_path_refusal", "solve_blocks"]
+
+#: a sum of constraint projectors: eigenvalues below this (relative) are not constrained
+_PROJ_TOL = 1e-9
+#: invariants that disagree with the estimate by more than this (relative) contradict
+_CONSISTENCY = 1e-7
+
+
+def _sym(a):
+    return 0.5 * (a + np.swapaxes(a, -1, -2))
+
+
+def _outer(q, w):
+    """``q diag(w) q^T`` for stacks of eigenvector matrices ``q`` and weights ``w``."""
+    return (q * w[..., None, :]) @ np.swapaxes(q, -1, -2)
+
+
+def _children_obs(big_s):
+    """``(S^+, projector on null(S))``: the children's information and exact directions."""
+    ev, q = np.linalg.eigh(_sym(big_s))
+    top = ev.max(axis=-1, keepdims=True)
+    pos = ev > RTOL * np.maximum(top, 0.0)
+    pos &= top > 0
+    with np.errstate(divide="ignore"):
+        inv = np.where(pos, 1.0 / np.where(pos, ev, 1.0), 0.0)
+    return _outer(q, inv), _outer(q, (~pos).astype(float))
+
+
+def _posterior(lam, mc, dims):
+    """``(M^+, V, unidentified)`` of stacks ``(.., m, m)``: information ``lam``, constraints ``mc``.
+
+    ``unidentified[..]`` is True where a direction free of the constraints has
+    no information (ignored on eigenspaces of dimension 0, ``dims``).
+    """
+    m = lam.shape[-1]
+    ev, q = np.linalg.eigh(_sym(mc))
+    top = np.maximum(ev.max(axis=-1, keepdims=True), 1.0)
+    exact = ev > _PROJ_TOL * top
+    with np.errstate(divide="ignore"):
+        mpinv = _outer(q, np.where(exact, 1.0 / np.where(exact, ev, 1.0), 0.0))
+    pe = _outer(q, exact.astype(float))
+    pk = np.eye(m) - pe
+    a = _sym(pk @ lam @ pk)
+    # the exact directions get eigenvalue -c, far below every free one (all >= 0)
+    c = np.abs(a).max(axis=(-1, -2)) + 1.0
+    ev2, q2 = np.linalg.eigh(a - c[..., None, None] * pe)
+    free = ev2 > -0.5 * c[..., None]
+    big = np.where(free, ev2, 0.0).max(axis=-1, keepdims=True)
+    floor = ROUNDING * np.abs(lam).max(axis=(-1, -2))[..., None]
+    pos = free & (ev2 > np.maximum(RTOL * big, floor)) & (big > 0)
+    with np.errstate(divide="ignore"):
+        v = _outer(q2, np.where(pos, 1.0 / np.where(pos, ev2, 1.0), 0.0))
+    unident = (free & ~pos).any(axis=-1) & (dims > 0)
+    return mpinv, _sym(v), unident
+
+
+@dataclass
+class _Own:
+    """A level's own blocks: information, constraint projectors and targets, zeros."""
+
+    lam: np.ndarray  # per distinct pattern: (patterns, 2^|C|, m, m)
+    eta: np.ndarray  # per unit, block layout
+    mc: np.ndarray  # per distinct pattern: (patterns, 2^|C|, m, m)
+    b: np.ndarray | None  # per unit, block layout; None: no invariant at this level
+    zero: np.ndarray  # (units, m) bool
+    key: np.ndarray  # (units,): each unit's pattern (weights, invariants, zeros)
+
+
+def _own(fa: FactorAlgebra, prob: Problem, level: int) -> _Own:
+    """A level's own blocks, the matrices once per distinct pattern of its units."""
+    n, ns, m = prob.sizes[level], fa.n_spaces, fa.m
+    meas, eqs = prob.at(prob.measurements, level), prob.at(prob.equalities, level)
+    w = np.zeros((n, len(meas)))
+    eta = np.zeros((n, *fa.shape))  # detailed layout: the spreads add by broadcasting
+    bases = np.zeros((len(meas), ns, m, m))
+    for i, it in enumerate(meas):
+        var = it.variance
+        if var.ndim == 2 and np.any(var != var[:, :1]):
+            raise InvariantDPError(
+                "the dense-factor path needs one noise variance per unit and query; "
+                "per-cell variances take the general path."
+            )
+        wi = 1.0 / (var if var.ndim == 1 else var[:, 0])
+        w[it.units, i] = wi
+        c, a = fa.query_info(it.attrs, it.recodes)
+        bases[i] = c[:, None, None] * a
+        _add_rows(eta, it.units, fa.spread(it.values * wi[:, None], it.attrs, it.recodes, False))
+    pins = np.zeros((n, len(eqs)))
+    projs = np.zeros((len(eqs), ns, m, m))
+    b = np.zeros((n, *fa.shape)) if eqs else None
+    for j, it in enumerate(eqs):
+        pins[it.units, j] = 1.0
+        projs[j] = fa.query_projection(it.attrs, it.recodes)
+        target = it.values / fa.cell_sizes(it.attrs, it.recodes)[None, :]
+        _add_rows(b, it.units, fa.spread(target, it.attrs, it.recodes, False))
+    zero = np.zeros((n, m), dtype=bool)
+    for it in prob.at(prob.zeros, level):
+        zero[it.units] |= fa.zero_coords(it.attrs, it.recodes, it.mask)
+    key = np.hstack([w, pins, zero.astype(float)])
+    ukey, inv = np.unique(key, axis=0, return_inverse=True) if n else (key, np.zeros(0, int))
+    inv = inv.reshape(-1)
+    nk = ukey.shape[0]
+    lam_u = np.einsum("ui,itab->utab", ukey[:, : len(meas)], bases)
+    mc_u = np.einsum("uj,jtab->utab", ukey[:, len(meas) : len(meas) + len(eqs)], projs)
+    zdiag = np.zeros((nk, m, m))
+    zdiag[:, np.arange(m), np.arange(m)] = ukey[:, len(meas) + len(eqs) :]
+    mc_u += zdiag[:, None, :, :]
+    b = None if b is None else fa.to_block(b)
+    return _Own(lam_u, fa.to_block(eta), mc_u, b, zero, inv)
+
+
+def _add_rows(out, units, part):
+    """``out[units] += part`` (broadcast), in place when ``units`` is every row in order."""
+    n = out.shape[0]
+    if units.size == n and (n == 0 or (units[0] == 0 and np.all(np.diff(units) == 1))):
+        out += part
+    else:
+        out[units] += part
+
+
+@dataclass
+class BlockSolution:
+    """The arrays of the two passes in the dense-factor algebra, per level.
+
+    ``z, x`` subtree and final estimates (block layout); ``V, F`` subtree and
+    final covariances and ``G`` gains, ``(units, 2^|C|, m, m)``; ``zero`` the
+    dense coordinates of each unit's structural zeros.
+    """
+
+    problem: Problem
+    fa: FactorAlgebra
+    starts: list
+    zero: list = field(default_factory=list)
+    z: list = field(default_factory=list)
+    V: list = field(default_factory=list)
+    x: list = field(default_factory=list)
+    F: list = field(default_factory=list)
+    G: list = field(default_factory=list)
+    sinv: list = field(default_factory=list)
+
+    @property
+    def n_levels(self) -> int:
+        return len(self.problem.sizes)
+
+    def histograms(self, level: int) -> np.ndarray:
+        """Final estimates of the detailed histograms, ``(units, *shape)``."""
+        return self.fa.from_block(self.x[level])
+
+    def estimates(self, level: int, attrs, recodes=None) -> np.ndarray:
+        """``Q x_u`` for every unit of ``level``, ``(units, cells)``."""
+        return self.fa.marginal(self.histograms(level), tuple(attrs), dict(recodes or {}))
+
+    def _exact_cells(self, level, qd, units):
+        """Query cells (dense part) made only of structural zeros: ``(n, G_D)``."""
+        z = self.zero[level][units]
+        return ((qd > 0).astype(float) @ (~z).T.astype(float)).T == 0
+
+    def query_variances(self, level: int, attrs, recodes=None, units=None) -> np.ndarray:
+        """Variance of every cell of a query for units of ``level``, ``(n, cells)``."""
+        fa, attrs, recodes = self.fa, tuple(attrs), dict(recodes or {})
+        units = np.arange(self.problem.sizes[level]) if units is None else np.asarray(units)
+        qd = fa.dense_rows(attrs, recodes)
+        s = fa._scalar_attrs(attrs)
+        wt = fa.eig.cell_weight(s) if fa.scalar else np.array([1.0, 0.0])
+        f = self.F[level][units]
+        dense = np.einsum("gm,ntmk,gk->ntg", qd, f, qd)
+        var_d = np.einsum("t,ntg->ng", wt, dense)
+        var_d = np.where(self._exact_cells(level, qd, units), 0.0, np.maximum(var_d, 0.0))
+        n_c = int(np.prod([fa.shape[a] for a in attrs if a in fa.scalar], dtype=np.int64))
+        pairs = np.repeat(var_d[:, None, :], n_c, axis=1).reshape(units.size, -1)
+        out = np.empty_like(pairs)
+        out[:, fa.cell_order(attrs, recodes)] = pairs
+        return out
+
+    def pair_blocks(self, level: int, units) -> np.ndarray:
+        """``Cov(h_u, h_v)`` blocks for units of one level, ``(n, n, 2^|C|, m, m)``."""
+        units = np.asarray(units, dtype=np.int64)
+        prob, n = self.problem, units.size
+        anc = [None] * (level + 1)
+        anc[level] = units
+        for lev in range(level, 0, -1):
+            anc[lev - 1] = prob.parents[lev][anc[lev]]
+        lca = np.full((n, n), -1)
+        for lev, a in enumerate(anc):
+            lca[a[:, None] == a[None, :]] = lev
+        ns, m = self.fa.n_spaces, self.fa.m
+        up = [None] * (level + 1)  # gains from the unit up to its ancestor at level l + 1
+        up[level] = np.broadcast_to(np.eye(m), (n, ns, m, m))
+        for lev in range(level, 0, -1):
+            up[lev - 1] = up[lev] @ self.G[lev][anc[lev]]
+        out = np.zeros((n, n, ns, m, m))
+        for lev in range(level):
+            mask = lca == lev
+            if not mask.any():
+                continue
+            f_a = self.F[lev][anc[lev]]
+            top = np.einsum("itab,itbc,jtdc->ijtad", up[lev], f_a, up[lev])
+            g_c = self.G[lev + 1][anc[lev + 1]]
+            v_c = self.V[lev + 1][anc[lev + 1]]
+            gv = np.einsum("itab,jtbc->ijtac", g_c, v_c)
+            below = np.einsum("itab,ijtbc,jtdc->ijtad", up[lev + 1], gv, up[lev + 1])
+            out[mask] = (top - below)[mask]
+        f = self.F[level][units]
+        out[np.arange(n), np.arange(n)] = f
+        return out
+
+    def _query_cov(self, pairs, exact_d, attrs, recodes) -> np.ndarray:
+        """A query's covariance from blocks ``pairs`` ``(n, n, 2^|C|, m, m)``, unit-major.
+
+        ``exact_d`` ``(n, G_D)`` marks the dense query cells made only of
+        structural zeros (exact zeros in the result).
+        """
+        fa = self.fa
+        qd = fa.dense_rows(attrs, recodes)
+        n, g = pairs.shape[0], qd.shape[0]
+        order = fa.cell_order(attrs, recodes)
+        c = order.size
+        out = np.zeros((n, c, n, c))
+        for t, bt in enumerate(fa.scalar_blocks(attrs)):
+            if bt is None:
+                continue
+            dense = np.einsum("gm,ijmk,hk->ijgh", qd, pairs[:, :, t], qd)
+            kron = np.einsum("ab,ijgh->iagjbh", bt, dense).reshape(n, c, n, c)
+            out[:, order[:, None], :, order[None, :]] += kron.transpose(1, 3, 0, 2)
+        cov = _sym(out.reshape(n * c, n * c))
+        exact = np.repeat(exact_d[:, None, :], c // g, axis=1)
+        ex = np.empty((n, c), dtype=bool)
+        ex[:, order] = exact.reshape(n, c)
+        ex = ex.reshape(-1)
+        cov[ex, :] = 0.0
+        cov[:, ex] = 0.0
+        return cov
+
+    def slice_cov(self, level: int, units, attrs, recodes=None) -> np.ndarray:
+        """Covariance of a query's cells over ``units`` of ``level``, unit-major ``(n c, n c)``."""
+        attrs, recodes = tuple(attrs), dict(recodes or {})
+        units = np.asarray(units, dtype=np.int64)
+        exact = self._exact_cells(level, self.fa.dense_rows(attrs, recodes), units)
+        return self._query_cov(self.pair_blocks(level, units), exact, attrs, recodes)
+
+    def sum_blocks(self, level: int, units) -> np.ndarray:
+        r"""``Var(sum of h_u over units)`` as blocks ``(2^|C|, m, m)``; linear in the units above.
+
+        The chosen units' sum below each node ``a`` regresses on ``h_a`` with
+        :math:`K_a = \sum_c K_c G_c` and residual covariance
+        :math:`D_a = \sum_c D_c + \sum_c K_c V_c K_c^\top - B S_a^+ B^\top`,
+        :math:`B = \sum_c K_c V_c` (children given their parent); at the roots
+        :math:`\operatorname{Var} = \sum_r D_r + K_r F_r K_r^\top`.
+        """
+        ns, m = self.fa.n_spaces, self.fa.m
+        n = self.problem.sizes[level]
+        k = np.zeros((n, ns, m, m))
+        k[np.asarray(units, dtype=np.int64)] = np.eye(m)
+        d = np.zeros_like(k)
+        for lev in range(level, 0, -1):
+            st = self.starts[lev]
+            kv = k @ self.V[lev]
+            b = segment_sum(kv, st)
+            kvk = kv @ np.swapaxes(k, -1, -2)
+            sinv = self.sinv[lev - 1]
+            d = segment_sum(d + kvk, st)
+            if sinv is not None:
+                d -= b @ sinv @ np.swapaxes(b, -1, -2)
+            k = segment_sum(k @ self.G[lev], st)
+        total = d + k @ self.F[0] @ np.swapaxes(k, -1, -2)
+        return _sym(total.sum(axis=0))
+
+    def sum_cov(self, level: int, units, attrs, recodes=None):
+        """``(estimate, covariance)`` of a query's cells summed over ``units`` of ``level``."""
+        attrs, recodes = tuple(attrs), dict(recodes or {})
+        units = np.asarray(units, dtype=np.int64)
+        est = self.estimates(level, attrs, recodes)[units].sum(axis=0)
+        exact = self._exact_cells(level, self.fa.dense_rows(attrs, recodes), units)
+        pairs = self.sum_blocks(level, units)[None, None]
+        return est, self._query_cov(pairs, exact.all(axis=0, keepdims=True), attrs, recodes)
+
+
+def block_path_refusal(problem: Problem) -> str | None:
+    """Why a problem cannot take the dense-factor path (None: it can)."""
+    if problem.linear:
+        return "it has linear constraints that are not queries"
+    for it in problem.measurements:
+        if it.variance.ndim == 2 and np.any(it.variance != it.variance[:, :1]):
+            return "a query has noise variances that differ between its cells"
+    return None
+
+
+def _bottom_up(fa, own, starts, child, level, names=None):
+    """``(z, V, S^+)`` of a level from its own blocks and its children's ``(z, V)``."""
+    n, ns = own.key.size, fa.n_spaces
+    lam_u, mc_u = own.lam, own.mc
+    kids = np.zeros(n, dtype=bool) if child is None else starts[1:] > starts[:-1]
+    z = np.zeros((n, *fa.sshape, fa.m))
+    v = np.zeros((n, ns, fa.m, fa.m))
+    sinv = None
+    leaves = np.flatnonzero(~kids)
+    if leaves.size:
+        keys, inv = np.unique(own.key[leaves], return_inverse=True)
+        inv = inv.reshape(-1)
+        mpinv, vk, bad = _posterior(lam_u[keys], mc_u[keys], fa.dims)
+        _identified(bad, level, leaves[np.argmax(bad.any(axis=1)[inv])] if bad.any() else 0, names)
+        every = leaves.size == n
+        eta = own.eta if every else own.eta[leaves]
+        # one transform per pattern, shared by every unit that has it
+        z_l = fa.apply(eta, None, index=inv, moebius=fa.moebius(vk))
+        if own.b is not None:  # zeros alone have target 0: only invariants move h0
+            pinned = np.flatnonzero(np.abs(own.b[leaves]).reshape(leaves.size, -1).max(axis=1) > 0)
+            h0 = fa.apply(own.b[leaves[pinned]], mpinv[inv[pinned]])
+            z_l[pinned] += h0 - fa.apply(h0, vk[inv[pinned]] @ lam_u[keys][inv[pinned]])
+        if every:
+            z = z_l
+        else:
+            z[leaves] = z_l
+        v[leaves] = vk[inv]
+    inner = np.flatnonzero(kids)
+    if inner.size:
+        zc, vc = child
+        s = segment_sum(zc, starts)[inner]
+        big_s = segment_sum(vc, starts)[inner]
+        sinv_in, pnull = _children_obs(big_s)
+        sinv = np.zeros((n, ns, fa.m, fa.m))
+        sinv[inner] = sinv_in
+        lam = lam_u[own.key[inner]] + sinv_in
+        mc = mc_u[own.key[inner]] + pnull
+        b = fa.apply(s, pnull)
+        if own.b is not None:
+            b += own.b[inner]
+        eta = own.eta[inner] + fa.apply(s, sinv_in)
+        mpinv, vi, bad = _posterior(lam, mc, fa.dims)
+        _identified(bad, level, inner[np.argmax(bad.any(axis=1))] if bad.any() else 0, names)
+        h0 = fa.apply(b, mpinv)
+        z[inner] = fa.apply(eta, vi) + h0 - fa.apply(h0, vi @ lam)
+        v[inner] = vi
+        _check_children(fa, z[inner], s, pnull, inner, level, names)
+    return z, v, sinv
+
+
+def _identified(bad, level, unit, names=None):
+    if bad.any():
+        raise InvariantDPError(
+            f"{_where(level, int(unit), names)} has directions that no measurement identifies; "
+            "the dense-factor path needs every unit identified (the general path reports "
+            "such cells as not estimable)."
+        )
+
+
+def _check_children(fa, z, s, pnull, units, level, names=None):
+    """The exact values of a unit's children must agree with its own invariants and zeros."""
+    diff = fa.apply(z - s, pnull)
+    scale = 1.0 + np.abs(s).reshape(s.shape[0], -1).sum(axis=1)
+    bad = np.abs(diff).reshape(s.shape[0], -1).max(axis=1) > _CONSISTENCY * scale
+    if np.any(bad):
+        where = _where(level, int(units[np.argmax(bad)]), names)
+        raise InvariantDPError(
+            f"the invariants or structural zeros of {where} contradict the exact values of its "
+            "children: no histogram satisfies both."
+        )
+
+
+def _check_own(fa, prob, level, z, zero, names=None):
+    """Each invariant holds and each structural zero is 0 (up to rounding), else refuse."""
+    hist = fa.from_block(z)
+    for it in prob.at(prob.equalities, level):
+        got = fa.marginal(hist[it.units], it.attrs, it.recodes)
+        scale = 1.0 + np.abs(it.values).sum(axis=1)
+        bad = np.abs(got - it.values).max(axis=1, initial=0.0) > _CONSISTENCY * scale
+        if np.any(bad):
+            raise InvariantDPError(
+                "the equality invariants and structural zeros of "
+                f"{_where(level, int(it.units[np.argmax(bad)]), names)} are inconsistent: no "
+                "histogram satisfies them all."
+            )
+    zb = np.broadcast_to(zero.reshape(zero.shape[0], *(1,) * len(fa.sshape), fa.m), z.shape)
+    k = int(np.prod(z.shape[1:], dtype=np.int64))
+    left = np.abs(np.where(zb, z, 0.0)).reshape(z.shape[0], k).max(axis=1, initial=0.0)
+    scale = 1.0 + np.abs(z).reshape(z.shape[0], k).sum(axis=1)
+    if np.any(left > _CONSISTENCY * scale):
+        raise InvariantDPError(
+            "the structural zeros of "
+            f"{_where(level, int(np.argmax(left > _CONSISTENCY * scale)), names)} contradict its "
+            "invariants: no histogram satisfies both."
+        )
+    z[zb] = 0.0  # exactly, not to rounding
+
+
+def solve_blocks(problem: Problem, names=None) -> BlockSolution:
+    """The two passes in the dense-factor algebra (see the module docstring).
+
+    Parameters
+    ----------
+    problem : Problem
+        With recoded queries and structural zeros on any attributes; no
+        :class:`~._problem.Linear` constraint and one noise variance per unit
+        and query.
+    names : dict, optional
+        ``{level: (level name, geocodes)}`` for error messages.
+
+    Returns
+    -------
+    BlockSolution
+
+    Examples
+    --------
+    >>> from invariantdp._gls import Equality, Measurement, Problem, Zeros
+    >>> groups = {0: np.array([[1, 0, 0], [0, 1, 1]])}   # attribute 0: {0}, {1, 2}
+    >>> prob = Problem(
+    ...     (3, 2), [np.array([-1]), np.array([0, 0])],
+    ...     measurements=[Measurement(1, (0, 1), np.arange(2),
+    ...                               np.array([[4.0, 1, 2, 3, 0, 1], [5, 2, 0, 1, 1, 2]]),
+    ...                               np.ones(2))],
+    ...     equalities=[Equality(0, (0,), np.array([0]), np.array([[9.0, 9.0]]),
+    ...                          recodes=groups)],
+    ...     zeros=[Zeros(1, (0,), np.array([0]), np.array([[False, False, True]]))])
+    >>> sol = solve_blocks(prob)
+    >>> sol.estimates(0, (0,), groups).round(9).tolist()   # the invariant, exactly
+    [[9.0, 9.0]]
+    >>> float(sol.estimates(1, (0,))[0, 2])                  # the structural zero
+    0.0
+    """
+    why = block_path_refusal(problem)
+    if why is not None:
+        raise InvariantDPError(f"the dense-factor path does not apply: {why}.")
+    fa = FactorAlgebra(problem.shape, dense_attributes(problem))
+    n_lev = len(problem.sizes)
+    starts = [None] + [
+        segment_starts(problem.parents[lev], problem.sizes[lev - 1]) for lev in range(1, n_lev)
+    ]
+    sol = BlockSolution(problem, fa, starts)
+    sol.z, sol.V, sol.sinv, sol.zero = ([None] * n_lev for _ in range(4))
+    child = None
+    for lev in range(n_lev - 1, -1, -1):
+        own = _own(fa, problem, lev)
+        st = starts[lev + 1] if lev + 1 < n_lev else None
+        z, v, sinv = _bottom_up(fa, own, st, child, lev, names)
+        _check_own(fa, problem, lev, z, own.zero, names)
+        sol.z[lev], sol.V[lev], sol.sinv[lev], sol.zero[lev] = z, v, sinv, own.zero
+        child = (z, v)
+    _top_down(sol)
+    return sol
+
+
+def _top_down(sol: BlockSolution) -> None:
+    fa, n_lev = sol.fa, sol.n_levels
+    sol.x, sol.F, sol.G = ([None] * n_lev for _ in range(3))
+    sol.x[0], sol.F[0] = sol.z[0].copy(), sol.V[0].copy()
+    sol.G[0] = np.full_like(sol.V[0], np.nan)
+    for lev in range(1, n_lev):
+        st = sol.starts[lev]
+        pidx = np.repeat(np.arange(st.size - 1), np.diff(st))
+        d = sol.x[lev - 1] - segment_sum(sol.z[lev], st)
+        vc = sol.V[lev]
+        sinv = sol.sinv[lev - 1]
+        g = vc @ sinv[pidx] if sinv is not None else np.zeros_like(vc)
+        x = sol.z[lev] + fa.apply(d[pidx], g)
+        zero = sol.zero[lev]
+        x[np.broadcast_to(zero.reshape(zero.shape[0], *(1,) * len(fa.sshape), fa.m), x.shape)] = 0
+        f = g @ sol.F[lev - 1][pidx] @ np.swapaxes(g, -1, -2) + vc - g @ vc
+        sol.x[lev], sol.F[lev], sol.G[lev] = x, _sym(f), g

@@ -1,0 +1,274 @@
+r"""The algebra of recoded queries and level-set zeros: dense small factors times eigenspaces.
+
+A recode (a grouping of one attribute's levels) or a structural zero on some
+levels of an attribute breaks the constant/complement decomposition of that
+attribute, but not of the others.  Split the attributes into the *dense*
+ones ``D`` (touched by a recode or a zero) and the *scalar* ones ``C``, and
+order the cells as (scalar attributes, dense attributes), so that
+:math:`\mathbb R^k = \mathbb R^{k_C} \otimes \mathbb R^m` with
+:math:`m = \prod_{a \in D} n_a` (16 for P.L. 94-171: ``hhgq`` 8 x
+``votingage`` 2).  For a query with (possibly recoded) factors ``q_a``,
+
+.. math:: Q^\top Q = \bigotimes_{a \in C} q_a^\top q_a \otimes
+          \bigotimes_{a \in D} q_a^\top q_a ,
+
+and the scalar factors are the identity or all-ones matrices of
+:mod:`._eigenspaces`: on each joint eigenspace :math:`E_T` of the scalar
+attributes (``T`` a subset of ``C``) the query acts as a scalar times one
+``m x m`` matrix, on every copy of :math:`W_T` alike:
+:math:`Q^\top Q = \sum_T P_T \otimes c_T A`.  Sums and inverses of such
+operators stay of this form, so a unit's information, covariance and gains
+are ``2^{|C|}`` matrices of size ``m x m`` ("blocks"), whatever the number of
+cells.  An equality invariant pins the range of the query's projection
+:math:`\Pi = Q^+ Q`, again of the form :math:`\sum_T P_T \otimes \Pi_T`; a
+zero of the cells ``Z x`` (every level of the scalar attributes) is the
+coordinate projection on ``Z`` in every block.
+
+Histograms are kept in the *block layout* ``(N, *scalar shape, m)``
+(:meth:`FactorAlgebra.to_block`); operators act on them by the axis means of
+:meth:`~._eigenspaces.EigenAlgebra.means` (Moebius inversion) and one
+``m x m`` product per term.
+
+References
+----------
+Cumings-Menon & Zhuravlev (2024), "Least squares estimation for hierarchical
+data", arXiv:2404.13164 (the information of marginal queries); the
+P.L. 94-171 recodes are those of the Census Bureau's 2020 production
+strategy (``hhinstlevels``, ``gqNursingTotal``, ``nonvoting``).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+from ._eigenspaces import EigenAlgebra
+
+__all__ = ["FactorAlgebra", "dense_attributes", "query_rows"]
+
+
+def query_rows(shape, attrs, recodes) -> np.ndarray:
+    """The 0/1 matrix of a (possibly recoded) query, ``(cells, k)``: a Kronecker product."""
+    out = np.ones((1, 1))
+    for a, n in enumerate(shape):
+        if a in recodes:
+            f = recodes[a].astype(float)
+        elif a in attrs:
+            f = np.eye(n)
+        else:
+            f = np.ones((1, n))
+        out = np.kron(out, f)
+    return out
+
+
+def dense_attributes(problem) -> tuple:
+    """The attributes a problem's recodes or structural zeros touch (sorted)."""
+    out = set()
+    for it in (*problem.measurements, *problem.equalities, *problem.zeros):
+        out.update(int(a) for a in it.recodes)
+    for z in problem.zeros:
+        out.update(int(a) for a in z.attrs)
+    return tuple(sorted(out))
+
+
+class FactorAlgebra:
+    """Block operators on a schema whose attributes ``dense`` keep a full factor.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        Levels of each attribute.
+    dense : sequence of int
+        The attributes kept whole (the others split into constant and contrasts).
+
+    Examples
+    --------
+    >>> fa = FactorAlgebra((3, 2, 4), dense=(0,))
+    >>> fa.m, fa.n_spaces, fa.sshape
+    (3, 4, (2, 4))
+    >>> group = {0: np.array([[1, 1, 0]])}          # levels {0, 1} of attribute 0
+    >>> c, a = fa.query_info((0, 1), group)
+    >>> c.tolist()                                   # attribute 2 summed: 4 on its constant
+    [4.0, 4.0, 0.0, 0.0]
+    >>> a.tolist()
+    [[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
+    """
+
+    def __init__(self, shape, dense=()):
+        self.shape = tuple(int(n) for n in shape)
+        self.d = len(self.shape)
+        self.k = int(np.prod(self.shape, dtype=np.int64))
+        self.dense = tuple(sorted({int(a) for a in dense}))
+        self.scalar = tuple(a for a in range(self.d) if a not in self.dense)
+        self.m = int(np.prod([self.shape[a] for a in self.dense], dtype=np.int64))
+        # with every attribute dense, one scalar attribute of a single level stands in
+        self.sshape = tuple(self.shape[a] for a in self.scalar) or (1,)
+        self.eig = EigenAlgebra(self.sshape)
+        self.n_spaces = self.eig.n_spaces
+        self._perm = (*self.scalar, *self.dense)
+        self._inv = tuple(int(i) for i in np.argsort(self._perm))
+
+    # -- layouts -------------------------------------------------------------
+
+    def to_block(self, x) -> np.ndarray:
+        """Histograms ``(N, k)`` or ``(N, *shape)`` in the block layout ``(N, *sshape, m)``."""
+        x = np.asarray(x, dtype=float)
+        n = x.shape[0]
+        x = x.reshape(n, *self.shape).transpose(0, *(1 + a for a in self._perm))
+        return x.reshape(n, *self.sshape, self.m)
+
+    def from_block(self, xb) -> np.ndarray:
+        """The inverse of :meth:`to_block`: histograms ``(N, *shape)``."""
+        n = xb.shape[0]
+        dims = [self.shape[a] for a in self._perm]
+        x = np.asarray(xb).reshape(n, *dims).transpose(0, *(1 + a for a in self._inv))
+        return np.ascontiguousarray(x)
+
+    # -- queries in the detailed layout ----------------------------------------------
+
+    def _sizes(self, attrs, recodes) -> list:
+        return [recodes[a].shape[0] if a in recodes else self.shape[a] for a in attrs]
+
+    def spread(self, y, attrs, recodes, broadcast=True) -> np.ndarray:
+        """``Q^T y`` for query cells ``y`` (``(N, cells)``), as histograms ``(N, *shape)``.
+
+        With ``broadcast=False`` the summed attributes keep axes of length 1
+        (a view to add into a histogram by broadcasting).
+        """
+        y = np.asarray(y, dtype=float)
+        n = y.shape[0]
+        fs = dict(zip(attrs, self._sizes(attrs, recodes), strict=True))
+        arr = y.reshape(n, *[fs.get(a, 1) for a in range(self.d)])
+        for a, mat in recodes.items():
+            arr = np.moveaxis(np.tensordot(arr, mat.astype(float), axes=([1 + a], [0])), -1, 1 + a)
+        return np.broadcast_to(arr, (n, *self.shape)) if broadcast else arr
+
+    def marginal(self, x, attrs, recodes) -> np.ndarray:
+        """``Q x`` for histograms ``x`` (``(N, *shape)``): ``(N, cells)`` in C order."""
+        arr = np.asarray(x, dtype=float)
+        n = arr.shape[0]
+        arr = arr.reshape(n, *self.shape)
+        drop = tuple(1 + a for a in range(self.d) if a not in attrs)
+        if drop:
+            arr = arr.sum(axis=drop, keepdims=True)
+        for a, mat in recodes.items():
+            arr = np.moveaxis(np.tensordot(arr, mat.astype(float), axes=([1 + a], [1])), -1, 1 + a)
+        return arr.reshape(n, int(np.prod(arr.shape[1:], dtype=np.int64)))
+
+    def cell_sizes(self, attrs, recodes) -> np.ndarray:
+        """The number of detailed cells in each query cell (``Q Q^T`` is their diagonal)."""
+        return self.marginal(np.ones((1, self.k)), attrs, recodes)[0]
+
+    # -- the factors of a query --------------------------------------------------
+
+    def _scalar_attrs(self, attrs) -> tuple:
+        return tuple(i for i, a in enumerate(self.scalar) if a in attrs)
+
+    def dense_rows(self, attrs, recodes) -> np.ndarray:
+        """``Q_D``: the query's factor on the dense attributes, ``(G_D, m)``."""
+        out = np.ones((1, 1))
+        for a in self.dense:
+            n = self.shape[a]
+            if a in recodes:
+                f = recodes[a].astype(float)
+            elif a in attrs:
+                f = np.eye(n)
+            else:
+                f = np.ones((1, n))
+            out = np.kron(out, f)
+        return out
+
+    def query_info(self, attrs, recodes) -> tuple[np.ndarray, np.ndarray]:
+        """``(c, A)`` with ``Q^T Q = sum_T P_T kron c_T A`` (``c`` per eigenspace, ``A``: m x m)."""
+        for a in recodes:
+            if a not in self.dense:
+                raise ValueError(f"attribute {a} is recoded but not a dense factor")
+        s = self._scalar_attrs(attrs)
+        if not self.scalar:
+            c = np.array([1.0, 0.0])
+        else:
+            c = self.eig.query_mask(s) * self.eig.query_factor(s)
+        q = self.dense_rows(attrs, recodes)
+        return c, q.T @ q
+
+    def query_projection(self, attrs, recodes) -> np.ndarray:
+        """``Pi_T`` of the projection ``Q^+ Q`` on each eigenspace, ``(2^|C|, m, m)``."""
+        s = self._scalar_attrs(attrs)
+        mask = np.array([True, False]) if not self.scalar else self.eig.query_mask(s)
+        q = self.dense_rows(attrs, recodes)
+        pi = q.T @ (q / q.sum(axis=1, keepdims=True))
+        return mask[:, None, None] * pi[None, :, :]
+
+    def scalar_blocks(self, attrs) -> list:
+        """``Q_C P_T Q_C^T`` (scalar query cells x cells) per eigenspace; None off its range."""
+        s = self._scalar_attrs(attrs)
+        if not self.scalar:
+            return [np.ones((1, 1)), None]
+        inside = self.eig.query_mask(s)
+        rows = self.eig.query_rows(s)
+        hist = rows.reshape(-1, *self.sshape)
+        return [
+            self.eig.project(hist, t).reshape(rows.shape[0], -1) @ rows.T if inside[t] else None
+            for t in range(self.n_spaces)
+        ]
+
+    def cell_order(self, attrs, recodes) -> np.ndarray:
+        """``order[i_C * G_D + i_D]``: the query cell (C order over ``attrs``) of a pair.
+
+        ``i_C`` runs over the scalar attributes of the query, ``i_D`` over the
+        rows of :meth:`dense_rows` (every dense attribute, a summed one with one row).
+        """
+        sizes = dict(zip(attrs, self._sizes(attrs, recodes), strict=True))
+        full = [sizes.get(a, 1) for a in range(self.d)]
+        idx = np.arange(int(np.prod(full, dtype=np.int64))).reshape(full)
+        return idx.transpose(*self._perm).reshape(-1)
+
+    def zero_coords(self, attrs, recodes, mask) -> np.ndarray:
+        """The dense coordinates ``Z`` (``(N, m)`` bool) of zero query cells ``mask``."""
+        hist = self.spread(np.asarray(mask, dtype=float), attrs, recodes)
+        inner = int(np.prod(self.sshape, dtype=np.int64))
+        return self.to_block(hist).reshape(hist.shape[0], inner, self.m)[:, 0, :] > 0
+
+    # -- block operators -----------------------------------------------------------
+
+    @cached_property
+    def dims(self) -> np.ndarray:
+        """``dim W_T`` per eigenspace (0 for the stand-in attribute's contrasts)."""
+        return self.eig.dims if self.scalar else np.array([1.0, 0.0])
+
+    def moebius(self, mats) -> np.ndarray:
+        """``b_U = sum_{T >= U} (-1)^{|T - U|} M_T``, transposed per block and contiguous."""
+        b = np.array(np.swapaxes(np.asarray(mats, dtype=float), -1, -2), copy=True, order="C")
+        for a in range(self.eig.d):
+            bit = 1 << a
+            for t in range(self.n_spaces):
+                if not t & bit:
+                    b[..., t, :, :] -= b[..., t | bit, :, :]
+        return b
+
+    def apply(self, xb, mats, index=None, moebius=None) -> np.ndarray:
+        """``sum_T (P_T kron M_T) x`` for block-layout ``xb``; ``mats``: ``([N,] 2^|C|, m, m)``.
+
+        With ``index``, unit ``i`` uses ``mats[index[i]]`` (a table of distinct
+        patterns, transformed once); ``moebius`` is :meth:`moebius` of ``mats``
+        when already computed.
+        """
+        xb = np.asarray(xb, dtype=float)
+        b = self.moebius(mats) if moebius is None else moebius
+        if index is not None:
+            b = b[index]
+        means = self.eig.means(xb)
+        out = None
+        for u, mean in means.items():
+            n = mean.shape[0]
+            inner = int(np.prod(mean.shape[1:-1], dtype=np.int64))
+            flat = mean.reshape(n, inner, self.m) @ b[..., u, :, :]
+            term = flat.reshape(mean.shape)  # a fresh array: summed into in place
+            if out is None:
+                out = term
+            elif out.shape != np.broadcast_shapes(out.shape, term.shape):
+                out = term + out
+            else:
+                out += term
+        return np.broadcast_to(out, xb.shape).copy() if out.shape != xb.shape else out
