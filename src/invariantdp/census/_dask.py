@@ -24,7 +24,7 @@ import numpy as np
 
 from ._eigen import EigenAlgebra
 from ._fast import segment_starts, segment_sum
-from ._gls import Solution, _structure, downward, top_down_level, upward
+from ._gls import Solution, _structure, downward, hold_invariants, top_down_level, upward
 from ._own import constraints_of, own_info
 from ._tasks import check_scheduler, client_of, run_tasks
 
@@ -107,6 +107,7 @@ def solve_dask(problem, scheduler, names) -> Solution:
         up = upward(alg, owns, basis, affected, starts, names)
         sol.z, sol.v, sol.sub = (list(t) for t in zip(*up, strict=True))
         downward(sol, names)
+        hold_invariants(sol, names)
         return sol
     client = client_of(scheduler)
     n_split = problem.sizes[split]
@@ -156,6 +157,7 @@ def solve_dask(problem, scheduler, names) -> Solution:
         down_jobs.append((h, basis, top, a, _block_names(names, b, split), split))
     parts = _gather(client, _submit(client, _down_task, down_jobs))
     _assemble(sol, parts, batches, split)
+    hold_invariants(sol, names)
     return sol
 
 
