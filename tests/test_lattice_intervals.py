@@ -104,6 +104,24 @@ def test_rows_with_the_same_weights_share_one_law():
     assert len(cache) == 1 and np.all(h == h[0]) and np.all(cov == cov[0])
 
 
+@pytest.mark.parametrize("sigma", [0.49, 0.3, 0.2, 0.1, 1e-3, 1e-12, 1e-300])
+def test_below_sigma_one_half_the_law_is_the_pmf_s_and_tends_to_a_point_mass(sigma):
+    # the Poisson form needs ~9 / (2 pi sigma) images: unbounded as sigma -> 0
+    p = np.array([5, -1, -1, -1, -1, -1])
+    fft = li._central_masses(sigma, p)
+    if sigma >= 1e-3:
+        direct = _direct_masses(p, sigma)
+        n = min(fft.size, direct.size)
+        assert fft[:n] == pytest.approx(direct[:n], abs=1e-12)
+    else:  # P(e != 0) < 1e-300: a point mass at 0 to every digit
+        assert np.all(fft == pytest.approx(1.0, abs=1e-15))
+    for a in (p / 6, np.array([1.0])):
+        h, cov, how = li.half_widths([a], sigma, 0.95)
+        assert cov[0] >= 0.95 and how[0] == "exact discrete law"
+        if fft[0] >= 0.95 + 1e-9:  # every term 0 with at least the level: y +- 0
+            assert h[0] == 0.0
+
+
 # --- rounding of weights too fine for the grid -------------------------------------------
 
 

@@ -18,6 +18,10 @@ The exact law (:func:`half_widths`, method ``"exact"``)
     .. math:: \varphi(\theta) = \frac{\sum_k e^{-\sigma^2 (\theta - 2\pi k)^2 / 2}}
                                      {\sum_k e^{-\sigma^2 (2\pi k)^2 / 2}} > 0,
 
+    (below ``sigma = 0.5`` the pmf's own series
+    :math:`\varphi(\theta) = \sum_j p_j \cos(j\theta)`, whose terms beyond
+    ``|j| = sigma sqrt(80)`` are below ``e^{-40}``; so ``sigma -> 0`` is exact: the
+    law of a count is then a point mass and its interval ``y +- 0``),
     so one inverse FFT gives its law on ``{-R, ..., R}`` (terms of equal
     ``|p_j|`` are grouped: ``phi(p theta)^m``).  ``R`` comes from the
     sub-Gaussian bound: ``E exp(t e) <= exp(t^2 sigma^2 / 2)`` (by Poisson
@@ -96,6 +100,8 @@ MAX_DENOMINATOR = 2**20
 _TAIL, _SLACK = 1e-15, 1e-9
 #: share of alpha spent on the rounded part of the weights (the union bound)
 _ROUNDING_SHARE = 0.01
+#: below this sigma the characteristic function is summed over the pmf, not its images
+_SIGMA_DIRECT = 0.5
 #: weights below this (relative to the largest) are rounding noise of the projection
 _ZERO = 1e-13
 _TAIL_Z = math.sqrt(2.0 * math.log(2.0 / _TAIL))
@@ -104,6 +110,14 @@ _TAIL_Z = math.sqrt(2.0 * math.log(2.0 / _TAIL))
 def _log_cf_table(sigma: float, n: int) -> np.ndarray:
     """``log phi(2 pi t / n)`` for ``t = 0 .. n // 2`` (the module formula)."""
     t = np.arange(n // 2 + 1) * (2.0 * np.pi / n)
+    if sigma < _SIGMA_DIRECT:
+        # few support points carry the mass: the pmf's own Fourier series, without the
+        # 9 / (2 pi sigma) images the Poisson form needs (unbounded as sigma -> 0)
+        j = np.arange(1, int(math.ceil(sigma * math.sqrt(80.0))) + 2)
+        with np.errstate(over="ignore", divide="ignore"):
+            w = np.exp(-0.5 * (j / sigma) ** 2)  # 0 below 1e-308: exact enough
+        den = 1.0 + 2.0 * w.sum()
+        return np.log1p(2.0 * ((np.cos(np.outer(t, j)) - 1.0) @ w) / den)
     # enough images 2 pi k that the omitted terms are below exp(-40) of the kept ones
     kmax = int(math.ceil(9.0 / (2.0 * np.pi * sigma))) + 1
     k = 2.0 * np.pi * np.arange(-kmax, kmax + 1)
