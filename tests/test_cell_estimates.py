@@ -421,7 +421,7 @@ def test_data_impossible_under_the_noise_and_invariants_warn():
 
 
 def test_releases_the_noise_can_produce_never_warn_of_contradiction():
-    # 2,000 draws of the stated law under a total and under both one-way margins, at
+    # 1,000 draws of the stated law under a total and under both one-way margins, at
     # sigma 0.3 and 1: the bound's false-alarm probability is below 1e-12 each
     rng = np.random.default_rng(26)
     truth = (np.arange(6) + 3).reshape(2, 3)
@@ -431,7 +431,7 @@ def test_releases_the_noise_can_produce_never_warn_of_contradiction():
             grand_total(truth, truth.sum()),
             margins.with_values(margins.dense_matrix() @ truth.reshape(-1)),
         ):
-            noise = discrete_gaussian.rvs(sigma, size=(1000, 2, 3), random_state=rng)
+            noise = discrete_gaussian.rvs(sigma, size=(250, 2, 3), random_state=rng)
             for y in truth + noise:
                 r = Release.from_published(
                     y, noise="discrete_gaussian", sigma=sigma, invariants=inv

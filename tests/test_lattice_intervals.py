@@ -186,3 +186,45 @@ def test_the_plain_gaussian_interval_under_covers_a_count(sigma, plain):
     m = math.floor(stats.norm.ppf(0.975) * math.sqrt(discrete_gaussian.var(sigma)))
     cov = discrete_gaussian.cdf(m, sigma) - discrete_gaussian.cdf(-m - 1, sigma)
     assert round(cov, 4) == plain < 0.95
+
+
+# --- independent terms of different sigmas, and a Gaussian remainder ---------------------------
+
+
+def test_terms_of_different_sigmas_match_a_direct_convolution():
+    # a census error: own cells at sigma 0.5, a parent's at sigma 2, weights on 1/4
+    p, sig = np.array([3, -1, 1, 2]), np.array([0.5, 0.5, 2.0, 1.0])
+    law = np.array([1.0])
+    for pj, sj in zip(p, sig, strict=True):
+        width = int(math.ceil(12 * sj)) + 2
+        support = np.arange(-width, width + 1)
+        term = np.zeros(2 * width * abs(pj) + 1)
+        term[(support + width) * abs(pj)] = discrete_gaussian.pmf(support, sj)
+        law = np.convolve(law, term)
+    centre = law.size // 2
+    direct = law[centre] + 2 * np.concatenate(([0.0], np.cumsum(law[centre + 1 :])))
+    fft = li._central_masses(sig, p)
+    n = min(fft.size, direct.size)
+    assert fft[:n] == pytest.approx(direct[:n], abs=1e-12)
+    h, cov, how = li.half_widths([p / 4], sig, 0.95)
+    points = int(round(h[0] * 4))
+    assert how[0] == "exact discrete law" and cov[0] == pytest.approx(direct[points], abs=1e-9)
+    assert cov[0] >= 0.95 > direct[points - 1]
+
+
+@pytest.mark.parametrize("rest", [1e-4, 0.01, 0.3])
+def test_a_gaussian_remainder_gives_the_mixture_s_quantile(rest):
+    # P(|e + N(0, rest)| <= h) = sum_k P(e = k) [Phi((h - k) / s) - Phi((-h - k) / s)]
+    h, cov, how = li.half_widths([[1.0]], 1.0, 0.95, rest=[rest])
+    k = np.arange(-12, 13)
+    s = math.sqrt(rest)
+    mass = discrete_gaussian.pmf(k, 1.0) @ (
+        stats.norm.cdf((h[0] - k) / s) - stats.norm.cdf((-h[0] - k) / s)
+    )
+    assert how[0] == "exact discrete law, Gaussian remainder"
+    assert mass == pytest.approx(0.95, abs=1e-8) and cov[0] == pytest.approx(mass, abs=1e-8)
+    # shortest: a little less misses the level
+    less = discrete_gaussian.pmf(k, 1.0) @ (
+        stats.norm.cdf((h[0] - 1e-3 - k) / s) - stats.norm.cdf((-h[0] + 1e-3 - k) / s)
+    )
+    assert less < 0.95
