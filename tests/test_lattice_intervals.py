@@ -228,3 +228,23 @@ def test_a_gaussian_remainder_gives_the_mixture_s_quantile(rest):
         stats.norm.cdf((h[0] - 1e-3 - k) / s) - stats.norm.cdf((-h[0] + 1e-3 - k) / s)
     )
     assert less < 0.95
+
+
+def test_a_remainder_that_smooths_the_lattice_gives_the_normal_interval():
+    # rest (2 pi / max|a|)^2 / 2 >= 40 with every sigma >= 1: the mixture is all but normal
+    a, sig, rest = np.array([[1.0, 0.5]]), np.array([1.0, 2.0]), 3.0
+    h, cov, how = li.half_widths(a, sig, 0.95, rest=[rest])
+    sd = math.sqrt(discrete_gaussian.var(1.0) + 0.25 * discrete_gaussian.var(2.0) + rest)
+    assert how[0] == "normal, lattice smoothed"
+    assert h[0] == pytest.approx(stats.norm.ppf(0.975) * sd, rel=1e-12)
+    # the exact mixture at that half-width: the level to 1e-7 (the images at sigma = 1)
+    k = np.arange(-30, 31)
+    p1, p2 = discrete_gaussian.pmf(k, 1.0), discrete_gaussian.pmf(k, 2.0)
+    at = (k[:, None] + 0.5 * k[None, :]).reshape(-1)
+    w = (p1[:, None] * p2[None, :]).reshape(-1)
+    s = math.sqrt(rest)
+    mass = w @ (stats.norm.cdf((h[0] - at) / s) - stats.norm.cdf((-h[0] - at) / s))
+    assert mass == pytest.approx(0.95, abs=1e-7)
+    # a smaller remainder leaves the lattice visible: the exact law is used
+    exact = li.half_widths(a, sig, 0.95, rest=[0.5])[2][0]
+    assert exact == "exact discrete law, Gaussian remainder"

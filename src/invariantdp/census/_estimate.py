@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from .._lattice_intervals import half_widths
+from .._lattice_intervals import dg_variances, half_widths
 from .._results import Summary, format_table
 from .._validation import check_confidence_level
 from ..exceptions import InvariantDPError
@@ -171,6 +171,28 @@ class GLSEstimate:
                     out[owner[j]][0].append(a)
                     out[owner[j]][1].append(np.broadcast_to(sig[i], (n_r,)))
 
+        def flat_terms(lev, cols, units, owner):
+            """``(owner, weight, sigma)`` of every measured cell of ``units`` (at ``lev``).
+
+            ``cols[i]`` is the covariance of ``units[i]``'s cells with the estimate.
+            """
+            where = np.full(sol.problem.sizes[lev], -1)
+            where[units] = np.arange(units.size)
+            out = []
+            for r_attrs, t_units, v, sig in tables(lev):
+                j = where[t_units]
+                sel = j >= 0
+                if not sel.any():
+                    continue
+                block = alg.marginal(cols[j[sel]], r_attrs)
+                n_r = block.shape[1]
+                vv = np.broadcast_to(v[sel].reshape(int(sel.sum()), -1), block.shape)
+                ss = np.broadcast_to(sig[sel].reshape(int(sel.sum()), -1), block.shape)
+                out.append(
+                    (np.repeat(owner[j[sel]], n_r), (block / vv).reshape(-1), ss.reshape(-1))
+                )
+            return out
+
         def intervals(cl, var):
             half = np.full((n, c), np.nan)
             cov = np.full((n, c), np.nan)
@@ -189,19 +211,15 @@ class GLSEstimate:
                 m = np.where(np.isinf(m), 0.0, m)
                 probe = np.broadcast_to(alg.spread(first, attrs), (fast.size, *alg.shape))
                 cols = alg.apply(probe, m)
-                terms = {i: ([], []) for i in range(fast.size)}
-                terms_of(
-                    li,
-                    lambda j, r: alg.marginal(cols[j : j + 1], r)[0],
-                    fast,
-                    np.arange(fast.size),
-                    terms,
-                )
+                parts = [flat_terms(li, cols, fast, np.arange(fast.size))]
                 if li + 1 < sol.n_levels:
                     # the children's measurements: Cov(h_child, h_u) = G_child F_u on each space
                     st = sol.starts[li + 1]
-                    kids = np.concatenate([np.arange(st[u], st[u + 1]) for u in fast.tolist()])
-                    owner = np.repeat(np.arange(fast.size), np.diff(st)[fast])
+                    counts = np.diff(st)[fast]
+                    owner = np.repeat(np.arange(fast.size), counts)
+                    kids = np.repeat(st[fast], counts) + (
+                        np.arange(owner.size) - np.repeat(np.cumsum(counts) - counts, counts)
+                    )
                     plain = np.ones(kids.size, dtype=bool)
                     if sol.basis is not None:
                         plain = ~sol.affected[li + 1][kids]
@@ -210,15 +228,9 @@ class GLSEstimate:
                     kids, owner, g = kids[plain], owner[plain], g[plain]
                     if kids.size:
                         kid_cols = alg.apply(probe[owner], g * m[owner])
-                        terms_of(
-                            li + 1,
-                            lambda j, r: alg.marginal(kid_cols[j : j + 1], r)[0],
-                            kids,
-                            owner,
-                            terms,
-                        )
-                for i, u in enumerate(fast.tolist()):
-                    half[u], cov[u], how[u] = _one(terms[i], var[u, 0], cl, cache)
+                        parts.append(flat_terms(li + 1, kid_cols, kids, owner))
+                h, p, w = _many(parts, fast.size, var[fast, 0], cl, cache)
+                half[fast], cov[fast], how[fast] = h[:, None], p[:, None], w[:, None]
             for u in np.flatnonzero(general | ~ok.all(axis=1)).tolist():
                 rows_s = alg.query_rows(attrs)
                 m, law = unit_law(sol, li, u)
@@ -557,6 +569,30 @@ class GLSEstimate:
         return format_table("GLS estimates of noisy measurements", rows, notes)
 
 
+def _many(parts, n: int, var, confidence_level: float, cache: dict):
+    """:func:`_one` for ``n`` errors at once, from flat ``(owner, weight, sigma)`` pieces."""
+    pieces = [p for part in parts for p in part]
+    if not pieces:
+        return half_widths(np.zeros((n, 1)), 1.0, confidence_level, cache, rest=var)
+    owner = np.concatenate([p[0] for p in pieces])
+    a = np.concatenate([p[1] for p in pieces])
+    sig = np.concatenate([p[2] for p in pieces])
+    order = np.argsort(owner, kind="stable")
+    owner, a, sig = owner[order], a[order], sig[order]
+    counts = np.bincount(owner, minlength=n)
+    col = np.arange(owner.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    weights = np.zeros((n, max(int(counts.max()), 1)))
+    sigmas = np.ones_like(weights)
+    weights[owner, col], sigmas[owner, col] = a, sig
+    own = np.sum(weights**2 * dg_variances(sigmas), axis=1)
+    rest = var - own
+    # what the own terms do not explain; below rounding of the variances it is none, and
+    # units alike but for rounding share one law (the cache's key)
+    rest = np.where(rest > 1e-9 * np.maximum(var, 1e-300), rest, 0.0)
+    rest = np.array([float(f"{r:.9g}") for r in rest.tolist()])
+    return half_widths(weights, sigmas, confidence_level, cache, rest=rest)
+
+
 def _one(terms, var: float, confidence_level: float, cache: dict):
     """``(half-width, coverage, method)`` of one error: own terms exact, the rest Gaussian."""
     weights, sigmas = terms
@@ -564,10 +600,11 @@ def _one(terms, var: float, confidence_level: float, cache: dict):
         return half_widths(np.zeros((1, 1)), 1.0, confidence_level, cache, rest=[var])
     a = np.concatenate(weights)
     sig = np.concatenate(sigmas)
-    own = float(np.sum(a**2 * noise_variance("discrete_gaussian", sig**2)))
+    own = float(np.sum(a**2 * dg_variances(sig)))
     rest = var - own
-    # what the own terms do not explain; below rounding of the variances it is none
-    rest = rest if rest > 1e-9 * max(var, 1e-300) else 0.0
+    # what the own terms do not explain; below rounding of the variances it is none, and
+    # units alike but for rounding share one law (the cache's key)
+    rest = float(f"{rest:.9g}") if rest > 1e-9 * max(var, 1e-300) else 0.0
     h, cov, how = half_widths(a[None, :], sig, confidence_level, cache, rest=[rest])
     return h[0], cov[0], how[0]
 
