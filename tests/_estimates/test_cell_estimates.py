@@ -377,3 +377,64 @@ def test_gaussian_intervals_cover_by_simulation():
         hits.append(np.mean((est["ci_lower"] <= truth) & (truth <= est["ci_upper"])))
     per_replicate = np.array(hits)
     assert abs(per_replicate.mean() - 0.9) < 4 * _mc_error(per_replicate, 0.9, 6)
+
+
+# --- small noise: sigma -> 0 and data the noise cannot explain -------------------------------
+
+
+@pytest.mark.parametrize("sigma", [0.026, 0.02, 1e-3, 1e-10])
+def test_estimate_at_tiny_sigma_gives_the_counts_with_zero_width(sigma):
+    # at 0.026 the estimates and limits were NaN with coverage 1.0; below 0.025 the
+    # variance underflowed to 0 and a census message about `measurement.variance` came up
+    counts = pd.Series([5, 9, 14])
+    for inv, shrink in ((None, 1.0), (grand_total(counts, 28), math.sqrt(2 / 3))):
+        r = Release.from_published(counts, noise="discrete_gaussian", sigma=sigma, invariants=inv)
+        est = estimate(r)
+        assert est["estimate"].to_numpy() == pytest.approx([5, 9, 14], abs=1e-12)
+        se = math.sqrt(discrete_gaussian.var(sigma)) * shrink  # 0 when it underflows
+        assert est["std_error"].to_numpy() == pytest.approx([se] * 3, rel=1e-9, abs=1e-150)
+        assert est["ci_lower"].to_numpy() == pytest.approx([5, 9, 14], abs=1e-8)
+        assert est["ci_upper"].to_numpy() == pytest.approx([5, 9, 14], abs=1e-8)
+        # the interval y +- 0 covers when every noise term is 0: P(e = 0)^(cells involved)
+        p0 = float(discrete_gaussian.pmf(0, sigma))
+        assert np.all(est.attrs["coverage"] >= p0**3 - 1e-15)
+        assert est.attrs["interval"] == ["exact discrete law"] * 3
+
+
+def test_data_impossible_under_the_noise_and_invariants_warn():
+    counts = pd.Series([4, 11])
+    r = Release.from_published(
+        counts, noise="discrete_gaussian", sigma=0.1, invariants=grand_total(counts, 10)
+    )
+    with pytest.warns(UserWarning, match="the data contradict the release's noise and invariants"):
+        estimate(r)
+    # the same noise, data it can produce: no warning (warnings are errors in the tests)
+    ok = Release.from_published(
+        counts, noise="discrete_gaussian", sigma=0.1, invariants=grand_total(counts, 15)
+    )
+    assert estimate(ok)["estimate"].tolist() == pytest.approx([4, 11])
+    gauss = Release.from_published(
+        pd.Series([4.0, 11.0]), noise="gaussian", scale=0.1, invariants=grand_total(counts, 10)
+    )
+    with pytest.warns(UserWarning, match="contradict"):
+        estimate(gauss)
+
+
+def test_releases_the_noise_can_produce_never_warn_of_contradiction():
+    # 1,000 draws of the stated law under a total and under both one-way margins, at
+    # sigma 0.3 and 1: the bound's false-alarm probability is below 1e-12 each
+    rng = np.random.default_rng(26)
+    truth = (np.arange(6) + 3).reshape(2, 3)
+    margins = one_way_margins((2, 3))
+    for sigma in (0.3, 1.0):
+        for inv in (
+            grand_total(truth, truth.sum()),
+            margins.with_values(margins.dense_matrix() @ truth.reshape(-1)),
+        ):
+            noise = discrete_gaussian.rvs(sigma, size=(250, 2, 3), random_state=rng)
+            for y in truth + noise:
+                r = Release.from_published(
+                    y, noise="discrete_gaussian", sigma=sigma, invariants=inv
+                )
+                fit = cell_estimates._Fit(r, cell_estimates._cell_index(r)[1], 1.0)
+                cell_estimates._check_consistent(r, fit, 1.0)

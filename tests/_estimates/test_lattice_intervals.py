@@ -104,6 +104,24 @@ def test_rows_with_the_same_weights_share_one_law():
     assert len(cache) == 1 and np.all(h == h[0]) and np.all(cov == cov[0])
 
 
+@pytest.mark.parametrize("sigma", [0.49, 0.3, 0.2, 0.1, 1e-3, 1e-12, 1e-300])
+def test_below_sigma_one_half_the_law_is_the_pmf_s_and_tends_to_a_point_mass(sigma):
+    # the Poisson form needs ~9 / (2 pi sigma) images: unbounded as sigma -> 0
+    p = np.array([5, -1, -1, -1, -1, -1])
+    fft = li._central_masses(sigma, p)
+    if sigma >= 1e-3:
+        direct = _direct_masses(p, sigma)
+        n = min(fft.size, direct.size)
+        assert fft[:n] == pytest.approx(direct[:n], abs=1e-12)
+    else:  # P(e != 0) < 1e-300: a point mass at 0 to every digit
+        assert np.all(fft == pytest.approx(1.0, abs=1e-15))
+    for a in (p / 6, np.array([1.0])):
+        h, cov, how = li.half_widths([a], sigma, 0.95)
+        assert cov[0] >= 0.95 and how[0] == "exact discrete law"
+        if fft[0] >= 0.95 + 1e-9:  # every term 0 with at least the level: y +- 0
+            assert h[0] == 0.0
+
+
 # --- rounding of weights too fine for the grid -------------------------------------------
 
 
@@ -168,3 +186,65 @@ def test_the_plain_gaussian_interval_under_covers_a_count(sigma, plain):
     m = math.floor(stats.norm.ppf(0.975) * math.sqrt(discrete_gaussian.var(sigma)))
     cov = discrete_gaussian.cdf(m, sigma) - discrete_gaussian.cdf(-m - 1, sigma)
     assert round(cov, 4) == plain < 0.95
+
+
+# --- independent terms of different sigmas, and a Gaussian remainder ---------------------------
+
+
+def test_terms_of_different_sigmas_match_a_direct_convolution():
+    # a census error: own cells at sigma 0.5, a parent's at sigma 2, weights on 1/4
+    p, sig = np.array([3, -1, 1, 2]), np.array([0.5, 0.5, 2.0, 1.0])
+    law = np.array([1.0])
+    for pj, sj in zip(p, sig, strict=True):
+        width = int(math.ceil(12 * sj)) + 2
+        support = np.arange(-width, width + 1)
+        term = np.zeros(2 * width * abs(pj) + 1)
+        term[(support + width) * abs(pj)] = discrete_gaussian.pmf(support, sj)
+        law = np.convolve(law, term)
+    centre = law.size // 2
+    direct = law[centre] + 2 * np.concatenate(([0.0], np.cumsum(law[centre + 1 :])))
+    fft = li._central_masses(sig, p)
+    n = min(fft.size, direct.size)
+    assert fft[:n] == pytest.approx(direct[:n], abs=1e-12)
+    h, cov, how = li.half_widths([p / 4], sig, 0.95)
+    points = int(round(h[0] * 4))
+    assert how[0] == "exact discrete law" and cov[0] == pytest.approx(direct[points], abs=1e-9)
+    assert cov[0] >= 0.95 > direct[points - 1]
+
+
+@pytest.mark.parametrize("rest", [1e-4, 0.01, 0.3])
+def test_a_gaussian_remainder_gives_the_mixture_s_quantile(rest):
+    # P(|e + N(0, rest)| <= h) = sum_k P(e = k) [Phi((h - k) / s) - Phi((-h - k) / s)]
+    h, cov, how = li.half_widths([[1.0]], 1.0, 0.95, rest=[rest])
+    k = np.arange(-12, 13)
+    s = math.sqrt(rest)
+    mass = discrete_gaussian.pmf(k, 1.0) @ (
+        stats.norm.cdf((h[0] - k) / s) - stats.norm.cdf((-h[0] - k) / s)
+    )
+    assert how[0] == "exact discrete law, Gaussian remainder"
+    assert mass == pytest.approx(0.95, abs=1e-8) and cov[0] == pytest.approx(mass, abs=1e-8)
+    # shortest: a little less misses the level
+    less = discrete_gaussian.pmf(k, 1.0) @ (
+        stats.norm.cdf((h[0] - 1e-3 - k) / s) - stats.norm.cdf((-h[0] + 1e-3 - k) / s)
+    )
+    assert less < 0.95
+
+
+def test_a_remainder_that_smooths_the_lattice_gives_the_normal_interval():
+    # rest (2 pi / max|a|)^2 / 2 >= 40 with every sigma >= 1: the mixture is all but normal
+    a, sig, rest = np.array([[1.0, 0.5]]), np.array([1.0, 2.0]), 3.0
+    h, cov, how = li.half_widths(a, sig, 0.95, rest=[rest])
+    sd = math.sqrt(discrete_gaussian.var(1.0) + 0.25 * discrete_gaussian.var(2.0) + rest)
+    assert how[0] == "normal, lattice smoothed"
+    assert h[0] == pytest.approx(stats.norm.ppf(0.975) * sd, rel=1e-12)
+    # the exact mixture at that half-width: the level to 1e-7 (the images at sigma = 1)
+    k = np.arange(-30, 31)
+    p1, p2 = discrete_gaussian.pmf(k, 1.0), discrete_gaussian.pmf(k, 2.0)
+    at = (k[:, None] + 0.5 * k[None, :]).reshape(-1)
+    w = (p1[:, None] * p2[None, :]).reshape(-1)
+    s = math.sqrt(rest)
+    mass = w @ (stats.norm.cdf((h[0] - at) / s) - stats.norm.cdf((-h[0] - at) / s))
+    assert mass == pytest.approx(0.95, abs=1e-7)
+    # a smaller remainder leaves the lattice visible: the exact law is used
+    exact = li.half_widths(a, sig, 0.95, rest=[0.5])[2][0]
+    assert exact == "exact discrete law, Gaussian remainder"

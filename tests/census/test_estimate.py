@@ -1,8 +1,11 @@
 """GLSEstimate in the user's terms, the single-release entry point (issue 22) and Dask."""
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from _gls.kkt import DenseGLS
 from _gls.problems import random_problem
@@ -239,3 +242,168 @@ def test_a_distributed_client_gives_results_identical_to_serial():
         processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None
     ) as client:
         _same(solve(prob), solve_dask(prob, client, None))
+
+
+# -- intervals from the discrete law of the GLS error ---------------------------------
+
+
+@pytest.mark.parametrize("variance, half, coverage", [(1.0, 2.0, 0.9909), (0.25, 1.0, 0.9995)])
+def test_gls_intervals_use_the_discrete_law_of_the_error(variance, half, coverage):
+    # one cell measured once: +-1.96 sd covered 0.883 at variance 1 and 0.787 at 0.25
+    from invariantdp import Release, estimate
+
+    counts = pd.DataFrame({"geocode": ["1"], "sex": [0], "count": [5]})
+    nm = measure(
+        counts,
+        Schema({"sex": 1}),
+        Geography({"A": 1}),
+        {"A": {"detailed": 1 / variance}},
+        secure=False,
+        rng=3,
+        units=["1"],
+    )
+    df = gls(nm).estimate("detailed", "A")
+    y = float(nm.measurements[("A", "detailed")].values[0, 0])
+    assert df["ci_upper"].iloc[0] - y == pytest.approx(half, abs=1e-8)
+    assert df["estimate"].iloc[0] - df["ci_lower"].iloc[0] == pytest.approx(half, abs=1e-8)
+    assert df.attrs["interval"] == ["exact discrete law"]
+    assert round(float(df.attrs["coverage"][0]), 4) == coverage
+    # the same numbers through invariantdp.estimate: one implementation, one answer
+    single = estimate(Release.from_published([y], noise="discrete_gaussian", sigma=variance**0.5))
+    assert single["ci_upper"].iloc[0] == pytest.approx(df["ci_upper"].iloc[0], abs=1e-12)
+    assert single.attrs["coverage"][0] == pytest.approx(df.attrs["coverage"][0], abs=1e-12)
+
+
+def _measured_cells(nm):
+    """Every noisy cell: ``(index of its table in to_problem(), unit, cell, sigma)``."""
+    out = []
+    for k, ((_, _), t) in enumerate(nm.measurements.items()):
+        n_r = t.values.shape[1]
+        for i in range(t.values.shape[0]):
+            sig = np.sqrt(np.broadcast_to(t.variance[i], (n_r,)))
+            out += [(k, i, j, float(sig[j])) for j in range(n_r)]
+    return out
+
+
+def _error_weights(nm, li, attrs):
+    """``a`` with error ``a' e`` of cell 0 of ``attrs`` at unit 0 of level ``li`` (by linearity)."""
+    prob = nm.to_problem()
+    alg = solve(prob).alg
+
+    def value():
+        return alg.marginal(solve(prob).x[li][:1], attrs)[0, 0]
+
+    base, a, sig = value(), [], []
+    for k, i, j, s in _measured_cells(nm):
+        prob.measurements[k].values[i, j] += 1.0
+        a.append(value() - base)
+        prob.measurements[k].values[i, j] -= 1.0
+        sig.append(s)
+    return np.array(a), np.array(sig)
+
+
+def _exact_law(a, sig, delta=1e-4):
+    """``P(|a' e| <= h)`` from below: the law of ``a' e`` with atoms on a grid of ``delta``.
+
+    Each term moves at most ``delta / 2`` to the grid, so the bound counts the grid
+    mass within ``h - n delta / 2``.
+    """
+    keep = np.abs(a) > 1e-12
+    a, sig = a[keep], sig[keep]
+    reach = np.ceil(10 * sig + 1).astype(int)
+    nb = int(math.ceil(float(np.sum(np.abs(a) * reach)) / delta))
+    law = np.zeros(2 * nb + 1)
+    law[nb] = 1.0
+    for aj, sj, rj in zip(a, sig, reach, strict=True):
+        ks = np.arange(-rj, rj + 1)
+        new = np.zeros_like(law)
+        for kk, pk in zip(ks, discrete_gaussian.pmf(ks, sj), strict=True):
+            s = int(round(aj * kk / delta))
+            if s >= 0:
+                new[s:] += pk * law[: law.size - s]
+            else:
+                new[:s] += pk * law[-s:]
+        law = new
+    dist = np.abs((np.arange(law.size) - nb) * delta)
+    order = np.argsort(dist)
+    dist, mass = dist[order], np.cumsum(law[order])
+    slack = a.size * delta / 2
+
+    def coverage(h):
+        i = np.searchsorted(dist, h - slack, side="right")
+        return float(mass[i - 1]) if i else 0.0
+
+    return coverage
+
+
+@pytest.mark.parametrize("tract_variance", [0.25, pytest.param(1.0, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("invariant", [True, False])
+def test_gls_interval_coverage_by_the_exact_law_is_at_least_nominal_less_0_005(
+    tract_variance, invariant
+):
+    # a state, 2 counties, 2 tracts each; every unit's error a' e over all 20 noisy cells
+    rng = np.random.default_rng(5)
+    rows = [(f"1{c}{t}", s, int(rng.poisson(8))) for c in "12" for t in "12" for s in (0, 1)]
+    counts = pd.DataFrame(rows, columns=["geocode", "sex", "count"])
+    schema, geo = Schema({"sex": 2}), Geography({"S": 1, "C": 2, "T": 3})
+    wl = {
+        "S": {"total": 1.0, "sex": 0.5},
+        "C": {"total": 0.5, "detailed": 0.25},
+        "T": {"detailed": 1 / tract_variance},
+    }
+    inv = {"S": ["total"]} if invariant else {}
+    nm = measure(
+        counts,
+        schema,
+        geo,
+        wl,
+        invariants=inv,
+        secure=False,
+        rng=1,
+        units=counts["geocode"].unique(),
+    )
+    est = gls(nm)
+    worst_plain = 1.0
+    for level, query in (("T", "detailed"), ("T", "total"), ("C", "detailed"), ("S", "sex")):
+        li, attrs = geo.index(level), schema.query(query)
+        coverage = _exact_law(*_error_weights(nm, li, attrs))
+        for cl in (0.9, 0.95):
+            df = est.estimate(query, level, confidence_level=cl)
+            h = float(df["ci_upper"].iloc[0] - df["estimate"].iloc[0])
+            assert coverage(h) >= cl - 0.005, (level, query, cl)
+            plain = stats.norm.ppf(0.5 + cl / 2) * float(df["std_error"].iloc[0])
+            worst_plain = min(worst_plain, coverage(plain) - cl)
+    if tract_variance == 0.25:  # what the plain interval did: a tract cell covered 0.90
+        assert worst_plain < -0.04
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tract_variance", [0.25, 1.0])
+def test_gls_interval_coverage_by_simulation(tract_variance):
+    # 400 releases of one truth (the package's discrete Gaussian sampler): the frequency
+    # with which each tract cell's interval covers it, within 3 MC errors of the claim
+    rng = np.random.default_rng(26)
+    rows = [(f"1{c}{t}", s, int(rng.poisson(8))) for c in "12" for t in "123" for s in (0, 1)]
+    counts = pd.DataFrame(rows, columns=["geocode", "sex", "count"])
+    schema, geo = Schema({"sex": 2}), Geography({"S": 1, "C": 2, "T": 3})
+    wl = {"S": {"total": 1.0}, "C": {"detailed": 0.5}, "T": {"detailed": 1 / tract_variance}}
+    truth = counts["count"].to_numpy()
+    reps, cl = 400, 0.95
+    per_release = np.empty(reps)
+    for seed in range(reps):
+        nm = measure(
+            counts,
+            schema,
+            geo,
+            wl,
+            invariants={"S": ["total"]},
+            secure=False,
+            rng=seed,
+            units=counts["geocode"].unique(),
+        )
+        df = gls(nm).estimate("detailed", "T", confidence_level=cl)
+        hit = (df["ci_lower"].to_numpy() <= truth) & (truth <= df["ci_upper"].to_numpy())
+        per_release[seed] = hit.mean()
+    # the cells of one release are correlated: the MC error from the releases' fractions
+    freq, mc = per_release.mean(), per_release.std(ddof=1) / math.sqrt(reps)
+    assert freq >= cl - 0.005 - 3 * mc, (freq, mc)

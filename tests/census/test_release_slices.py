@@ -388,5 +388,7 @@ def test_noisy_measurements_release_keeps_timing_tv():
     assert g.neighbours.sensitivity == pytest.approx(np.sqrt(2)) and g.neighbours.norm == "l2"
     back = Release.from_json(r.to_json())
     assert back == r and back.check_guarantee()
-    sim = measure(counts, Schema({"sex": 2}), geo, workload, secure=False, rng=1, units=["11", "12"])
+    sim = measure(
+        counts, Schema({"sex": 2}), geo, workload, secure=False, rng=1, units=["11", "12"]
+    )
     assert sim.timing_tv == 0 and "timing_tv" not in sim.to_release("B", "sex").guarantee.params

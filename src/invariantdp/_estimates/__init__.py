@@ -9,4 +9,10 @@ intervals of discrete Gaussian noise on a lattice.
 
 from ._cell_estimates import CellEstimates, estimate
 
+# isort: split
+# Helpers the package's neighbours in invariantdp import from here, since a
+# private module is imported only inside its package.  Not public (not in __all__).
+from ._lattice_intervals import dg_variances as dg_variances
+from ._lattice_intervals import half_widths as half_widths
+
 __all__ = ["CellEstimates", "estimate"]

@@ -27,7 +27,11 @@ Intervals
   the grid added to the half-width.
 
 The integers inside ``[ci_lower, ci_upper]`` are the confidence set of a
-count.
+count.  As ``sigma -> 0`` the law of the error tends to a point mass, and so
+does the computation: the GLS is solved at unit variance (its estimate does
+not depend on a common variance) and the variances scaled after, so a
+discrete Gaussian variance that underflows to 0 (``sigma < 0.025``) gives the
+counts themselves with intervals ``y +- 0``.
 
 References
 ----------
@@ -39,6 +43,8 @@ Canonne, Kamath & Steinke (2020) (the discrete Gaussian).
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
@@ -174,6 +180,49 @@ def _noise(release: Release) -> CellNoise:
     return release.noise.spec.cell_noise(release.noise.params)
 
 
+def _check_consistent(release: Release, fit: _Fit, cells: CellNoise) -> None:
+    r"""Warn when the cells are farther from the invariants than the noise can take them.
+
+    The GLS residual ``y - x_hat`` (equal variances; whitened for a covariance)
+    is the projection of the noise onto the ``d``-dimensional row space of the
+    invariants.  Gaussian and discrete Gaussian noise are ``s``-sub-Gaussian
+    (``s`` the scale, or the discrete Gaussian's ``sigma``: Canonne, Kamath &
+    Steinke 2020, Corollary 9), so by Hsu, Kakade & Zhang (2012, Theorem 1)
+    :math:`P(\|y - \hat x\|^2 > s^2 (d + 2\sqrt{d t} + 2t)) \le e^{-t}`;
+    with ``t = ln(1e12)`` and ``d`` the number of invariant rows (at least
+    the rank), a larger residual has probability below 1e-12.  Grid noise
+    adds the data's rounding to the grid, at most ``grid / 2`` a cell.
+    """
+    inv = release.invariants
+    d = 0 if inv is None else inv.n_invariants
+    extra = 0.0
+    if cells.covariance is not None:
+        s, d = 1.0, d + fit.pinned
+    else:
+        s = math.sqrt(cells.variance)
+        if cells.lattice_sigma is not None:  # the lattice law's sigma bounds its tails
+            s = max(s, cells.step * cells.lattice_sigma)
+        if cells.rounded:
+            extra = cells.step / 2.0 * math.sqrt(fit.k)
+    if d == 0:
+        return
+    t = math.log(1e12)
+    bound = s * math.sqrt(d + 2.0 * math.sqrt(d * t) + 2.0 * t) + extra
+    # the solve's rounding: the residual of consistent data is not exactly 0
+    bound += 1e-9 * (1.0 + float(np.abs(fit.values).sum()))
+    resid = fit.residual_norm()
+    if resid > bound:
+        warnings.warn(
+            f"the data contradict the release's noise and invariants: the cells are "
+            f"{resid:.6g} (Euclidean norm) from every table that satisfies the invariants, "
+            f"and {_noise_text(release, cells)} moves them that far with probability "
+            f"below 1e-12 (beyond {bound:.3g}); check the values, the noise parameters and "
+            "the invariants: the estimates and intervals take the release as stated.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
 def _noise_text(release: Release, cells: CellNoise) -> str:
     p = release.noise.params
     shown = {k: v for k, v in p.items() if k not in ("invariants", "cov")}
@@ -195,7 +244,13 @@ class _Fit:
         inv = release.invariants
         values = np.asarray(release.value, dtype=float).reshape(-1)
         self.k = values.size
+        self.values = values
         self.transform = None
+        self.pinned = 0
+        # one variance for every cell: the GLS estimate does not depend on it, so the
+        # solve runs at variance 1 and the variances are scaled after (a variance that
+        # underflows at a tiny sigma never enters the solve)
+        self.scale = 1.0 if cells.covariance is not None else float(cells.variance)
         if cells.covariance is not None:
             self._correlated(values, inv, cells.covariance)
             return
@@ -204,7 +259,7 @@ class _Fit:
             margins, mat, rhs = marginal_constraints(shape, inv.matrix, inv.values)
         self.shape = tuple(shape)
         self.margins_only = mat is None or mat.shape[0] == 0
-        self.sol = solve_release(self.shape, values, cells.variance, margins, mat, rhs)
+        self.sol = solve_release(self.shape, values, 1.0, margins, mat, rhs)
 
     def _correlated(self, values, inv, cov):
         """Whitened coordinates ``x' = T x``: unit noise, directions without noise pinned."""
@@ -214,6 +269,7 @@ class _Fit:
         t = np.vstack([(vec[:, pos] / root).T, vec[:, ~pos].T])
         self.transform = np.hstack([vec[:, pos] * root, vec[:, ~pos]])  # T^{-1}
         y = t @ values
+        self.values = y
         n_pos = int(pos.sum())
         mats = [np.hstack([np.zeros((self.k - n_pos, n_pos)), np.eye(self.k - n_pos)])]
         rhs = [y[n_pos:]]
@@ -222,6 +278,7 @@ class _Fit:
             rhs.insert(0, np.asarray(inv.values, dtype=float))
         self.shape = (self.k,)
         self.margins_only = False
+        self.pinned = self.k - n_pos
         self.sol = solve_release(self.shape, y, 1.0, (), np.vstack(mats), np.concatenate(rhs))
 
     def rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -229,13 +286,18 @@ class _Fit:
         if self.transform is not None:
             rows = rows @ self.transform
         est, cov = rows_estimates(self.sol, rows)
-        return est, np.diag(cov).copy()
+        return est, self.scale * np.diag(cov)
 
     def query(self, attrs) -> tuple[np.ndarray, np.ndarray]:
         """Estimates and variances of every cell of a marginal query (the cells: all attrs)."""
         if self.transform is not None:  # whitened coordinates: the cells only, as rows
             return self.rows(np.eye(self.k))
-        return query_estimates(self.sol, attrs)
+        est, var = query_estimates(self.sol, attrs)
+        return est, self.scale * var
+
+    def residual_norm(self) -> float:
+        """``||y - x_hat||`` in the solve's coordinates (whitened for a covariance)."""
+        return float(np.linalg.norm(self.values - self.sol.x[0][0].reshape(-1)))
 
 
 def _projected(release: Release, rows: np.ndarray) -> np.ndarray:
@@ -407,6 +469,14 @@ def estimate(release, confidence_level=0.95, *, sums=None) -> CellEstimates:
         release of a linear query, a congenial release of discrete or
         truncated noise, or sums that do not select cells.
 
+    Warns
+    -----
+    UserWarning
+        When the data contradict the release's noise and invariants: the
+        cells are farther from every table that satisfies the invariants than
+        the stated noise moves them with probability 1e-12 (a sub-Gaussian
+        tail bound); the estimates then take the release as stated.
+
     Notes
     -----
     For discrete Gaussian noise (``sigma < 10``) the interval of a count with
@@ -460,6 +530,7 @@ def estimate(release, confidence_level=0.95, *, sums=None) -> CellEstimates:
     plan = _plan(index, sums)
     cells = _noise(release)
     fit = _Fit(release, shape, cells)
+    _check_consistent(release, fit, cells)
     out_index, est, var, request, classes = _requested(release, fit, index, plan)
     se = np.sqrt(np.maximum(var, 0.0))
     if not cells.exact_intervals:

@@ -26,7 +26,7 @@ from .._dask_tasks import client_of, run_tasks
 from ._constraints import constraint_structure, constraints_of
 from ._eigenspace_rules import segment_starts, segment_sum
 from ._eigenspaces import EigenAlgebra
-from ._tree_passes import Solution, downward, top_down_level, upward
+from ._tree_passes import Solution, downward, hold_invariants, top_down_level, upward
 from ._unit_information import own_info
 
 __all__ = ["solve_dask"]
@@ -111,6 +111,7 @@ def solve_dask(problem, client, names) -> Solution:
         up = upward(alg, owns, basis, affected, starts, names)
         sol.z, sol.v, sol.sub = (list(t) for t in zip(*up, strict=True))
         downward(sol, names)
+        hold_invariants(sol, names)
         return sol
     client = client_of(client)
     n_split = problem.sizes[split]
@@ -160,6 +161,7 @@ def solve_dask(problem, client, names) -> Solution:
         down_jobs.append((h, basis, top, a, _block_names(names, b, split), split))
     parts = _gather(client, _submit(client, _down_task, down_jobs))
     _assemble(sol, parts, batches, split)
+    hold_invariants(sol, names)
     return sol
 
 

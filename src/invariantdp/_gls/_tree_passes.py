@@ -51,7 +51,12 @@ from ._low_rank import dense_bottom_up, dense_top_down, restrict
 from ._problem import Problem
 from ._unit_information import own_info
 
-__all__ = ["Solution", "solve"]
+__all__ = ["MAX_ESTIMATE", "Solution", "hold_invariants", "solve"]
+
+#: estimates at or beyond this magnitude do not carry counts to the unit in float64
+MAX_ESTIMATE = 2.0**52
+#: an invariant holds when ``|C x - c| <= _REL (1 + |c|) + _ULPS eps max|C| sum|x_u|``
+_REL, _ULPS = 1e-9, 64.0
 
 
 @dataclass
@@ -127,6 +132,9 @@ def bottom_up_level(alg, own, basis, affected, starts, child, level, names=None)
         z += alg.apply(s, alpha)
     if own.pinned.any():
         z += alg.apply(own.pin, gamma)
+        # one refinement step: the sums above round the pinned spaces when the other
+        # spaces carry much larger values
+        z += alg.apply(own.pin - z, own.pinned.astype(float))
     if own.pin is not None:
         _check_pins(alg, own, s, big_s, level, names)
     sub = {}
@@ -154,7 +162,10 @@ def _check_pins(alg, own, s, big_s, level, names):
     rows = np.flatnonzero(both.any(axis=1))
     diff = alg.apply(s[rows] - own.pin[rows], both[rows].astype(float))
     scale = 1.0 + np.abs(own.pin[rows]).reshape(rows.size, -1).sum(axis=1)
-    bad = np.abs(diff).reshape(rows.size, -1).max(axis=1) > 1e-8 * scale
+    # the children's sum carries the rounding of their own (possibly huge) estimates
+    size = np.abs(s[rows]).reshape(rows.size, -1).sum(axis=1)
+    tol = 1e-8 * scale + _ULPS * np.finfo(float).eps * size
+    bad = np.abs(diff).reshape(rows.size, -1).max(axis=1) > tol
     if np.any(bad):
         u = int(rows[np.argmax(bad)])
         raise InvariantDPError(
@@ -261,6 +272,7 @@ def solve(problem: Problem, names=None) -> Solution:
     up = upward(alg, owns, basis, affected, starts, names)
     sol.z, sol.v, sol.sub = (list(t) for t in zip(*up, strict=True))
     downward(sol, names)
+    hold_invariants(sol, names)
     return sol
 
 
@@ -332,3 +344,146 @@ def downward(sol: Solution, names, stop: int | None = None) -> None:
         child = (sol.z[lev], sol.v[lev], sol.sub[lev], sol.affected[lev])
         res = top_down_level(sol.alg, sol.basis, child, st, parent, lev, names, sol.zero_cells[lev])
         _store(sol, lev, res)
+
+
+def _rounding(x) -> np.ndarray:
+    """What rounding alone may leave of a sum of a unit's cells: ``_ULPS eps sum |x_u|``.
+
+    The whole unit's size, not the summed cells': the eigen-projections mix a
+    unit's cells, so a cell near 0 carries the rounding of its large neighbours.
+    """
+    size = np.abs(x).reshape(x.shape[0], -1).sum(axis=1)
+    return _ULPS * np.finfo(float).eps * size
+
+
+def _refuse(sol, level, unit, names, what, got, want):
+    raise InvariantDPError(
+        f"the GLS estimates of {_where(level, unit, names)} break {what} ({got:.17g} where it "
+        f"is {want:.17g}) beyond rounding: the noisy values are too far apart in size for "
+        "float64 to hold the invariants; check the measurements."
+    )
+
+
+def hold_invariants(sol: Solution, names=None) -> None:
+    r"""Make the final estimates keep the invariants to rounding, or refuse.
+
+    The passes combine estimates whose sizes can differ by many orders (a
+    noisy value of ``1e15`` beside an invariant total of 20); the means and
+    sums of the eigen-algebra then round the pinned directions.  One
+    refinement step on the units of the scalar path: bottom-up, the
+    eigenspaces a unit's subtree fixes exactly (subtree variance 0) are set to
+    its children's sum, and each equality invariant's residual
+    ``c - Q_S x_u`` is put back as ``Q_S^\top r / (\prod_{a \notin S} n_a)``
+    (the least-norm correction); top-down, a parent's gap to its children's
+    sum is re-shared by the children's gains (equally where they are all
+    exact: the gap is then rounding).  Then every
+    equality, linear constraint and parent = sum of children is checked:
+    ``|C x - c| <= 1e-9 (1 + |c|) + 64 eps max|C| sum |x_u|`` (the rounding
+    of the unit's estimates themselves; ``x_u`` all cells of the unit, or of
+    the parent and its children), and every estimate must stay below
+    :data:`MAX_ESTIMATE` (``2**52``: beyond it float64 does not carry a count
+    to the unit, so no invariant can hold to rounding).
+
+    Raises
+    ------
+    InvariantDPError
+        Naming the unit, the invariant and the value found, where the
+        estimates cannot keep an invariant.
+    """
+    alg = sol.alg
+    # bottom-up: what the subtree fixes exactly is its children's sum, then its own invariants
+    for lev in range(sol.n_levels - 1, -1, -1):
+        x = sol.x[lev]
+        if lev + 1 < sol.n_levels:
+            st = sol.starts[lev + 1]
+            clean = _clean(sol, lev + 1) & ~sol.affected[lev] & (np.diff(st) > 0)
+            exact = (sol.v[lev] == 0) & clean[:, None]
+            if exact.any():
+                x += alg.apply(segment_sum(sol.x[lev + 1], st) - x, exact.astype(float))
+        _own_equalities(sol, lev)
+    # top-down: each parent's gap to its children's sum, shared by the children's gains
+    for lev in range(1, sol.n_levels):
+        x, st = sol.x[lev], sol.starts[lev]
+        pidx = np.repeat(np.arange(st.size - 1), np.diff(st))
+        g = sol.G[lev]
+        n_free = segment_sum(np.isnan(g).astype(float), st)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(np.isnan(g), 1.0 / n_free[pidx], g)
+        # where the children are known exactly the gap is their rounding: shared equally
+        kids = np.diff(st).astype(float)[pidx][:, None]
+        share = np.where(segment_sum(share, st)[pidx] > 0, share, 1.0 / kids)
+        gap = sol.x[lev - 1] - segment_sum(x, st)
+        gap[~_clean(sol, lev)] = 0.0
+        x += alg.apply(gap, share, rows=pidx)
+    for lev in range(sol.n_levels):
+        _check_level(sol, lev, names)
+
+
+def _clean(sol: Solution, lev: int) -> np.ndarray:
+    """Parents (at ``lev - 1``) none of whose children take the low-rank path."""
+    return segment_sum(sol.affected[lev].astype(float), sol.starts[lev]) == 0
+
+
+def _own_equalities(sol: Solution, lev: int) -> None:
+    """Put each equality's residual back on the scalar-path units it pins (least norm)."""
+    prob, alg, x = sol.problem, sol.alg, sol.x[lev]
+    for e in prob.at(prob.equalities, lev):
+        keep = ~sol.affected[lev][e.units]
+        units = e.units[keep]
+        if units.size:
+            r = e.values[keep] - alg.marginal(x[units], e.attrs)
+            x[units] += alg.spread(r, e.attrs) / alg.query_factor(e.attrs)
+
+
+def _check_level(sol: Solution, lev: int, names) -> None:
+    """Refuse estimates of ``lev`` that break an invariant beyond rounding (see above)."""
+    prob, alg, x = sol.problem, sol.alg, sol.x[lev]
+    big = np.abs(x).reshape(x.shape[0], -1).max(axis=1, initial=0.0) >= MAX_ESTIMATE
+    if np.any(big):
+        u = int(np.argmax(big))
+        raise InvariantDPError(
+            f"the GLS estimates of {_where(lev, u, names)} reach "
+            f"{float(np.abs(x[u]).max()):.3g}, beyond 2**52 where float64 no longer carries a "
+            "count to the unit: the invariants cannot be held to rounding (a noisy value of "
+            "that size is no count; check the measurements)."
+        )
+    for e in prob.at(prob.equalities, lev):
+        if not e.units.size:
+            continue
+        got = alg.marginal(x[e.units], e.attrs)
+        tol = _REL * (1 + np.abs(e.values)) + _rounding(x[e.units])[:, None]
+        bad = np.abs(got - e.values) > tol
+        if np.any(bad):
+            i, j = np.unravel_index(int(np.argmax(bad)), bad.shape)
+            _refuse(
+                sol, lev, int(e.units[i]), names, "an equality invariant", got[i, j], e.values[i, j]
+            )
+    for c in prob.at(prob.linear, lev):
+        flat = x[c.unit].reshape(-1)
+        got = c.matrix @ flat
+        tol = _REL * (1 + np.abs(c.values)) + _rounding(x[c.unit : c.unit + 1]) * np.abs(
+            c.matrix
+        ).max(axis=1)
+        bad = np.abs(got - c.values) > tol
+        if np.any(bad):
+            j = int(np.argmax(bad))
+            _refuse(sol, lev, int(c.unit), names, "a linear invariant", got[j], c.values[j])
+    if lev > 0:
+        st = sol.starts[lev]
+        has = st[1:] > st[:-1]
+        total = segment_sum(x, st)[has]
+        parent = sol.x[lev - 1][has]
+        size = segment_sum(_rounding(x), st)[has] + _rounding(parent)
+        tol = _REL * (1 + np.abs(parent)) + size.reshape(-1, *[1] * (parent.ndim - 1))
+        bad = (np.abs(total - parent) > tol).reshape(parent.shape[0], -1).any(axis=1)
+        if np.any(bad):
+            p = int(np.flatnonzero(has)[np.argmax(bad)])
+            _refuse(
+                sol,
+                lev - 1,
+                p,
+                names,
+                "the sum of its children's estimates",
+                float(np.sum(segment_sum(x, st)[p])),
+                float(np.sum(sol.x[lev - 1][p])),
+            )

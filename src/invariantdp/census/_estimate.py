@@ -23,9 +23,11 @@ import pandas as pd
 from scipy import stats
 
 from .._dask_tasks import check_scheduler
+from .._estimates import dg_variances, half_widths
 from .._gls import (
     Solution,
     query_variances,
+    rows_cov,
     slice_cov,
     solve,
     solve_dask,
@@ -37,7 +39,7 @@ from .._results import Summary, format_table
 from .._validation import check_confidence_level
 from ..exceptions import InvariantDPError
 from ..release import Release
-from ._measurements import NoisyMeasurements
+from ._measurements import NoisyMeasurements, actual_variances
 from ._slice import (
     census_guarantee,
     check_slice_size,
@@ -100,7 +102,7 @@ class GLSEstimate:
     def _level(self, level: str) -> int:
         return self.measurements.geography.index(level)
 
-    def _frame(self, keys: dict, est, var, attrs, query, confidence_level, reasons):
+    def _frame(self, keys: dict, est, var, attrs, query, confidence_level, reasons, lattice=None):
 
         cl = check_confidence_level(confidence_level)
         z = stats.norm.ppf(0.5 + cl / 2.0)
@@ -108,16 +110,158 @@ class GLSEstimate:
         se = np.where(ok, np.sqrt(np.where(ok, np.maximum(var, 0.0), 0.0)), np.nan)
         est = np.where(ok, est, np.nan)
         n, c = est.shape
+        if lattice is None:
+            half = z * se
+            how = np.full((n, c), "gaussian", dtype=object)
+            coverage = np.full((n, c), cl)
+        else:
+            half, coverage, how = lattice(cl, var)
+            # rounding of the GLS (relative 1e-13) must not drop an integer sitting on an end
+            half = half + 1e-10 * (1.0 + np.abs(np.where(ok, est, 0.0)) + half)
+        half = np.where(ok, half, np.nan)
         cells = self.measurements.schema.cell_frame(query)
         out = pd.DataFrame({k: np.repeat(np.asarray(v, dtype=object), c) for k, v in keys.items()})
         for name in cells.columns:
             out[name] = np.tile(cells[name].to_numpy(), n)
         out["estimate"] = est.reshape(-1)
         out["std_error"] = se.reshape(-1)
-        out["ci_lower"] = (est - z * se).reshape(-1)
-        out["ci_upper"] = (est + z * se).reshape(-1)
+        out["ci_lower"] = (est - half).reshape(-1)
+        out["ci_upper"] = (est + half).reshape(-1)
         out["note"] = np.where(ok.reshape(-1), "", np.repeat(np.asarray(reasons, dtype=object), c))
+        out.attrs["confidence_level"] = cl
+        out.attrs["interval"] = np.where(ok, how, "not estimable").reshape(-1).tolist()
+        out.attrs["coverage"] = np.where(ok, coverage, np.nan).reshape(-1)
         return out
+
+    def _exact_intervals(self) -> bool:
+        """Whether the noise's linear combinations have a computable exact (lattice) law."""
+        family = self.measurements.noise_family
+        return family.cell_noise(family.calibrate(variance=1.0)[0]).exact_intervals
+
+    def _lattice(self, li: int, attrs):
+        """``f(level, var) -> (half-widths, coverage, method)``: the query's cells at ``li``.
+
+        The error of a unit's estimate is ``a' e`` over every measurement of
+        the hierarchy, with ``a_j = Cov(m_j' x, w' x) / v_j`` for measured
+        cell ``m_j`` of variance ``v_j`` (the GLS normal equations; between a
+        child and its parent the covariance is ``G_child F_parent``).  The
+        terms of the unit's own and its children's measurements, which
+        dominate it, are taken with their exact discrete Gaussian law; the
+        rest, a sum of many small terms of the other units' measurements, of
+        variance
+        ``Var(w' x) - sum_own a_j^2 v_j``, as Gaussian
+        (:func:`invariantdp._estimates._lattice_intervals.half_widths`, which
+        :func:`invariantdp.estimate` uses too).  A unit whose error is its
+        own measurements alone (a one-unit hierarchy) gets the exact law.
+        """
+        nm, sol = self.measurements, self.solution
+        alg = sol.alg
+
+        def tables(lev):
+            return [
+                (
+                    nm.schema.query(q),
+                    t.units,
+                    actual_variances(nm.noise_family, t.variance),
+                    np.sqrt(np.asarray(t.variance, dtype=float)),
+                )
+                for (name, q), t in nm.measurements.items()
+                if name == nm.levels[lev]
+            ]
+
+        n = sol.problem.sizes[li]
+        c = int(np.prod([alg.shape[a] for a in attrs], dtype=np.int64))
+
+        def terms_of(lev, cov_rows, units, owner, out):
+            """Add to ``out[owner[i]]`` the weights and sigmas of ``units[i]``'s measured cells."""
+            pos = {int(u): i for i, u in enumerate(units)}
+            for r_attrs, t_units, v, sig in tables(lev):
+                n_r = int(np.prod([alg.shape[a] for a in r_attrs], dtype=np.int64))
+                for i in np.flatnonzero(np.isin(t_units, units)).tolist():
+                    j = pos[int(t_units[i])]
+                    a = cov_rows(j, r_attrs) / np.broadcast_to(v[i], (n_r,))
+                    out[owner[j]][0].append(a)
+                    out[owner[j]][1].append(np.broadcast_to(sig[i], (n_r,)))
+
+        def flat_terms(lev, cols, units, owner):
+            """``(owner, weight, sigma)`` of every measured cell of ``units`` (at ``lev``).
+
+            ``cols[i]`` is the covariance of ``units[i]``'s cells with the estimate.
+            """
+            where = np.full(sol.problem.sizes[lev], -1)
+            where[units] = np.arange(units.size)
+            out = []
+            for r_attrs, t_units, v, sig in tables(lev):
+                j = where[t_units]
+                sel = j >= 0
+                if not sel.any():
+                    continue
+                block = alg.marginal(cols[j[sel]], r_attrs)
+                n_r = block.shape[1]
+                vv = np.broadcast_to(v[sel].reshape(int(sel.sum()), -1), block.shape)
+                ss = np.broadcast_to(sig[sel].reshape(int(sel.sum()), -1), block.shape)
+                out.append(
+                    (np.repeat(owner[j[sel]], n_r), (block / vv).reshape(-1), ss.reshape(-1))
+                )
+            return out
+
+        def intervals(cl, var):
+            half = np.full((n, c), np.nan)
+            cov = np.full((n, c), np.nan)
+            how = np.full((n, c), "", dtype=object)
+            ok = np.isfinite(var)
+            cache: dict = {}
+            general = np.zeros(n, dtype=bool)
+            if sol.basis is not None:
+                general = sol.anchor[li][:, 0] >= 0
+            fast = np.flatnonzero(~general & ok.all(axis=1))
+            if fast.size:
+                # one cell stands for all: the scalar covariance is symmetric in the levels
+                first = np.zeros((1, c))
+                first[0, 0] = 1.0
+                m = sol.F[li][fast]
+                m = np.where(np.isinf(m), 0.0, m)
+                probe = np.broadcast_to(alg.spread(first, attrs), (fast.size, *alg.shape))
+                cols = alg.apply(probe, m)
+                parts = [flat_terms(li, cols, fast, np.arange(fast.size))]
+                if li + 1 < sol.n_levels:
+                    # the children's measurements: Cov(h_child, h_u) = G_child F_u on each space
+                    st = sol.starts[li + 1]
+                    counts = np.diff(st)[fast]
+                    owner = np.repeat(np.arange(fast.size), counts)
+                    kids = np.repeat(st[fast], counts) + (
+                        np.arange(owner.size) - np.repeat(np.cumsum(counts) - counts, counts)
+                    )
+                    plain = np.ones(kids.size, dtype=bool)
+                    if sol.basis is not None:
+                        plain = ~sol.affected[li + 1][kids]
+                    g = sol.G[li + 1][kids]
+                    plain &= ~np.isnan(g).any(axis=1)
+                    kids, owner, g = kids[plain], owner[plain], g[plain]
+                    if kids.size:
+                        kid_cols = alg.apply(probe[owner], g * m[owner])
+                        parts.append(flat_terms(li + 1, kid_cols, kids, owner))
+                h, p, w = _many(parts, fast.size, var[fast, 0], cl, cache)
+                half[fast], cov[fast], how[fast] = h[:, None], p[:, None], w[:, None]
+            for u in np.flatnonzero(general | ~ok.all(axis=1)).tolist():
+                rows_s = alg.query_rows(attrs)
+                m, law = unit_law(sol, li, u)
+                blocks = {}
+
+                def cov_rows(_, r_attrs, m=m, law=law, rows_s=rows_s, blocks=blocks):
+                    if r_attrs not in blocks:
+                        rows = np.vstack([rows_s, alg.query_rows(r_attrs)])
+                        blocks[r_attrs] = rows_cov(sol, m, law, rows)[: rows_s.shape[0], c:]
+                    return blocks[r_attrs]
+
+                terms = {0: ([], [])}
+                terms_of(li, cov_rows, np.array([u]), np.array([0]), terms)
+                for j in np.flatnonzero(ok[u]).tolist():
+                    cell = ([a[j] for a in terms[0][0]], terms[0][1])
+                    half[u, j], cov[u, j], how[u, j] = _one(cell, var[u, j], cl, cache)
+            return half, cov, how
+
+        return intervals
 
     def _reasons(self, fast_vars, attrs) -> list:
         alg = self.solution.alg
@@ -136,7 +280,21 @@ class GLSEstimate:
     # -- public ------------------------------------------------------------------
 
     def estimate(self, query: str, level: str, confidence_level=0.95, groups=None):
-        """Estimates with standard errors and normal confidence intervals of a query.
+        """Estimates with standard errors and confidence intervals of a query.
+
+        With Gaussian noise the interval is ``estimate +- z std_error``
+        (exact).  With discrete Gaussian noise (the census's) the error of a
+        unit's estimate is a combination ``a' e`` of integer noises, and the
+        plain interval under-covers (0.883 for a cell measured once at
+        variance 1): the interval comes from the exact law of the terms of
+        the unit's own and its children's measurements, the rest of the error
+        taken as Gaussian (:func:`invariantdp._estimates._lattice_intervals.half_widths`,
+        shared with :func:`invariantdp.estimate`).  It is exact where those
+        terms are the whole error (a one-unit hierarchy); elsewhere its
+        coverage, checked against the exact law of the whole error on the
+        tests' hierarchies (tract variances 0.25 and 1, levels 0.9 and 0.95),
+        is never below the nominal level less 0.005.  Sums over ``groups``
+        take the Gaussian interval.
 
         Parameters
         ----------
@@ -156,7 +314,9 @@ class GLSEstimate:
             ``geocode`` (or ``group``), one column per attribute of the query
             (level labels), ``estimate``, ``std_error``, ``ci_lower``,
             ``ci_upper`` and ``note`` (why a row is not estimable; its
-            numbers are then NaN).
+            numbers are then NaN); ``attrs["interval"]`` and
+            ``attrs["coverage"]`` give each row's method and coverage (exact,
+            the mixture with the Gaussian remainder, or nominal).
         """
         sol, schema = self.solution, self.measurements.schema
         attrs = schema.query(query)
@@ -166,8 +326,9 @@ class GLSEstimate:
         est = sol.alg.marginal(sol.x[li], attrs)
         var = query_variances(sol, li, attrs)
         keys = {"geocode": self.measurements.units[li]}
+        lattice = self._lattice(li, attrs) if self._exact_intervals() else None
         return self._frame(
-            keys, est, var, attrs, query, confidence_level, self._reasons(sol.F[li], attrs)
+            keys, est, var, attrs, query, confidence_level, self._reasons(sol.F[li], attrs), lattice
         )
 
     def _group_frame(self, query, attrs, level, li, groups, confidence_level):
@@ -408,10 +569,51 @@ class GLSEstimate:
         ]
         notes = [
             "Best linear unbiased estimates under the equality invariants (GLS, exact).",
-            "Standard errors use the noise law's actual variance.",
+            "Standard errors use the noise law's actual variance; discrete Gaussian intervals",
+            "use the exact law of each unit's own and children's noise terms.",
             "Cumings-Menon & Zhuravlev (2024), arXiv:2404.13164.",
         ]
         return format_table("GLS estimates of noisy measurements", rows, notes)
+
+
+def _many(parts, n: int, var, confidence_level: float, cache: dict):
+    """:func:`_one` for ``n`` errors at once, from flat ``(owner, weight, sigma)`` pieces."""
+    pieces = [p for part in parts for p in part]
+    if not pieces:
+        return half_widths(np.zeros((n, 1)), 1.0, confidence_level, cache, rest=var)
+    owner = np.concatenate([p[0] for p in pieces])
+    a = np.concatenate([p[1] for p in pieces])
+    sig = np.concatenate([p[2] for p in pieces])
+    order = np.argsort(owner, kind="stable")
+    owner, a, sig = owner[order], a[order], sig[order]
+    counts = np.bincount(owner, minlength=n)
+    col = np.arange(owner.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    weights = np.zeros((n, max(int(counts.max()), 1)))
+    sigmas = np.ones_like(weights)
+    weights[owner, col], sigmas[owner, col] = a, sig
+    own = np.sum(weights**2 * dg_variances(sigmas), axis=1)
+    rest = var - own
+    # what the own terms do not explain; below rounding of the variances it is none, and
+    # units alike but for rounding share one law (the cache's key)
+    rest = np.where(rest > 1e-9 * np.maximum(var, 1e-300), rest, 0.0)
+    rest = np.array([float(f"{r:.9g}") for r in rest.tolist()])
+    return half_widths(weights, sigmas, confidence_level, cache, rest=rest)
+
+
+def _one(terms, var: float, confidence_level: float, cache: dict):
+    """``(half-width, coverage, method)`` of one error: own terms exact, the rest Gaussian."""
+    weights, sigmas = terms
+    if not weights:
+        return half_widths(np.zeros((1, 1)), 1.0, confidence_level, cache, rest=[var])
+    a = np.concatenate(weights)
+    sig = np.concatenate(sigmas)
+    own = float(np.sum(a**2 * dg_variances(sig)))
+    rest = var - own
+    # what the own terms do not explain; below rounding of the variances it is none, and
+    # units alike but for rounding share one law (the cache's key)
+    rest = float(f"{rest:.9g}") if rest > 1e-9 * max(var, 1e-300) else 0.0
+    h, cov, how = half_widths(a[None, :], sig, confidence_level, cache, rest=[rest])
+    return h[0], cov[0], how[0]
 
 
 def gls(measurements: NoisyMeasurements, *, scheduler: str = "serial", client=None) -> GLSEstimate:

@@ -36,10 +36,10 @@ from ._schema import Schema
 from ._slice import census_guarantee, slice_index, slice_invariants, slice_units
 from ._table import QueryTable
 
-__all__ = ["NoisyMeasurements", "QueryTable"]
+__all__ = ["NoisyMeasurements", "QueryTable", "actual_variances"]
 
 
-def _actual_variances(family: NoiseFamily, sigma2) -> np.ndarray:
+def actual_variances(family: NoiseFamily, sigma2) -> np.ndarray:
     r"""The variance of ``family``'s noise of variance parameter ``sigma2``, entry by entry.
 
     For the discrete Gaussian :math:`N_{\mathbb Z}(0, \sigma^2)` it is
@@ -308,7 +308,7 @@ class NoisyMeasurements:
             "source": "census noisy measurements",
             "level": level,
             "query": query,
-            "variance": float(_actual_variances(self.noise_family, sigma2)[0]),
+            "variance": float(actual_variances(self.noise_family, sigma2)[0]),
             "sensitivity": BOUNDED_SENSITIVITY,
         }
         if self.randomness in ("secure", "simulation"):
@@ -444,7 +444,7 @@ class NoisyMeasurements:
                 spec(q)[0],
                 t.units,
                 t.values,
-                _actual_variances(self.noise_family, t.variance),
+                actual_variances(self.noise_family, t.variance),
                 recodes=spec(q)[1],
             )
             for (lev, q), t in self.measurements.items()

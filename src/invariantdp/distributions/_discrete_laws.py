@@ -262,7 +262,11 @@ def discrete_gaussian_log_cf(theta, sigma: float) -> np.ndarray:
     By Poisson summation the characteristic function is real and positive,
     ``phi(theta) = S(theta) / S(0)`` with ``S(theta) = sum_k e^{-sigma^2
     (theta - 2 pi k)^2 / 2}`` (:func:`_log_theta_sum`, whose value at 0 also
-    gives the normaliser for ``sigma >= 2``).
+    gives the normaliser for ``sigma >= 2``).  Below ``sigma = 0.5`` the
+    images that sum needs grow without bound as ``sigma -> 0``, so the pmf's
+    own series ``phi(theta) = sum_j p_j cos(j theta)`` is summed instead (its
+    terms beyond ``|j| = sigma sqrt(80)`` are below ``e^{-40}``): ``sigma -> 0``
+    is exact, the law tending to a point mass.
 
     Examples
     --------
@@ -274,7 +278,18 @@ def discrete_gaussian_log_cf(theta, sigma: float) -> np.ndarray:
     >>> bool(abs(np.exp(discrete_gaussian_log_cf(t, 1.5)) - w @ np.cos(t * k) / w.sum()) < 1e-14)
     True
     """
+    if sigma < _SIGMA_DIRECT:
+        t = np.asarray(theta, dtype=float)
+        j = np.arange(1, int(math.ceil(sigma * math.sqrt(80.0))) + 2)
+        with np.errstate(over="ignore", divide="ignore", under="ignore"):
+            w = np.exp(-0.5 * (j / sigma) ** 2)  # 0 below 1e-308: exact enough
+        den = 1.0 + 2.0 * w.sum()
+        return np.log1p(2.0 * ((np.cos(np.multiply.outer(t, j)) - 1.0) @ w) / den)
     return _log_theta_sum(theta, sigma) - _log_theta_sum(0.0, sigma)
+
+
+#: below this sigma the characteristic function is summed over the pmf, not its images
+_SIGMA_DIRECT = 0.5
 
 
 def _log_normaliser(sigma: float) -> float:
