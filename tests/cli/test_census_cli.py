@@ -305,9 +305,10 @@ def test_estimate_writes_the_gls_estimates(nmf, capsys):
     assert got["geocode"].tolist() == ref["geocode"].tolist()
     for col in ("estimate", "std_error", "ci_lower", "ci_upper"):
         np.testing.assert_allclose(got[col], ref[col], rtol=1e-14)
-    # the intervals are 90% normal intervals
+    # the intervals are 90% normal intervals (the other units' noise smooths the lattice;
+    # a margin of 1e-10 keeps an integer on an end)
     z = (got["ci_upper"] - got["estimate"]) / got["std_error"]
-    np.testing.assert_allclose(z, 1.6448536269514722, rtol=1e-12)
+    np.testing.assert_allclose(z, 1.6448536269514722, rtol=1e-7)
     (nmf / "tracts.csv").unlink()
 
 

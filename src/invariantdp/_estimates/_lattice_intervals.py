@@ -89,13 +89,13 @@ Theorem 22 (for spherical noise, conditioning is projecting: ``a = Pi_N w``).
 
 from __future__ import annotations
 
-import functools
 import math
 from fractions import Fraction
 
 import numpy as np
 from scipy import fft, optimize, special, stats
 
+from .._bounded_cache import bounded_cache
 from ..distributions import discrete_gaussian, discrete_gaussian_log_cf
 
 __all__ = [
@@ -245,7 +245,7 @@ def dg_variances(sigma) -> np.ndarray:
     return np.array([_variance(float(v)) for v in uniq])[inv].reshape(sig.shape)
 
 
-@functools.lru_cache(maxsize=4096)
+@bounded_cache(4096)
 def _variance(sigma: float) -> float:
     return float(discrete_gaussian.var(sigma))
 

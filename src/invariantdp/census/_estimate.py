@@ -130,7 +130,8 @@ class GLSEstimate:
         out["note"] = np.where(ok.reshape(-1), "", np.repeat(np.asarray(reasons, dtype=object), c))
         out.attrs["confidence_level"] = cl
         out.attrs["interval"] = np.where(ok, how, "not estimable").reshape(-1).tolist()
-        out.attrs["coverage"] = np.where(ok, coverage, np.nan).reshape(-1)
+        # plain lists: attrs travel into Parquet and JSON metadata
+        out.attrs["coverage"] = np.where(ok, coverage, np.nan).reshape(-1).astype(float).tolist()
         return out
 
     def _exact_intervals(self) -> bool:
