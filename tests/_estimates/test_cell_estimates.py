@@ -436,5 +436,6 @@ def test_releases_the_noise_can_produce_never_warn_of_contradiction():
                 r = Release.from_published(
                     y, noise="discrete_gaussian", sigma=sigma, invariants=inv
                 )
-                fit = cell_estimates._Fit(r, cell_estimates._cell_index(r)[1], 1.0)
-                cell_estimates._check_consistent(r, fit, 1.0)
+                cells = cell_estimates._noise(r)
+                fit = cell_estimates._Fit(r, cell_estimates._cell_index(r)[1], cells)
+                cell_estimates._check_consistent(r, fit, cells)
