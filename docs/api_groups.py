@@ -212,6 +212,7 @@ GROUPS = {
                 "invariantdp.inference.PrivatizedPoisson",
                 "invariantdp.inference.PrivatizedLogLinear",
                 "invariantdp.inference.PrivatizedResults",
+                "invariantdp.inference.LogLinearResults",
                 "invariantdp.inference.IndependenceTestResult",
                 "invariantdp.inference.LikelihoodRatioTestResult",
             ],

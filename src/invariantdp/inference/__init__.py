@@ -23,7 +23,7 @@ from ._invariant_likelihoods import (
     projected_gaussian_marginal_loglik,
 )
 from ._likelihood_models import PrivatizedPoisson
-from ._loglinear_model import IndependenceTestResult, PrivatizedLogLinear
+from ._loglinear_model import IndependenceTestResult, LogLinearResults, PrivatizedLogLinear
 from ._odds_ratio_test import (
     OddsRatioTestResult,
     umpu_odds_ratio_critical_value,
@@ -36,6 +36,7 @@ from ._test_power import ump_binomial_power, ump_binomial_sample_size, umpu_odds
 __all__ = [
     "IndependenceTestResult",
     "LikelihoodRatioTestResult",
+    "LogLinearResults",
     "PrivatizedLogLinear",
     "PrivatizedPoisson",
     "PrivatizedResults",

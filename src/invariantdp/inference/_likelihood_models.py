@@ -97,11 +97,24 @@ class PrivatizedCountModel(GenericLikelihoodModel):
         return approx_fprime(np.asarray(params, dtype=float), self.score, centered=True)
 
     def _start_params(self):
+        """A Poisson GLM on ``max(y, 0)``; for a saturated design, its solution directly.
+
+        A saturated design (as many independent columns as cells: the
+        reference model of a likelihood ratio test) fits every cell exactly,
+        so the GLM's iterations would divide by zero residual degrees of
+        freedom and meet empty cells as perfect separation; its fit is
+        :math:`X\\beta = \\log \\max(y, 1/2)` instead, and Newton's method
+        climbs from there on the release's likelihood.
+        """
         from statsmodels.genmod.families import Poisson
         from statsmodels.genmod.generalized_linear_model import GLM
 
+        X = self.exog
+        if X.shape[1] >= X.shape[0] and np.linalg.matrix_rank(X) == X.shape[0]:
+            target = np.log(np.maximum(self.endog, 0.5)) - self.offset_
+            return np.linalg.lstsq(X, target, rcond=None)[0]
         ypos = np.maximum(self.endog, 0.0)
-        return GLM(ypos, self.exog, family=Poisson(), offset=self.offset_).fit().params
+        return GLM(ypos, X, family=Poisson(), offset=self.offset_).fit().params
 
     def _newton_hessian(self, params) -> np.ndarray:
         """The Hessian Newton's method steps with: the Gaussian likelihood's for the exact one.
@@ -267,6 +280,7 @@ class PrivatizedPoisson(PrivatizedCountModel):
 
     def __init__(self, y, exog, release=None, offset=None, *, likelihood="auto", **kwargs):
         y, release = _counts_and_release(y, release)
+        name = kwargs.pop("endog_name", None) or _response_name(y, release)
         # a DataFrame (or a formula's design) names the coefficients: statsmodels keeps
         # pandas input as pandas results (params, bse, summary)
         frame = exog if isinstance(exog, pd.DataFrame) else None
@@ -291,8 +305,9 @@ class PrivatizedPoisson(PrivatizedCountModel):
             raise InvariantDPError(f"`offset` must have shape ({y.size},), got {off.shape}.")
         if frame is not None:
             exog = pd.DataFrame(exog, index=frame.index, columns=frame.columns)
-            y = pd.Series(y, index=frame.index, name=kwargs.pop("endog_name", "y"))
+            y = pd.Series(y, index=frame.index, name=name)
         super().__init__(y, exog, **kwargs)
+        self.data.ynames = name
         self.exog, self.endog = np.asarray(self.exog, float), np.asarray(self.endog, float)
         self.offset_ = off
         self.k_extra = 0
@@ -313,3 +328,13 @@ def _counts_and_release(y, release):
             "`release` is required unless `y` is the Release (`PrivatizedPoisson(release, exog)`)."
         )
     return (release.value if y is None and isinstance(release, Release) else y), release
+
+
+def _response_name(y, release) -> str:
+    """The response's name: a formula's left side, else the name the release records, else y."""
+    if isinstance(y, pd.DataFrame) and y.shape[1] == 1:
+        return str(y.columns[0])
+    if isinstance(y, pd.Series) and y.name is not None:
+        return str(y.name)
+    recorded = release.metadata.get("value_name") if isinstance(release, Release) else None
+    return recorded or "y"
