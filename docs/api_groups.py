@@ -216,6 +216,10 @@ GROUPS = {
                 "invariantdp.inference.IndependenceTestResult",
                 "invariantdp.inference.LikelihoodRatioTestResult",
             ],
+            "Small-area models": [
+                "invariantdp.inference.FayHerriot",
+                "invariantdp.inference.FayHerriotResults",
+            ],
             "Likelihoods of a release": [
                 "invariantdp.inference.projected_gaussian_logpdf",
                 "invariantdp.inference.projected_gaussian_marginal_loglik",

@@ -16,6 +16,7 @@ Two conventions hold for the tests and models here:
 
 from .._deprecation import moved_names
 from ._binomial_test import BinomialTestResult, ump_binomial_test
+from ._fay_herriot import FayHerriot, FayHerriotResults
 from ._invariant_likelihoods import (
     conditional_laplace_logpdf,
     degenerate_gaussian_logpdf,
@@ -34,6 +35,8 @@ from ._term_tests import LikelihoodRatioTestResult, PrivatizedResults
 from ._test_power import ump_binomial_power, ump_binomial_sample_size, umpu_odds_ratio_sample_size
 
 __all__ = [
+    "FayHerriot",
+    "FayHerriotResults",
     "IndependenceTestResult",
     "LikelihoodRatioTestResult",
     "LogLinearResults",
