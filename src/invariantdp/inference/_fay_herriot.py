@@ -270,7 +270,7 @@ class FayHerriot:
         return cls(release, design, endog_name=lhs or None)
 
     def reml_loglike(self, sigma2_u: float) -> float:
-        """The restricted log-likelihood :math:`\\ell_R(\\sigma_u^2)` (module notes)."""
+        r"""The restricted log-likelihood :math:`\ell_R(\sigma_u^2)` (module notes)."""
         d, z = self._contrasts()
         s = sigma2_u + d
         if np.any(s <= 0):
@@ -322,7 +322,7 @@ class FayHerriot:
         return float(candidates[int(np.argmax(values))])
 
     def fit(self) -> FayHerriotResults:
-        """Fit by REML; the GLS coefficients at the estimated :math:`\\sigma_u^2` (module notes).
+        r"""Fit by REML; the GLS coefficients at the estimated :math:`\sigma_u^2` (module notes).
 
         Returns
         -------
@@ -388,11 +388,11 @@ class FayHerriotResults:
 
     @property
     def fittedvalues(self) -> pd.Series:
-        """The synthetic estimates :math:`X\\hat\\beta`, indexed like the release."""
+        r"""The synthetic estimates :math:`X\hat\beta`, indexed like the release."""
         return pd.Series(self.model.exog @ self.params.to_numpy(), index=self.model.index)
 
     def mse_components(self) -> pd.DataFrame:
-        """:math:`g_1, g_2, g_3` of every area at :math:`\\hat\\sigma_u^2` (module notes).
+        r""":math:`g_1, g_2, g_3` of every area at :math:`\hat\sigma_u^2` (module notes).
 
         Returns
         -------
@@ -464,7 +464,7 @@ class FayHerriotResults:
         )
 
     def summary(self) -> Summary:
-        """The fit: :math:`\\hat\\sigma_u^2`, the REML log-likelihood and the coefficients."""
+        r"""The fit: :math:`\hat\sigma_u^2`, the REML log-likelihood and the coefficients."""
         m = self.model
         n, p = m.exog.shape
         off = m.cov - np.diag(np.diag(m.cov))

@@ -97,13 +97,13 @@ class PrivatizedCountModel(GenericLikelihoodModel):
         return approx_fprime(np.asarray(params, dtype=float), self.score, centered=True)
 
     def _start_params(self):
-        """A Poisson GLM on ``max(y, 0)``; for a saturated design, its solution directly.
+        r"""A Poisson GLM on ``max(y, 0)``; for a saturated design, its solution directly.
 
         A saturated design (as many independent columns as cells: the
         reference model of a likelihood ratio test) fits every cell exactly,
         so the GLM's iterations would divide by zero residual degrees of
         freedom and meet empty cells as perfect separation; its fit is
-        :math:`X\\beta = \\log \\max(y, 1/2)` instead, and Newton's method
+        :math:`X\beta = \log \max(y, 1/2)` instead, and Newton's method
         climbs from there on the release's likelihood.
         """
         from statsmodels.genmod.families import Poisson
