@@ -210,6 +210,7 @@ GROUPS = {
         "sections": {
             "Likelihood models": [
                 "invariantdp.inference.PrivatizedPoisson",
+                "invariantdp.inference.PrivatizedNegativeBinomial",
                 "invariantdp.inference.PrivatizedLogLinear",
                 "invariantdp.inference.PrivatizedResults",
                 "invariantdp.inference.LogLinearResults",
@@ -231,6 +232,7 @@ GROUPS = {
                 "invariantdp.inference.bayes.contingency_table_model",
                 "invariantdp.inference.bayes.poisson_regression_model",
                 "invariantdp.inference.bayes.binomial_model",
+                "invariantdp.inference.bayes.fay_herriot_model",
             ],
             "Mechanism likelihoods (PyMC distributions)": [
                 "invariantdp.inference.bayes.mechanism_likelihood",
@@ -373,6 +375,8 @@ GROUPS = {
                 "invariantdp.plotting.plot_release_distances",
                 "invariantdp.plotting.plot_swapping_epsilon",
                 "invariantdp.plotting.plot_swapping_mape",
+                "invariantdp.plotting.plot_eblup",
+                "invariantdp.plotting.plot_shrinkage",
             ],
         },
     },

@@ -134,6 +134,7 @@ def test_eblup_and_mse_with_full_covariance_are_their_matrix_forms(rng):
     e = res.eblup()
     np.testing.assert_allclose(e["estimate"], theta, rtol=1e-9)
     np.testing.assert_allclose(e["mse"], g1 + g2 + 2 * g3, rtol=1e-7)
+    np.testing.assert_allclose(res.direct_weight(), np.diag(s * Si), rtol=1e-9)
     # the estimates keep the state total: so do the EBLUPs
     assert e["estimate"].sum() == pytest.approx(y.sum(), rel=1e-10)
 

@@ -23,7 +23,7 @@ from ._invariant_likelihoods import (
     projected_gaussian_logpdf,
     projected_gaussian_marginal_loglik,
 )
-from ._likelihood_models import PrivatizedPoisson
+from ._likelihood_models import PrivatizedNegativeBinomial, PrivatizedPoisson
 from ._loglinear_model import IndependenceTestResult, LogLinearResults, PrivatizedLogLinear
 from ._odds_ratio_test import (
     OddsRatioTestResult,
@@ -41,6 +41,7 @@ __all__ = [
     "LikelihoodRatioTestResult",
     "LogLinearResults",
     "PrivatizedLogLinear",
+    "PrivatizedNegativeBinomial",
     "PrivatizedPoisson",
     "PrivatizedResults",
     "conditional_laplace_logpdf",

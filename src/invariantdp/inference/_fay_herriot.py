@@ -391,6 +391,24 @@ class FayHerriotResults:
         r"""The synthetic estimates :math:`X\hat\beta`, indexed like the release."""
         return pd.Series(self.model.exog @ self.params.to_numpy(), index=self.model.index)
 
+    def direct_weight(self) -> pd.Series:
+        r"""The weight of each area's own direct estimate in its EBLUP: :math:`[\hat\sigma_u^2
+        \Sigma^{-1}]_{ii}`.
+
+        For diagonal :math:`V` it is :math:`\gamma_i = \hat\sigma_u^2 /
+        (\hat\sigma_u^2 + V_{ii})` and the EBLUP is
+        :math:`\gamma_i y_i + (1 - \gamma_i) x_i^\top\hat\beta`; with full
+        :math:`V` the EBLUP also weighs the other areas' residuals, and
+        :math:`1 - w_i` is the area's shrinkage away from its own estimate.
+
+        Returns
+        -------
+        pandas.Series
+            Indexed like the release, in [0, 1].
+        """
+        s, v, W = self._s, self._v, self._W
+        return pd.Series((W * W) @ (s / (s + v)), index=self.model.index, name="direct_weight")
+
     def mse_components(self) -> pd.DataFrame:
         r""":math:`g_1, g_2, g_3` of every area at :math:`\hat\sigma_u^2` (module notes).
 
