@@ -212,10 +212,16 @@ GROUPS = {
         "sections": {
             "Likelihood models": [
                 "invariantdp.inference.PrivatizedPoisson",
+                "invariantdp.inference.PrivatizedNegativeBinomial",
                 "invariantdp.inference.PrivatizedLogLinear",
                 "invariantdp.inference.PrivatizedResults",
+                "invariantdp.inference.LogLinearResults",
                 "invariantdp.inference.IndependenceTestResult",
                 "invariantdp.inference.LikelihoodRatioTestResult",
+            ],
+            "Small-area models": [
+                "invariantdp.inference.FayHerriot",
+                "invariantdp.inference.FayHerriotResults",
             ],
             "Likelihoods of a release": [
                 "invariantdp.inference.projected_gaussian_logpdf",
@@ -228,6 +234,7 @@ GROUPS = {
                 "invariantdp.inference.bayes.contingency_table_model",
                 "invariantdp.inference.bayes.poisson_regression_model",
                 "invariantdp.inference.bayes.binomial_model",
+                "invariantdp.inference.bayes.fay_herriot_model",
             ],
             "Mechanism likelihoods (PyMC distributions)": [
                 "invariantdp.inference.bayes.mechanism_likelihood",
@@ -376,6 +383,8 @@ GROUPS = {
                 "invariantdp.plotting.plot_release_distances",
                 "invariantdp.plotting.plot_swapping_epsilon",
                 "invariantdp.plotting.plot_swapping_mape",
+                "invariantdp.plotting.plot_eblup",
+                "invariantdp.plotting.plot_shrinkage",
             ],
         },
     },

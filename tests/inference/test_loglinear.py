@@ -157,3 +157,37 @@ def test_conditional_independence_size_uniformity_and_power():
 def test_conditional_independence_size_uniformity_and_power_slow():
     p, power = _size_and_power(1000, seed=12)
     check_size_and_power("sex x age given county (power at odds ratio 1.49)", p, power, 1000, 0.6)
+
+
+def _two_counties(counts, sigma):
+    idx = pd.MultiIndex.from_product(
+        [["C1", "C2"], ["F", "M"], ["0-17", "18+"]], names=["county", "sex", "age"]
+    )
+    noisy = pd.Series(counts, index=idx, name="count")
+    return Release.from_published(noisy, noise="discrete_gaussian", sigma=sigma)
+
+
+def test_params_are_labelled_like_the_poisson_models():
+    rel = _two_counties([52, 148, 49, 151, 81, 120, 79, 118], sigma=1.0)
+    res = PrivatizedLogLinear(rel, given="county").fit(disp=0)
+    assert isinstance(res.params, pd.Series) and isinstance(res.bse, pd.Series)
+    assert list(res.params.index[-2:]) == ["gamma[C1,F,0-17]", "gamma[C2,F,0-17]"]
+    given_margins = PrivatizedLogLinear(semi_dp_gaussian([[60, 20], [25, 55]], mu=0.5, rng=3))
+    assert list(given_margins.fit(disp=0).params.index) == ["gamma[0,0]"]
+
+
+def test_log_odds_ratios_are_woolfs_as_the_noise_vanishes():
+    counts = np.array([52, 148, 49, 151, 81, 120, 79, 118], dtype=float)
+    rel = _two_counties(counts, sigma=0.2)  # zero noise with probability 1 - 4e-6 per cell
+    lor = PrivatizedLogLinear(rel, given="county").fit(disp=0).log_odds_ratios(0.9)
+    assert list(lor.index.names) == ["county", "sex", "age"]
+    assert list(lor.index) == [("C1", "F", "0-17"), ("C2", "F", "0-17")]
+    t = counts.reshape(2, 2, 2)
+    woolf = np.log(t[:, 0, 0] * t[:, 1, 1] / (t[:, 0, 1] * t[:, 1, 0]))
+    woolf_se = np.sqrt((1.0 / t).sum(axis=(1, 2)))
+    np.testing.assert_allclose(lor["log_odds_ratio"], woolf, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(lor["se"], woolf_se, rtol=1e-3)
+    z = stats.norm.ppf(0.95)
+    np.testing.assert_allclose(lor["ci_upper"] - lor["ci_lower"], 2 * z * lor["se"], rtol=1e-12)
+    with pytest.raises(ValueError, match="confidence_level"):
+        PrivatizedLogLinear(rel, given="county").fit(disp=0).log_odds_ratios(1.5)

@@ -239,3 +239,47 @@ def test_a_secure_gaussian_release_fits():
     assert model.sigma == pytest.approx(4.0, rel=1e-5)
     res = model.fit(disp=0)
     assert np.all(np.abs(res.params - BETA40) < 4 * res.bse)
+
+
+# --- the analyst's path: a saturated fit, names of the response and the coefficients -----------
+
+
+def _sex_age_release(counts, sigma, name="count"):
+    idx = pd.MultiIndex.from_product(
+        [["C1", "C2"], ["F", "M"], ["0-17", "18+"]], names=["county", "sex", "age"]
+    )
+    noisy = pd.Series(counts, index=idx, name=name)
+    return noisy, Release.from_published(noisy, noise="discrete_gaussian", sigma=sigma)
+
+
+def test_a_saturated_fit_is_the_log_counts_and_warns_nothing():
+    import warnings
+
+    # a GLM fitted to every cell exactly sees perfect prediction and no residual df
+    noisy, rel = _sex_age_release([52, 148, 3, 151, 81, 120, 79, 118], sigma=0.2)
+    cells = noisy.reset_index()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = PrivatizedPoisson.from_formula(
+            "count ~ C(county) * C(sex) * C(age)", cells, release=rel
+        ).fit(disp=0)
+        text = str(res.summary())
+    # noise of sd 0.2 on the integers is zero with probability 1 - 4e-6: the saturated fit
+    # is the counts' own (cell means = counts)
+    fitted = np.exp(res.model.exog @ np.asarray(res.params))
+    np.testing.assert_allclose(fitted, np.asarray(noisy, dtype=float), rtol=1e-4)
+    assert "Dep. Variable:                  count" in text
+
+
+def test_the_response_is_named_as_the_release_records_its_values():
+    noisy, rel = _sex_age_release([52, 148, 49, 151, 81, 120, 79, 118], sigma=1.0)
+    X = pd.DataFrame({"const": 1.0, "adult": np.tile([0.0, 1.0], 4)})
+    for model in (
+        PrivatizedPoisson(rel, X),
+        PrivatizedPoisson(rel, X.to_numpy()),
+        PrivatizedPoisson.from_formula("count ~ C(age)", noisy.reset_index(), release=rel),
+        PrivatizedLogLinear(rel, given="county"),
+    ):
+        assert model.endog_names == "count"
+    _, unnamed = _sex_age_release([52, 148, 49, 151, 81, 120, 79, 118], sigma=1.0, name=None)
+    assert PrivatizedPoisson(unnamed, X).endog_names == "y"

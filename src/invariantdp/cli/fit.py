@@ -274,8 +274,10 @@ def _poisson_model(args, release, data):
             )
         exog = exog.astype(float)
         exog.insert(0, "const", 1.0)
-        model = PrivatizedPoisson(release, exog, likelihood=args.likelihood, endog_name=_RESPONSE)
-        return model, _RESPONSE
+        # the response is named as in Python: the name the release records for its values
+        name = release.metadata.get("value_name") or _RESPONSE
+        model = PrivatizedPoisson(release, exog, likelihood=args.likelihood, endog_name=name)
+        return model, name
     name, rhs = _response_and_rhs(args.formula)
     frame = data.copy()
     frame[name] = y  # the response is the release's values, whatever --data holds

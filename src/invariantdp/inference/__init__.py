@@ -15,14 +15,15 @@ Two conventions hold for the tests and models here:
 """
 
 from ._binomial_test import BinomialTestResult, ump_binomial_test
+from ._fay_herriot import FayHerriot, FayHerriotResults
 from ._invariant_likelihoods import (
     conditional_laplace_logpdf,
     degenerate_gaussian_logpdf,
     projected_gaussian_logpdf,
     projected_gaussian_marginal_loglik,
 )
-from ._likelihood_models import PrivatizedPoisson
-from ._loglinear_model import IndependenceTestResult, PrivatizedLogLinear
+from ._likelihood_models import PrivatizedNegativeBinomial, PrivatizedPoisson
+from ._loglinear_model import IndependenceTestResult, LogLinearResults, PrivatizedLogLinear
 from ._odds_ratio_test import (
     OddsRatioTestResult,
     umpu_odds_ratio_critical_value,
@@ -39,9 +40,13 @@ from ._count_likelihoods import exact_unavailable as exact_unavailable
 from ._release_observation import observe_release as observe_release
 
 __all__ = [
+    "FayHerriot",
+    "FayHerriotResults",
     "IndependenceTestResult",
     "LikelihoodRatioTestResult",
+    "LogLinearResults",
     "PrivatizedLogLinear",
+    "PrivatizedNegativeBinomial",
     "PrivatizedPoisson",
     "PrivatizedResults",
     "conditional_laplace_logpdf",

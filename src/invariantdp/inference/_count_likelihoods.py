@@ -75,6 +75,7 @@ from scipy import linalg, special
 
 from .._linalg import AffineSubspace, cell_classes
 from .._validation import InvariantDPError
+from ..families import GAUSSIAN_LIKELIHOOD
 from ._release_observation import ReleaseObservation
 
 __all__ = [
@@ -169,16 +170,17 @@ class GaussianCountLikelihood:
             self._R = R
             self.z = np.concatenate([obs.counts, R @ sub.point])
 
-    def _cov(self, lam: np.ndarray) -> np.ndarray:
-        n = lam.size
+    def _cov(self, var: np.ndarray) -> np.ndarray:
+        """The observation's covariance when the counts have variances ``var``."""
+        n = var.size
         if self._R is None:
             S = self._noise.copy()
-            S[np.diag_indices(n)] += lam
+            S[np.diag_indices(n)] += var
             return S
         R = self._R
-        DRt = lam[:, None] * R.T
+        DRt = var[:, None] * R.T
         top = self._noise.copy()
-        top[np.diag_indices(n)] += lam
+        top[np.diag_indices(n)] += var
         return np.block([[top, DRt], [DRt.T, R @ DRt]])
 
     def _mean(self, lam: np.ndarray) -> np.ndarray:
@@ -195,7 +197,29 @@ class GaussianCountLikelihood:
         :math:`\partial\ell/\partial\lambda_i = (B^\top a)_i + \tfrac12
         ((B^\top a)_i^2 - (B^\top S^{-1} B)_{ii})`.
         """
-        S = self._cov(lam)
+        ll, grads = self.moments(lam, lam, gradient)
+        return ll, None if grads is None else grads[0] + grads[1]
+
+    def negative_binomial(self, lam: np.ndarray, alpha: float, gradient: bool = True):
+        r"""``(loglik, (d/d lam, d/d alpha))`` for NB2 counts: mean ``lam``, variance
+        :math:`\lambda + \alpha\lambda^2` (gradient None if not asked)."""
+        var = lam + alpha * lam * lam
+        ll, grads = self.moments(lam, var, gradient)
+        if grads is None:
+            return ll, None
+        dmean, dvar = grads
+        return ll, (dmean + dvar * (1.0 + 2.0 * alpha * lam), float(np.sum(dvar * lam * lam)))
+
+    def moments(self, mean: np.ndarray, var: np.ndarray, gradient: bool = True):
+        r"""``(loglik, (d/d mean, d/d var))`` for counts of means ``mean`` and variances ``var``.
+
+        With :math:`S = B\,\mathrm{diag}(v)\,B^\top + \Sigma_z`,
+        :math:`a = S^{-1}(z - B m)`: :math:`\partial\ell/\partial m_i = (B^\top a)_i`
+        and :math:`\partial\ell/\partial v_i = \tfrac12((B^\top a)_i^2 -
+        (B^\top S^{-1} B)_{ii})`.
+        """
+        lam = mean
+        S = self._cov(var)
         try:
             solver = _Solver(S)
         except (linalg.LinAlgError, ValueError):
@@ -217,7 +241,7 @@ class GaussianCountLikelihood:
             B = np.vstack([np.eye(n), R])
             SinvB = solver.solve(B)
             diag = np.einsum("ji,ji->i", B, SinvB)
-        return ll, Bta + 0.5 * (Bta * Bta - diag)
+        return ll, (Bta, 0.5 * (Bta * Bta - diag))
 
 
 # ---------------------------------------------------------------------------
@@ -258,13 +282,36 @@ def _classes(obs: ReleaseObservation):
     return members, Ti.astype(np.int64), np.sort(free_cells), ""
 
 
-def exact_unavailable(obs: ReleaseObservation) -> str:
-    """Why the exact likelihood does not apply to ``obs`` ("" when it does)."""
+def _exact_noise(obs: ReleaseObservation, continuous: bool):
+    r"""``(sigma, integer, why)``: the noise the exact likelihood sums against, or why not.
+
+    Integer discrete Gaussian noise, independent across cells; with
+    ``continuous``, also Gaussian noise independent across cells or
+    projected on the null space of the invariants (the projected and
+    extended Gaussian mechanisms), whose density on the invariants' affine
+    space is :math:`\propto \prod_i e^{-(y_i - s_i)^2 / 2\sigma^2}`.
+    """
     sigma = obs.discrete_gaussian_sigma
-    if sigma is None:
-        return f"the noise is {obs.family}, not integer discrete Gaussian noise"
-    if obs.noise.structure != "independent":
-        return f"the {obs.family} noise is not independent across cells"
+    if sigma is not None:
+        if obs.noise.structure != "independent":
+            return None, True, f"the {obs.family} noise is not independent across cells"
+        return sigma, True, ""
+    if not continuous or obs.noise.form is not GAUSSIAN_LIKELIHOOD:
+        return None, False, f"the noise is {obs.family}, not integer discrete Gaussian noise"
+    if obs.noise.structure not in ("independent", "projected") or obs.variance is None:
+        return None, False, f"the {obs.family} noise is correlated across cells"
+    return math.sqrt(obs.variance), False, ""
+
+
+def exact_unavailable(obs: ReleaseObservation, continuous: bool = False) -> str:
+    """Why the exact likelihood does not apply to ``obs`` ("" when it does).
+
+    ``continuous``: Gaussian noise (independent, or projected) qualifies too
+    (:func:`_exact_noise`).
+    """
+    sigma, _, why = _exact_noise(obs, continuous)
+    if why:
+        return why
     members, _, _, why = _classes(obs)
     if members is None:
         return why
@@ -291,14 +338,14 @@ def _trim(F: np.ndarray, off: int) -> tuple[np.ndarray, int, float]:
     return F[a:b] / top, off + a, math.log(top)
 
 
-def _class_dp(A: list, lo: np.ndarray, S: list, total: int, gradient: bool):
-    """``(log Z, E[s])`` of one class: ``Z = sum_{sum s = total} prod_k A_k(s_k - lo_k)``.
+def _class_dp(A: list, lo: np.ndarray, total: int, gradient: bool):
+    """``(log Z, laws)`` of one class: ``Z = sum_{sum s = total} prod_k A_k(s_k - lo_k)``.
 
     ``A_k`` are the cells' (tilted, scaled) weights on ``lo_k, lo_k + 1, ...``;
     the forward messages are the laws of the partial sums, trimmed
     (:func:`_trim`); the backward pass gives each cell's law given the
-    total.  A dynamic programme over the cells of the class: one
-    convolution per cell.
+    total (``laws[k]`` on the support of ``A_k``).  A dynamic programme over
+    the cells of the class: one convolution per cell.
     """
     F, off, logscale = np.ones(1), 0, 0.0
     forward = [(F, off)]
@@ -312,7 +359,7 @@ def _class_dp(A: list, lo: np.ndarray, S: list, total: int, gradient: bool):
     logZ = math.log(F[idx]) + logscale
     if not gradient:
         return logZ, None
-    means = np.empty(len(A))
+    laws = [None] * len(A)
     G = np.zeros(F.size)
     G[idx] = 1.0
     for k in range(len(A) - 1, -1, -1):
@@ -326,14 +373,14 @@ def _class_dp(A: list, lo: np.ndarray, S: list, total: int, gradient: bool):
         ok = (j >= 0) & (j < q.size)
         inner = np.where(ok, q[np.clip(j, 0, q.size - 1)], 0.0)
         p = Ak * inner
-        means[k] = float(np.dot(p, S[k]) / p.sum())
+        laws[k] = p / p.sum()
         # backward message on the support of Fp: G_prev[u] = sum_w G[u + d + w] A_k[w]
         r = np.convolve(G, Ak[::-1])
         j = d + np.arange(Fp.size) + Ak.size - 1
         ok = (j >= 0) & (j < r.size)
         G = np.where(ok, r[np.clip(j, 0, r.size - 1)], 0.0)
         G /= G.max()
-    return logZ, means
+    return logZ, laws
 
 
 class ExactDiscreteGaussianLikelihood:
@@ -360,25 +407,41 @@ class ExactDiscreteGaussianLikelihood:
     """
 
     method = "exact"
+    #: added to the log-likelihood (the dimension of a projected noise's density)
+    _constant = 0.0
 
-    def __init__(self, obs: ReleaseObservation):
-        why = exact_unavailable(obs)
+    def __init__(self, obs: ReleaseObservation, continuous: bool = False):
+        why = exact_unavailable(obs, continuous)
         if why:
             raise InvariantDPError(f"the exact likelihood does not apply: {why}.")
         self.obs = obs
-        sigma = obs.discrete_gaussian_sigma
-        y = np.round(obs.counts).astype(np.int64)
+        sigma, integer, _ = _exact_noise(obs, continuous)
         K = math.ceil(math.sqrt(2.0 * _TAIL) * sigma)
-        lo = np.maximum(0, y - K)
-        hi = np.maximum(0, y + K)
+        if integer:
+            y = np.round(obs.counts).astype(np.int64)
+            lo = np.maximum(0, y - K)
+            hi = np.maximum(0, y + K)
+        else:
+            y = obs.counts
+            lo = np.maximum(0, np.floor(y - K)).astype(np.int64)
+            hi = np.maximum(0, np.ceil(y + K)).astype(np.int64)
         W = int(np.max(hi - lo)) + 1
         S = lo[:, None] + np.arange(W)[None, :]
         valid = S <= hi[:, None]
-        law = obs.noise_law()
-        with np.errstate(divide="ignore"):
-            lpe = np.where(valid, law.logpmf(y[:, None] - S), -np.inf)
+        if integer:
+            law = obs.noise_law()
+            with np.errstate(divide="ignore"):
+                lpe = np.where(valid, law.logpmf(y[:, None] - S), -np.inf)
+        else:
+            # the Gaussian density; noise projected on the null space of C has it on the
+            # affine space {C s = t}, of n - rank(C) dimensions
+            log_norm = -0.5 * math.log(2.0 * math.pi * sigma * sigma)
+            lpe = np.where(valid, -0.5 * ((y[:, None] - S) / sigma) ** 2 + log_norm, -np.inf)
+            if obs.noise.structure == "projected":
+                self._constant = -obs.invariants.rank * log_norm
         self._S = S.astype(float)
-        self._base = lpe - special.gammaln(S + 1.0)
+        self._lpe = lpe
+        self._log_factorial = special.gammaln(S + 1.0)
         members, totals, free, _ = _classes(obs)
         self._free = free
         self._members = members
@@ -396,27 +459,71 @@ class ExactDiscreteGaussianLikelihood:
     def loglike(self, lam: np.ndarray) -> float:
         return self.poisson(lam, gradient=False)[0]
 
-    def _weights(self, lam: np.ndarray) -> np.ndarray:
-        return self._base + self._S * np.log(lam)[:, None] - lam[:, None]
-
     def poisson(self, lam: np.ndarray, gradient: bool = True):
         """``(loglik, d loglik / d lam)`` at the cell means ``lam``."""
-        la = self._weights(lam)
-        ll = 0.0
-        mean_s = np.zeros(lam.size)
+        S = self._S
+        logpmf = S * np.log(lam)[:, None] - lam[:, None] - self._log_factorial
+        ll, P = self.posterior(logpmf, gradient)
+        if P is None:
+            return ll, None
+        return ll, np.sum(P * S, axis=1) / lam - 1.0
+
+    def negative_binomial(self, lam: np.ndarray, alpha: float, gradient: bool = True):
+        r"""``(loglik, (d/d lam, d/d alpha))`` for NB2 counts: means ``lam``, dispersion ``alpha``.
+
+        The NB2 law :math:`\binom{s + r - 1}{s} (r/(r+\lambda))^r
+        (\lambda/(r+\lambda))^s`, :math:`r = 1/\alpha` (variance
+        :math:`\lambda + \alpha\lambda^2`); by Fisher's identity the gradient
+        is the posterior mean of the count law's score,
+        :math:`E[s/\lambda - (s + r)/(r + \lambda) \mid y, t]` in
+        :math:`\lambda` and :math:`-r^2 E[\psi(s + r) - \psi(r) + \log(r/(r +
+        \lambda)) + (\lambda - s)/(r + \lambda) \mid y, t]` in :math:`\alpha`.
+        """
+        S = self._S
+        r = 1.0 / alpha
+        lr = lam[:, None] + r
+        logpmf = (
+            special.gammaln(S + r)
+            - special.gammaln(r)
+            - self._log_factorial
+            + r * np.log(r / lr)
+            + S * np.log(lam[:, None] / lr)
+        )
+        ll, P = self.posterior(logpmf, gradient)
+        if P is None:
+            return ll, None
+        Es = np.sum(P * S, axis=1)
+        d_lam = Es / lam - (Es + r) / (lam + r)
+        Epsi = np.sum(P * special.digamma(S + r), axis=1)
+        d_r = Epsi - special.digamma(r) + np.log(r / (lam + r)) + (lam - Es) / (lam + r)
+        return ll, (d_lam, float(-r * r * np.sum(d_r)))
+
+    def posterior(self, logpmf: np.ndarray, gradient: bool = True):
+        """``(loglik, P)``: the likelihood of independent counts of log-pmf ``logpmf`` given
+        the release, and each count's law given the release and the invariants.
+
+        ``logpmf[i, w]`` is the log-probability of cell ``i``'s count
+        ``lo_i + w`` (the cell's window of the module notes); ``P`` has the
+        same shape (None unless ``gradient``).
+        """
+        la = np.where(np.isfinite(self._lpe), self._lpe + logpmf, -np.inf)
+        ll = self._constant
+        P = np.zeros(la.shape) if gradient else None
         if self._free.size:
             lf = la[self._free]
             ll += float(np.sum(special.logsumexp(lf, axis=1)))
-            mean_s[self._free] = np.sum(special.softmax(lf, axis=1) * self._S[self._free], axis=1)
+            if gradient:
+                P[self._free] = special.softmax(lf, axis=1)
         if self._members:
-            lc, ms = self._classes(la, gradient)
+            lc, laws = self._classes(la, gradient)
             ll += lc
             if gradient:
-                for c in self._members:
-                    mean_s[c] = ms[c]
-        if not gradient:
-            return ll, None
-        return ll, mean_s / lam - 1.0
+                for cells, cell_laws in zip(self._members, laws, strict=True):
+                    if cell_laws is None:  # a total the weights cannot reach: loglik -inf
+                        continue
+                    for c, law in zip(cells, cell_laws, strict=True):
+                        P[c, : law.size] = law
+        return ll, P
 
     def _tilt(self, la: np.ndarray, cells: np.ndarray, total: int) -> float:
         """The tilt ``tau`` with ``sum_k E_tau[s_k] = total`` (safeguarded Newton).
@@ -446,21 +553,20 @@ class ExactDiscreteGaussianLikelihood:
         return tau
 
     def _classes(self, la: np.ndarray, gradient: bool):
-        """Sum of the classes' log partition functions at their totals, and E[s | y, t]."""
+        """Sum of the classes' log partition functions at their totals, and each class's
+        cells' laws given the total (a list per class; None unless ``gradient``)."""
         ll = 0.0
-        means = np.zeros(la.shape[0])
+        laws = []
         for cells, total, lo in zip(self._members, self._totals, self._lo, strict=True):
             tau = self._tilt(la, cells, int(total))
             Lt = la[cells] + tau * self._S[cells]
             cmax = Lt.max(axis=1)
             W = self._width[cells]
             A = [np.exp(Lt[k, : W[k]] - cmax[k]) for k in range(cells.size)]
-            S = [self._S[c, : W[k]] for k, c in enumerate(cells)]
-            logZ, m = _class_dp(A, lo, S, int(total), gradient)
+            logZ, cell_laws = _class_dp(A, lo, int(total), gradient)
             ll += logZ + float(cmax.sum()) - tau * float(total)
-            if m is not None:
-                means[cells] = m
-        return ll, means
+            laws.append(cell_laws)
+        return ll, laws
 
 
 # ---------------------------------------------------------------------------
@@ -468,8 +574,8 @@ class ExactDiscreteGaussianLikelihood:
 # ---------------------------------------------------------------------------
 
 
-def count_likelihood(obs: ReleaseObservation, likelihood: str = "auto"):
-    """The likelihood of Poisson counts through ``obs``: exact or Gaussian (module notes).
+def count_likelihood(obs: ReleaseObservation, likelihood: str = "auto", continuous=False):
+    r"""The likelihood of counts through ``obs``: exact or Gaussian (module notes).
 
     Parameters
     ----------
@@ -477,6 +583,12 @@ def count_likelihood(obs: ReleaseObservation, likelihood: str = "auto"):
     likelihood : {"auto", "exact", "gaussian"}
         ``"auto"``: exact for a discrete Gaussian release with ``sigma <=
         EXACT_SIGMA_MAX`` whose invariants allow it, else Gaussian.
+    continuous : bool
+        Let the exact likelihood sum against Gaussian noise too (independent
+        or projected, :func:`_exact_noise`), and ``"auto"`` choose it whenever
+        it applies: for count laws whose Gaussian approximation is poor
+        whatever the noise (the negative binomial's skewness tends to
+        :math:`2\sqrt\alpha`, not 0, as the mean grows).
 
     Returns
     -------
@@ -488,12 +600,11 @@ def count_likelihood(obs: ReleaseObservation, likelihood: str = "auto"):
         )
     if likelihood == "gaussian":
         return GaussianCountLikelihood(obs)
-    why = exact_unavailable(obs)
+    why = exact_unavailable(obs, continuous)
     if likelihood == "exact":
         if why:
             raise InvariantDPError(f"`likelihood` ('exact') does not apply: {why}.")
-        return ExactDiscreteGaussianLikelihood(obs)
-    sigma = obs.discrete_gaussian_sigma
-    if not why and sigma <= EXACT_SIGMA_MAX:
-        return ExactDiscreteGaussianLikelihood(obs)
+        return ExactDiscreteGaussianLikelihood(obs, continuous)
+    if not why and (continuous or obs.discrete_gaussian_sigma <= EXACT_SIGMA_MAX):
+        return ExactDiscreteGaussianLikelihood(obs, continuous)
     return GaussianCountLikelihood(obs)

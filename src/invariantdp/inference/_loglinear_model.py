@@ -40,18 +40,19 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy import stats
+from statsmodels.base.model import LikelihoodResultsWrapper
 from statsmodels.tools.numdiff import approx_fprime
 
 from .._linalg import AffineSubspace
 from .._results import Summary, format_table
-from .._validation import InvariantDPError, format_value
+from .._validation import InvariantDPError, check_confidence_level, format_value
 from ._invariant_likelihoods import degenerate_gaussian_logpdf
 from ._likelihood_models import PrivatizedCountModel, PrivatizedPoisson
 from ._release_observation import observe_release
-from ._term_tests import score_statistic
+from ._term_tests import PrivatizedResults, score_statistic
 from ._tidy import TidyResult
 
-__all__ = ["IndependenceTestResult", "PrivatizedLogLinear"]
+__all__ = ["IndependenceTestResult", "LogLinearResults", "PrivatizedLogLinear"]
 
 
 @dataclass(frozen=True)
@@ -221,6 +222,75 @@ def _margins_fixed(inv, M: np.ndarray) -> bool:
     return inv.rank == np.linalg.matrix_rank(M)
 
 
+class LogLinearResults(PrivatizedResults):
+    """Results of :class:`PrivatizedLogLinear`: those of every count model and the odds ratios.
+
+    Everything of :class:`~invariantdp.inference.PrivatizedResults`
+    (labelled ``params``, ``bse``, ``summary()``, ``compare_lr_test``,
+    ``wald_test``) plus :meth:`log_odds_ratios`.
+    """
+
+    def log_odds_ratios(self, confidence_level: float = 0.95) -> pd.DataFrame:
+        r"""The interactions as a labelled frame: each stratum's log odds ratios, se, interval.
+
+        The interaction :math:`\gamma_{kij}` of the saturated model (module
+        notes; treatment coding) is the log odds ratio of row level
+        :math:`i` against the last row and column level :math:`j` against
+        the last column in stratum :math:`k`,
+        :math:`\log(\mu_{kij}\mu_{krc} / (\mu_{kic}\mu_{krj}))`: for a
+        2 x 2 table in each county, the county's log odds ratio.  Its
+        standard error is the fit's (the release's likelihood: noise and
+        invariants included) and the interval is Wald's,
+        :math:`\hat\gamma \pm z_{(1+\text{level})/2}\,\mathrm{se}`.
+
+        Parameters
+        ----------
+        confidence_level : float
+            In (0, 1).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by the stratum (named as ``given``; absent without
+            strata), the row level and the column level; columns
+            ``log_odds_ratio``, ``se``, ``ci_lower``, ``ci_upper``.
+
+        References
+        ----------
+        Agresti (2013), Sec. 2.4 and 9.2 (odds ratios in a log-linear model;
+        conditional independence in a three-way table).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from invariantdp import Release
+        >>> from invariantdp.invariants import totals
+        >>> idx = pd.MultiIndex.from_product([["C1", "C2"], ["F", "M"], ["0-17", "18+"]],
+        ...                                  names=["county", "sex", "age"])
+        >>> noisy = pd.Series([52, 148, 49, 151, 81, 120, 79, 118], index=idx, name="count")
+        >>> rel = Release.from_published(noisy, noise="discrete_gaussian", sigma=1.0,
+        ...                              invariants=totals(np.zeros(8, int)).with_values([800]))
+        >>> lor = PrivatizedLogLinear(rel, given="county").fit(disp=0).log_odds_ratios()
+        >>> list(lor.index.get_level_values("county")), list(lor.columns)
+        (['C1', 'C2'], ['log_odds_ratio', 'se', 'ci_lower', 'ci_upper'])
+        """
+        level = check_confidence_level(confidence_level)
+        model = self.model
+        cols = model._gamma_columns
+        est = np.asarray(self.params, dtype=float)[cols]
+        se = np.asarray(self.bse, dtype=float)[cols]
+        z = float(stats.norm.ppf(0.5 + level / 2.0))
+        return pd.DataFrame(
+            {
+                "log_odds_ratio": est,
+                "se": se,
+                "ci_lower": est - z * se,
+                "ci_upper": est + z * se,
+            },
+            index=model._gamma_index,
+        )
+
+
 class PrivatizedLogLinear(PrivatizedCountModel):
     r"""Log-linear model of a table released with Gaussian-type noise; tests of independence.
 
@@ -290,6 +360,8 @@ class PrivatizedLogLinear(PrivatizedCountModel):
     (2, 'exact', True)
     """
 
+    results_class = LogLinearResults
+
     def __init__(self, release, *, given=None, likelihood="auto", **kwargs):
         obs = observe_release(release)
         table = _table(release)
@@ -345,10 +417,16 @@ class PrivatizedLogLinear(PrivatizedCountModel):
             exog, names = np.hstack([nuisance, gamma]), nnames + gnames
             self._nuisance = pd.DataFrame(nuisance, columns=nnames)
         self._gamma_columns = np.arange(exog.shape[1] - gamma.shape[1], exog.shape[1])
+        self._gamma_index = _interaction_index(
+            self.given, table.names, rest, stratum_labels, rl, cl
+        )
         self._likelihood_arg = likelihood
         self._release = release
-        super().__init__(obs.counts, exog, **kwargs)
-        self.exog_names[:] = names
+        # pandas in, pandas out: the coefficients named, the response named as the release's values
+        name = kwargs.pop("endog_name", None) or release.metadata.get("value_name") or "y"
+        endog = pd.Series(obs.counts, name=name)
+        super().__init__(endog, pd.DataFrame(exog, columns=names), **kwargs)
+        self.exog, self.endog = np.asarray(self.exog, float), np.asarray(self.endog, float)
         self.offset_ = np.zeros(n)
         self.k_extra = 0
         self.k_constant = 0
@@ -394,7 +472,9 @@ class PrivatizedLogLinear(PrivatizedCountModel):
 
     def score(self, params):
         if self.conditioned_on_margins:
-            return approx_fprime(np.asarray(params, dtype=float), self.loglike, centered=True)
+            # the gradient of a scalar: approx_fprime gives one parameter's as a 1 x 1 matrix
+            params = np.asarray(params, dtype=float)
+            return approx_fprime(params, self.loglike, centered=True).reshape(params.shape)
         return super().score(params)
 
     def hessian(self, params):
@@ -417,9 +497,10 @@ class PrivatizedLogLinear(PrivatizedCountModel):
             method, maxiter = method or "bfgs", maxiter or 500
             if start_params is None:
                 start_params = self._start_params()
-            return super(PrivatizedCountModel, self).fit(
+            res = super(PrivatizedCountModel, self).fit(
                 start_params=start_params, method=method, maxiter=maxiter, **kwargs
             )
+            return LikelihoodResultsWrapper(res)
         return super().fit(
             start_params=start_params, method=method or "newton", maxiter=maxiter or 100, **kwargs
         )
@@ -429,7 +510,10 @@ class PrivatizedLogLinear(PrivatizedCountModel):
     def _independence_model(self) -> PrivatizedPoisson:
         """The (conditional) independence model: this release without the interactions."""
         return PrivatizedPoisson(
-            self._release, self._nuisance, likelihood=self._likelihood_arg, endog_name="count"
+            self._release,
+            self._nuisance,
+            likelihood=self._likelihood_arg,
+            endog_name=self.endog_names,
         )
 
     def test_independence(self, method="pearson") -> IndependenceTestResult:
@@ -500,6 +584,18 @@ class _GaussianGivenMargins:
         keep = lam > 1e-9 * lam.max()
         z = (m.observation.counts - e0) @ U[:, keep]
         return float(np.sum(z * z / lam[keep]))
+
+
+def _interaction_index(given, names, rest, strata, rl, cl) -> pd.MultiIndex:
+    """The interactions' labels: stratum (if any), row level and column level of each."""
+    K, r, c = len(strata), len(rl), len(cl)
+    rows = [rl[i] for _ in range(K) for i in range(r - 1) for _ in range(c - 1)]
+    cols = [cl[j] for _ in range(K) for _ in range(r - 1) for j in range(c - 1)]
+    levels, level_names = [rows, cols], [names[rest[0]], names[rest[1]]]
+    if given is not None:
+        levels.insert(0, [strata[k] for k in range(K) for _ in range((r - 1) * (c - 1))])
+        level_names.insert(0, given)
+    return pd.MultiIndex.from_arrays(levels, names=level_names)
 
 
 def _stratum_labels(table: _Table, strata: list, K: int) -> list[str]:

@@ -8,7 +8,8 @@ distributions, the law of a release given the confidential value:
 ``DiscreteLaplaceLikelihood``, ``DiscreteGaussianLikelihood`` and
 ``FormLikelihood``, the base of a user family's likelihood, defined in
 :mod:`._scalar`, ``ProjectedGaussianLikelihood`` in :mod:`._projected`),
-:mod:`._model_builders` (model builders; their shared parts in :mod:`._latent`, and
+:mod:`._model_builders` (model builders; their shared parts in :mod:`._latent`; the
+area-level :func:`fay_herriot_model` in :mod:`._area_models`; and
 :func:`fit` in :mod:`._fit`) and :mod:`._latent_samplers` (the lattice sampler of the
 latent counts).
 
@@ -19,6 +20,7 @@ those names still work here with a ``DeprecationWarning``.
 
 from ..._deprecation import moved_names
 from . import _requirements  # noqa: F401 - first: names the extra when PyMC is missing
+from ._area_models import fay_herriot_model
 from ._latent_samplers import (
     DirichletGibbs,
     LatticeMetropolis,
@@ -52,6 +54,7 @@ __all__ = [
     "affine_counts",
     "binomial_model",
     "contingency_table_model",
+    "fay_herriot_model",
     "fibre_point",
     "fit",
     "likelihood_class",
