@@ -15,7 +15,13 @@ def _nm():
     counts = pd.DataFrame({"geocode": ["11", "12", "12"], "sex": [0, 0, 1], "count": [4, 2, 6]})
     spec = {"A": {"sex": 1.0}, "B": {"detailed": 1.0}}
     return measure(
-        counts, Schema({"sex": 2}), Geography({"A": 1, "B": 2}), spec, secure=False, rng=0
+        counts,
+        Schema({"sex": 2}),
+        Geography({"A": 1, "B": 2}),
+        spec,
+        secure=False,
+        rng=0,
+        units=["11", "12"],
     )
 
 

@@ -604,8 +604,9 @@ def _many(parts, n: int, var, confidence_level: float, cache: dict):
 def _one(terms, var: float, confidence_level: float, cache: dict):
     """``(half-width, coverage, method)`` of one error: own terms exact, the rest Gaussian."""
     weights, sigmas = terms
-    if not weights:
-        return half_widths(np.zeros((1, 1)), 1.0, confidence_level, cache, rest=[var])
+    if not weights:  # no measurement of its own: the whole error is the remainder
+        h, cov, how = half_widths(np.zeros((1, 1)), 1.0, confidence_level, cache, rest=[var])
+        return h[0], cov[0], how[0]
     a = np.concatenate(weights)
     sig = np.concatenate(sigmas)
     own = float(np.sum(a**2 * dg_variances(sig)))
