@@ -127,7 +127,7 @@ class GLSEstimate:
             est = sol.estimates(li, attrs, recodes)
             var = sol.query_variances(li, attrs, recodes)
         else:
-            labels, members = self._groups(level, groups)
+            labels, members = self._group_units(level, groups)
             ests, vars_ = [], []
             for units in members:
                 e, c = sol.sum_cov(li, units, attrs, recodes)
@@ -138,7 +138,7 @@ class GLSEstimate:
         reasons = ["not estimable: no measurement or invariant identifies this cell"] * len(est)
         return self._frame(keys, est, var, attrs, query, confidence_level, reasons)
 
-    def _groups(self, level, groups):
+    def _group_units(self, level, groups):
         """``(labels, unit indices of each group)`` of a ``{geocode: group}`` mapping."""
         series = pd.Series(groups) if not isinstance(groups, pd.Series) else groups
         if series.empty:
@@ -391,7 +391,7 @@ class GLSEstimate:
         )
 
     def _group_frame(self, query, attrs, level, li, groups, confidence_level):
-        labels, members = self._groups(level, groups)
+        labels, members = self._group_units(level, groups)
         ests, vars_, reasons = [], [], []
         for units in members:
             m, law = sum_law(self.solution, li, units)
