@@ -223,9 +223,12 @@ def bypassed(units: dict) -> set:
     return {b for b in units["Block"] if counts[b[: WIDTH["Block_Group"]]] == 1}
 
 
-def write_release(root, rng, states=("044",)) -> dict:
-    """Both products under ``root``; returns the truth: units, histograms, facilities, sigma^2."""
-    units = spine(states)
+def write_release(root, rng, states=("044",), **shape) -> dict:
+    """Both products under ``root``; returns the truth: units, histograms, facilities, sigma^2.
+
+    ``shape`` (``counties``, ``tracts``, ``groups``, ``blocks``) sizes the spine.
+    """
+    units = spine(states, **shape)
     fac = facilities(rng, units["Block"])
     hist = person_histograms(rng, units["Block"], fac)
     hists = _aggregate(units, hist)

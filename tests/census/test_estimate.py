@@ -1,13 +1,14 @@
 """GLSEstimate in the user's terms, the single-release entry point (issue 22) and Dask."""
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
-from _gls.kkt import DenseGLS
+from _gls.kkt import DenseGLS, leaf_indicators, query_matrix
 from _gls.problems import random_problem
 from invariantdp._gls import (
     estimate_release,
@@ -16,9 +17,11 @@ from invariantdp._gls import (
     solve,
     solve_dask,
 )
-from invariantdp.census import Geography, Schema, gls, measure
+from invariantdp.census import Geography, Schema, gls, measure, read_nmf
 from invariantdp.distributions import discrete_gaussian
 from invariantdp.exceptions import InvariantDPError
+
+from .nmf_layout import write_release
 
 SCHEMA = Schema({"sex": ["F", "M"], "age": ["0-17", "18-64", "65+"]})
 GEO = Geography({"State": 2, "County": 5, "Tract": 11})
@@ -407,3 +410,137 @@ def test_gls_interval_coverage_by_simulation(tract_variance):
     # the cells of one release are correlated: the MC error from the releases' fractions
     freq, mc = per_release.mean(), per_release.std(ddof=1) / math.sqrt(reps)
     assert freq >= cl - 0.005 - 3 * mc, (freq, mc)
+
+
+# -- files in the 2020 release layout (recoded queries, structural zeros) ----------
+
+
+def _release_gls(root, seed, **shape):
+    """``(truth, measurements, gls)`` of a persons file of the independent generator."""
+    truth = write_release(root, np.random.default_rng(seed), **shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the kept-but-unused hhgq bounds
+        nm = read_nmf(root / "US_Person_PL_PROD")
+    return truth, nm, gls(nm)
+
+
+class _FreeCellKKT:
+    """Dense constrained GLS over the leaf cells that no structural zero fixes.
+
+    Independent of the engine: zeros remove unknowns, invariants are KKT rows,
+    ``Cov`` is the top-left block of the KKT inverse.
+    """
+
+    def __init__(self, prob):
+        self.shape, k = prob.shape, prob.k
+        self.ind, n_leaves = leaf_indicators(prob.parents, prob.sizes)
+        free = np.ones((n_leaves, k), dtype=bool)
+        for z in prob.zeros:
+            q = query_matrix(prob.shape, z.attrs, z.recodes)
+            for i, u in enumerate(z.units):
+                cells = q[z.mask[i]].sum(axis=0) > 0
+                free[self.ind[z.level][u] > 0] &= ~cells
+        self.free = free
+        self.n = int(free.sum())
+        info, rhs, cons, vals = np.zeros((self.n, self.n)), np.zeros(self.n), [], []
+        for m in prob.measurements:
+            q = query_matrix(prob.shape, m.attrs, m.recodes)
+            for i, u in enumerate(m.units):
+                row = self._lift(m.level, u, q)
+                w = 1.0 / np.broadcast_to(m.variance[i], (q.shape[0],))
+                info += (row.T * w) @ row
+                rhs += row.T @ (w * m.values[i])
+        for e in prob.equalities:
+            q = query_matrix(prob.shape, e.attrs, e.recodes)
+            for i, u in enumerate(e.units):
+                cons.append(self._lift(e.level, u, q))
+                vals.append(e.values[i])
+        c = np.vstack(cons)
+        kkt = np.block([[info, c.T], [c, np.zeros((c.shape[0], c.shape[0]))]])
+        inv = np.linalg.inv(kkt)
+        self.x = inv[: self.n] @ np.concatenate([rhs, np.concatenate(vals)])
+        self.cov = inv[: self.n, : self.n]
+
+    def _lift(self, level, unit, q):
+        leaves = np.flatnonzero(self.ind[level][unit] > 0)
+        cols = np.cumsum(self.free.reshape(-1)) - 1
+        out = np.zeros((q.shape[0], self.n))
+        for leaf in leaves:
+            f = np.flatnonzero(self.free[leaf])
+            out[:, cols[leaf * self.free.shape[1] + f]] = q[:, f]
+        return out
+
+    def query(self, level, units, attrs, recodes=None):
+        """``(estimate, covariance)`` of a query summed over ``units``."""
+        q = query_matrix(self.shape, attrs, recodes)
+        row = sum(self._lift(level, u, q) for u in np.atleast_1d(units))
+        return row @ self.x, row @ self.cov @ row.T
+
+
+def test_gls_of_a_release_layout_persons_file_is_the_constrained_kkt_solve(tmp_path):
+    # tract 1 has one block group of one block (bypassed: in the constraints only)
+    _, nm, est = _release_gls(tmp_path, 7, counties=1, tracts=2, groups=1, blocks=2)
+    problem = nm.to_problem()
+    assert problem.recoded() and problem.zeros
+    ref = _FreeCellKKT(problem)
+    for level in ("Tract", "Block_Group", "Block"):
+        li = nm.levels.index(level)
+        units = np.arange(len(nm.geocodes(level)))
+        for query in ("total", "votingage"):  # votingage's second cell: voting-age population
+            attrs, recodes = nm.schema.query_spec(query)
+            df = est.estimate(query, level)
+            c = nm.schema.query_cells(query)
+            want = [ref.query(li, [u], attrs, recodes) for u in units]
+            w_est = np.array([w[0] for w in want])
+            w_se = np.sqrt(np.array([np.diag(w[1]) for w in want]))
+            got = df["estimate"].to_numpy().reshape(units.size, c)
+            np.testing.assert_allclose(got, w_est, rtol=1e-8, atol=1e-8)
+            got_se = df["std_error"].to_numpy().reshape(units.size, c)
+            np.testing.assert_allclose(got_se, w_se, rtol=1e-8, atol=1e-8)
+            # one unit's covariance, and the sum over all units of the level (the US total)
+            np.testing.assert_allclose(
+                est.cov(query, nm.geocodes(level)[1], level).to_numpy(),
+                want[1][1],
+                rtol=1e-8,
+                atol=1e-8,
+            )
+            e_sum, c_sum = ref.query(li, units, attrs, recodes)
+            np.testing.assert_allclose(
+                est.cov(query, list(nm.geocodes(level)), level).to_numpy(), c_sum, atol=1e-8
+            )
+            groups = dict.fromkeys(nm.geocodes(level).tolist(), "all")
+            by_group = est.estimate(query, level, groups=groups)
+            np.testing.assert_allclose(by_group["estimate"], e_sum, rtol=1e-8, atol=1e-8)
+    with pytest.raises(InvariantDPError, match="recoded queries.*scheduler='serial'"):
+        gls(nm, scheduler="dask")
+    with pytest.raises(InvariantDPError, match=r"to_release\(\) is not available .*recoded"):
+        est.to_release("total", "Tract")
+
+
+@pytest.mark.slow
+def test_gls_intervals_of_release_layout_files_cover(tmp_path):
+    # 200 files x (4 tract totals + 8 block-group totals + 8 block-group VAPs) = 4,000
+    # intervals; at 0.95 the Monte Carlo standard error is sqrt(0.95 * 0.05 / 4000) = 0.0034
+    # (units of one file are correlated: the band 0.94-0.96 is about 3 such errors)
+    hits = trials = 0
+    for seed in range(200):
+        truth, nm, est = _release_gls(tmp_path / str(seed), 1000 + seed)
+        for level, query, cell in (
+            ("Tract", "total", 0),
+            ("Block_Group", "total", 0),
+            ("Block_Group", "votingage", 1),
+        ):
+            order = np.argsort(truth["units"][level])
+            hist = truth["hists"][level][order].reshape(order.size, 8, 2, 2, 63)
+            true = (
+                hist.sum(axis=(1, 2, 3, 4))
+                if query == "total"
+                else hist[:, :, 1].sum(axis=(1, 2, 3))
+            )
+            df = est.estimate(query, level)
+            c = nm.schema.query_cells(query)
+            lo = df["ci_lower"].to_numpy().reshape(-1, c)[:, cell]
+            hi = df["ci_upper"].to_numpy().reshape(-1, c)[:, cell]
+            hits += int(np.sum((lo <= true) & (true <= hi)))
+            trials += true.size
+    assert 0.94 <= hits / trials <= 0.96, hits / trials

@@ -25,11 +25,18 @@ from scipy import stats
 from .._dask_tasks import check_scheduler
 from .._estimates import dg_variances, half_widths
 from .._gls import (
+    BlockSolution,
+    Equality,
+    Measurement,
+    Problem,
     Solution,
+    Zeros,
+    block_path_refusal,
     query_variances,
     rows_cov,
     slice_cov,
     solve,
+    solve_blocks,
     solve_dask,
     sum_law,
     unit_law,
@@ -95,9 +102,56 @@ class GLSEstimate:
     """
 
     measurements: NoisyMeasurements
-    solution: Solution = field(repr=False)
+    solution: Solution | BlockSolution = field(repr=False)
 
     # -- helpers ---------------------------------------------------------------
+
+    @property
+    def _blocks(self) -> bool:
+        """Whether the solution is the dense-factor one (recoded queries)."""
+        return isinstance(self.solution, BlockSolution)
+
+    def _tree_only(self, operation: str) -> None:
+        if self._blocks:
+            raise InvariantDPError(
+                f"{operation} is not available for estimates with recoded queries (the "
+                "dense-factor solution); use estimate() and cov()."
+            )
+
+    def _block_frame(self, query, level, li, groups, confidence_level):
+        """Estimates of the dense-factor solution: Gaussian intervals."""
+        sol = self.solution
+        attrs, recodes = self.measurements.schema.query_spec(query)
+        if groups is None:
+            keys = {"geocode": self.measurements.units[li]}
+            est = sol.estimates(li, attrs, recodes)
+            var = sol.query_variances(li, attrs, recodes)
+        else:
+            labels, members = self._group_units(level, groups)
+            ests, vars_ = [], []
+            for units in members:
+                e, c = sol.sum_cov(li, units, attrs, recodes)
+                ests.append(e)
+                vars_.append(np.diag(c))
+            keys = {"group": labels}
+            est, var = np.array(ests), np.array(vars_)
+        reasons = ["not estimable: no measurement or invariant identifies this cell"] * len(est)
+        return self._frame(keys, est, var, attrs, query, confidence_level, reasons)
+
+    def _group_units(self, level, groups):
+        """``(labels, unit indices of each group)`` of a ``{geocode: group}`` mapping."""
+        series = pd.Series(groups) if not isinstance(groups, pd.Series) else groups
+        if series.empty:
+            raise InvariantDPError("`groups` must assign at least one unit to a group.")
+        idx = self.measurements.unit_index(level, series.index.to_numpy())
+        labels, codes = np.unique(series.to_numpy().astype(str), return_inverse=True)
+        members = []
+        for g in range(labels.size):
+            units = idx[codes == g]
+            if np.unique(units).size != units.size:
+                raise InvariantDPError(f"group {labels[g]!r} lists a unit twice.")
+            members.append(units)
+        return labels, members
 
     def _level(self, level: str) -> int:
         return self.measurements.geography.index(level)
@@ -295,7 +349,9 @@ class GLSEstimate:
         coverage, checked against the exact law of the whole error on the
         tests' hierarchies (tract variances 0.25 and 1, levels 0.9 and 0.95),
         is never below the nominal level less 0.005.  Sums over ``groups``
-        take the Gaussian interval.
+        take the Gaussian interval, and so does every estimate of a
+        hierarchy with recoded queries (the dense-factor solution, as for a
+        persons file in the 2020 release layout).
 
         Parameters
         ----------
@@ -320,8 +376,10 @@ class GLSEstimate:
             the mixture with the Gaussian remainder, or nominal).
         """
         sol, schema = self.solution, self.measurements.schema
-        attrs = schema.query(query)
         li = self._level(level)
+        if self._blocks:
+            return self._block_frame(query, level, li, groups, confidence_level)
+        attrs = schema.query(query)
         if groups is not None:
             return self._group_frame(query, attrs, level, li, groups, confidence_level)
         est = sol.alg.marginal(sol.x[li], attrs)
@@ -333,17 +391,9 @@ class GLSEstimate:
         )
 
     def _group_frame(self, query, attrs, level, li, groups, confidence_level):
-
-        series = pd.Series(groups) if not isinstance(groups, pd.Series) else groups
-        if series.empty:
-            raise InvariantDPError("`groups` must assign at least one unit to a group.")
-        idx = self.measurements.unit_index(level, series.index.to_numpy())
-        labels, codes = np.unique(series.to_numpy().astype(str), return_inverse=True)
+        labels, members = self._group_units(level, groups)
         ests, vars_, reasons = [], [], []
-        for g in range(labels.size):
-            units = idx[codes == g]
-            if np.unique(units).size != units.size:
-                raise InvariantDPError(f"group {labels[g]!r} lists a unit twice.")
+        for units in members:
             m, law = sum_law(self.solution, li, units)
             ests.append(self.solution.alg.marginal(self.solution.x[li][units], attrs).sum(axis=0))
             vars_.append(variance_from(self.solution, m, law, attrs))
@@ -372,15 +422,25 @@ class GLSEstimate:
                 )
             level = geo.names[geo.widths.index(len(str(codes[0])))]
         li = self._level(level)
-        attrs = self.measurements.schema.query(query)
         idx = self.measurements.unit_index(level, codes)
         if np.unique(idx).size != idx.size:
             raise InvariantDPError("`geocode` lists a unit twice: a sum counts each unit once.")
+        if self._blocks:
+            b_attrs, recodes = self.measurements.schema.query_spec(query)
+            if idx.size == 1:
+                mat = self.solution.slice_cov(li, idx, b_attrs, recodes)
+            else:
+                mat = self.solution.sum_cov(li, idx, b_attrs, recodes)[1]
+            return self._cov_frame(query, b_attrs, mat)
+        attrs = self.measurements.schema.query(query)
         if idx.size == 1:
             m, law = unit_law(self.solution, li, int(idx[0]))
         else:
             m, law = sum_law(self.solution, li, idx)
         mat = variance_from(self.solution, m, law, attrs, full=True)
+        return self._cov_frame(query, attrs, mat)
+
+    def _cov_frame(self, query, attrs, mat):
         cells = self.measurements.schema.cell_frame(query)
         if not attrs:
             index = pd.Index(["total"], name="query")
@@ -473,6 +533,7 @@ class GLSEstimate:
         >>> Release.from_json(r.to_json()) == r
         True
         """
+        self._tree_only("to_release()")
 
         nm, sol = self.measurements, self.solution
         attrs = nm.schema.query(query)
@@ -536,6 +597,7 @@ class GLSEstimate:
 
     def paths(self):
         """Per level, how many units took the scalar, low-rank and dense paths (a DataFrame)."""
+        self._tree_only("paths()")
 
         rows = []
         for li, level in enumerate(self.measurements.levels):
@@ -552,12 +614,13 @@ class GLSEstimate:
 
     def path(self, level: str):
         """The path each unit of ``level`` took (a Series indexed by geocode)."""
+        self._tree_only("path()")
 
         li = self._level(level)
         return pd.Series(self.solution.path(li), index=self.measurements.units[li], name="path")
 
     def summary(self) -> Summary:
-        basis = self.solution.basis
+        basis = None if self._blocks else self.solution.basis
         rows = [
             (f"{lev}", f"{len(u)} units")
             for lev, u in zip(self.measurements.levels, self.measurements.units, strict=True)
@@ -618,6 +681,67 @@ def _one(terms, var: float, confidence_level: float, cache: dict):
     return h[0], cov[0], how[0]
 
 
+def _onto_sole_children(problem: Problem) -> Problem:
+    """The same problem, with what bears on a parent of one unmeasured child moved to the child.
+
+    A unit with a single child has the child's histogram (the Bureau's
+    bypassed blocks: a block group of one block is measured, its block
+    appears only in the constraints).  Its measurements, invariants and
+    zeros are then the child's too, exactly; moved down level by level
+    (a chain of sole children ends at the leaf), they leave the GLS
+    estimate unchanged and let the dense-factor passes, which identify
+    every unit from below, see the leaf identified.
+    """
+    n_lev = len(problem.sizes)
+    items = {
+        "m": list(problem.measurements),
+        "e": list(problem.equalities),
+        "z": list(problem.zeros),
+    }
+    for lev in range(1, n_lev):
+        par = problem.parents[lev]
+        counts = np.bincount(par, minlength=problem.sizes[lev - 1])
+        measured = np.zeros(problem.sizes[lev], dtype=bool)
+        for it in items["m"]:
+            if it.level == lev:
+                measured[it.units] = True
+        sole = np.flatnonzero((counts[par] == 1) & ~measured)
+        if not sole.size:
+            continue
+        child_of = np.full(problem.sizes[lev - 1], -1)
+        child_of[par[sole]] = sole
+        for kind, lst in items.items():
+            out = []
+            for it in lst:
+                move = (child_of[it.units] >= 0) if it.level == lev - 1 else None
+                if move is None or not move.any():
+                    out.append(it)
+                    continue
+                for sel, level, units in (
+                    (~move, lev - 1, it.units[~move]),
+                    (move, lev, child_of[it.units[move]]),
+                ):
+                    if not sel.any():
+                        continue
+                    if kind == "m":
+                        var = it.variance[sel]
+                        out.append(
+                            Measurement(
+                                level, it.attrs, units, it.values[sel], var, recodes=it.recodes
+                            )
+                        )
+                    elif kind == "e":
+                        out.append(
+                            Equality(level, it.attrs, units, it.values[sel], recodes=it.recodes)
+                        )
+                    else:
+                        out.append(Zeros(level, it.attrs, units, it.mask[sel], recodes=it.recodes))
+            items[kind] = out
+    return Problem(
+        problem.shape, problem.parents, items["m"], items["e"], items["z"], problem.linear
+    )
+
+
 def gls(measurements: NoisyMeasurements, *, scheduler: str = "serial", client=None) -> GLSEstimate:
     """Generalised least squares on noisy measurements, invariants and zeros imposed exactly.
 
@@ -668,9 +792,20 @@ def gls(measurements: NoisyMeasurements, *, scheduler: str = "serial", client=No
             f"`measurements` must be NoisyMeasurements, got {type(measurements).__name__}."
         )
     check_scheduler(scheduler, client)
-    measurements.refuse_recoded("gls")
     names = {i: (lev, measurements.units[i]) for i, lev in enumerate(measurements.levels)}
     problem = measurements.to_problem()
+    if problem.recoded():
+        # recoded queries (hhinstlevels, nurse_nva_0) leave the eigen-algebra of marginals:
+        # the dense-factor passes take them, level-set structural zeros included
+        why = block_path_refusal(problem)
+        if why is not None:
+            raise InvariantDPError(f"gls cannot combine these recoded queries: {why}.")
+        if scheduler != "serial":
+            raise InvariantDPError(
+                f"scheduler={scheduler!r} is not available with recoded queries; they are "
+                "combined by the serial dense-factor passes (scheduler='serial')."
+            )
+        return GLSEstimate(measurements, solve_blocks(_onto_sole_children(problem), names))
     if scheduler == "serial":
         return GLSEstimate(measurements, solve(problem, names))
     return GLSEstimate(measurements, solve_dask(problem, client, names))
