@@ -458,3 +458,42 @@ def test_negative_estimates_are_counted_and_clip_is_for_display():
     assert "biased" in str(clipped.summary())
     with pytest.raises(InvariantDPError, match="`clip`"):
         estimate(r, clip=1)
+
+
+def test_cells_selects_a_union_by_labels_with_the_covariance_standard_error():
+    # no invariant: the estimate of a'y is a'y with variance a' Sigma a (closed form)
+    idx = pd.MultiIndex.from_product(
+        [["t1", "t2"], ["0-17", "18-64", "65+"]], names=["tract", "age"]
+    )
+    rng = np.random.default_rng(29)
+    a = rng.normal(size=(6, 6))
+    sigma = a @ a.T + np.eye(6)
+    y = pd.Series(rng.normal(50.0, 10.0, size=6), index=idx)
+    r = Release.from_published(y, noise="correlated_gaussian", cov=sigma)
+    est = estimate(r, cells={"adults": {"age": ["18-64", "65+"]}, "t1 adults": {
+        "age": ["18-64", "65+"], "tract": ["t1"]}})  # fmt: skip
+    w = np.array([[0, 1, 1, 0, 1, 1], [0, 1, 1, 0, 0, 0]], dtype=float)
+    np.testing.assert_allclose(est["estimate"], w @ y.to_numpy(), rtol=1e-10)
+    np.testing.assert_allclose(est["std_error"], np.sqrt(np.einsum("ij,jk,ik->i", w, sigma, w)))
+    assert est.index.tolist() == ["adults", "t1 adults"] and est.index.name == "cells"
+    naive = np.sqrt(w @ np.diag(sigma))  # summing variances as if independent differs
+    assert not np.allclose(est["std_error"], naive)
+
+
+@pytest.mark.parametrize(
+    ("cells", "match"),
+    [
+        ({"x": {"sex": ["F"]}}, "names the level"),
+        ({"x": {"age": ["90+"]}}, "must list labels"),
+        ({"x": {"age": "65+"}}, "must be a list"),
+        ({"x": ["65+"]}, "must map level names"),
+        ({}, "must map names"),
+    ],
+)
+def test_cells_refuses_what_names_no_cells(cells, match):
+    idx = pd.Index(["0-17", "18-64", "65+"], name="age")
+    r = Release.from_published(pd.Series([1.0, 2.0, 3.0], index=idx), noise="gaussian", scale=1.0)
+    with pytest.raises(InvariantDPError, match=match):
+        estimate(r, cells=cells)
+    with pytest.raises(InvariantDPError, match="pass one"):
+        estimate(r, cells={"x": {"age": ["65+"]}}, sums=["age"])

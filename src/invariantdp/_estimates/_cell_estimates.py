@@ -61,7 +61,14 @@ from .._results import Summary, format_table
 from .._validation import InvariantDPError, check_confidence_level, format_value
 from ..families import CellNoise, gaussian_type_families
 from ..release import Release
-from ._cell_sums import group_rows, is_level_names, level_positions, selection_rows, weight_rows
+from ._cell_sums import (
+    cell_selection_rows,
+    group_rows,
+    is_level_names,
+    level_positions,
+    selection_rows,
+    weight_rows,
+)
 from ._lattice_intervals import SIGMA_GAUSSIAN, half_widths
 
 __all__ = ["CellEstimates", "estimate"]
@@ -460,7 +467,7 @@ def _requested(release, fit: _Fit, index: pd.Index, plan):
 # -- the public function -----------------------------------------------------------------
 
 
-def estimate(release, confidence_level=0.95, *, sums=None, clip=False) -> CellEstimates:
+def estimate(release, confidence_level=0.95, *, sums=None, cells=None, clip=False) -> CellEstimates:
     r"""Estimates, standard errors and confidence intervals of cells and sums of cells.
 
     The GLS estimate under the release's invariants (the best linear
@@ -494,6 +501,13 @@ def estimate(release, confidence_level=0.95, *, sums=None, clip=False) -> CellEs
         * a DataFrame of weights, one row per linear combination and one
           column per cell (labelled like the cells; cells not among the
           columns weigh 0), or a 2-D array of shape ``(rows, cells)``.
+    cells : mapping, optional
+        Unions of cells named by their labels, instead of ``sums``:
+        ``{"adults": {"age": ["18-64", "65+"]}}`` is the sum of the cells
+        whose ``age`` is one of those (over every other level); several
+        levels in one entry intersect.  The standard error comes from the
+        full covariance of the cells' estimates (not from summing their
+        variances).  Rows are indexed by the names, on an index ``cells``.
     clip : bool, optional
         Floor the estimates and both ends of their intervals at 0, for
         display only: a clipped estimate is biased upwards (the GLS estimate
@@ -572,12 +586,19 @@ def estimate(release, confidence_level=0.95, *, sums=None, clip=False) -> CellEs
                  estimate  std_error    moe  ci_lower  ci_upper  note
     sum
     Ada and Bay  1592.333      0.816  1.667  1590.667    1594.0  None
+    >>> west = estimate(r, cells={"west": {"county": ["Ada", "Bay"]}})
+    >>> west[["estimate", "std_error"]].round(3)  # doctest: +NORMALIZE_WHITESPACE
+           estimate  std_error
+    cells
+    west   1592.333      0.816
     """
     _check_release(release)
     level = check_confidence_level(confidence_level)
     clip = check_clip(clip)
     index, shape = _cell_index(release)
-    plan = _plan(index, sums)
+    if cells is not None and sums is not None:
+        raise InvariantDPError("`cells` and `sums` both say what to estimate: pass one.")
+    plan = _plan(index, sums) if cells is None else cell_selection_rows(index, cells)
     cells = _noise(release)
     fit = _Fit(release, shape, cells)
     _check_consistent(release, fit, cells)
