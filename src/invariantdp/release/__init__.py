@@ -261,21 +261,6 @@ class NoiseLaw:
 # the release
 # ---------------------------------------------------------------------------
 
-# families whose noise on a subset of cells is the same family: independent
-# coordinates with the same parameters, or a Gaussian with a sub-covariance
-_MARGINAL_FAMILIES = frozenset(
-    {
-        "laplace",
-        "gaussian",
-        "discrete_laplace",
-        "discrete_gaussian",
-        "tulap",
-        "grid_laplace",
-        "grid_gaussian",
-        "correlated_gaussian",
-    }
-)
-
 
 @dataclass(frozen=True, eq=False)
 class Release(LabelledValues):
@@ -654,12 +639,15 @@ class Release(LabelledValues):
                 "`select` keeps cells of a release of the cells themselves; this one "
                 "releases a `query` of the data."
             )
-        family = self.noise.family
-        if family not in _MARGINAL_FAMILIES:
+        family, params = self.noise.family, thaw(self.noise.params)
+        # a law that keeps invariants or is joint over the whole vector (a K-norm's
+        # ``dim``) has marginals outside its family; a ``cov`` is sliced; any other
+        # family's params describe each cell's noise alike
+        if self.noise.spec.keeps_invariants or "dim" in params:
             raise InvariantDPError(
                 f"`select` cannot keep part of a `{family}` release: the marginal of its "
-                "noise is not a law of its own family (it keeps the dropped cells' "
-                f"invariants); supported: {', '.join(sorted(_MARGINAL_FAMILIES))}."
+                "noise is not a law of its own family (the noise is joint over every cell "
+                "or keeps invariants of the dropped cells)."
             )
         keep = [np.ones(len(ax.labels), dtype=bool) for ax in self.labels]
         for attr, wanted in levels.items():
@@ -671,8 +659,7 @@ class Release(LabelledValues):
         grid = np.ix_(*positions)
         shape = tuple(p.size for p in positions)
         flat = np.arange(self.value.size).reshape(self.value.shape)[grid].ravel()
-        params = thaw(self.noise.params)
-        if family == "correlated_gaussian":
+        if "cov" in params:
             cov = np.asarray(params["cov"], dtype=float)
             params["cov"] = cov[np.ix_(flat, flat)].tolist()
         labels = tuple(
