@@ -17,3 +17,16 @@ def test_the_readme_has_python_examples():
 def test_readme_block_runs(index, capsys):
     namespace: dict = {}
     exec(compile(BLOCKS[index], f"README.md block {index}", "exec"), namespace)
+
+
+def test_the_extras_table_lists_every_extra_and_the_census_snippet_names_its_own():
+    import tomllib
+
+    pyproject = tomllib.loads((README.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    extras = set(pyproject["project"]["optional-dependencies"]) - {"all"}
+    text = README.read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\| `([a-z-]+)` \|", text, flags=re.M))
+    assert extras <= listed, sorted(extras - listed)
+    census = next(b for b in BLOCKS if "read_nmf" in b)
+    before = text[: text.index(census)]
+    assert '".[census]"' in before[-600:]  # the extra is named just above the snippet

@@ -79,7 +79,7 @@ def test_the_census_case_equals_the_dense_constrained_gls(tmp_path, rng, county_
     r = _read(_published_csv(tmp_path / "pub.csv", truth, _noisy(truth, rng), county_totals))
     cells = estimate(r)
     assert isinstance(cells, CellEstimates) and cells.index.equals(CELLS)
-    assert list(cells.columns) == ["estimate", "std_error", "ci_lower", "ci_upper"]
+    assert list(cells.columns) == ["estimate", "std_error", "moe", "ci_lower", "ci_upper", "note"]
     # the reference: every invariant row as an exact equality, the DG's actual variance
     margins = [((), [truth.sum()])]
     if county_totals:
@@ -439,3 +439,61 @@ def test_releases_the_noise_can_produce_never_warn_of_contradiction():
                 cells = cell_estimates._noise(r)
                 fit = cell_estimates._Fit(r, cell_estimates._cell_index(r)[1], cells)
                 cell_estimates._check_consistent(r, fit, cells)
+
+
+def test_negative_estimates_are_counted_and_clip_is_for_display():
+    counts = pd.Series([1.0, 0.0, 2.0, 40.0], index=pd.Index(list("abcd"), name="area"))
+    noisy = counts + np.array([-3.0, -1.5, 0.5, 2.0])
+    r = Release.from_published(noisy, noise="gaussian", variance=4.0)
+    est = estimate(r, confidence_level=0.9)
+    assert est.attrs["negative"] == 2 and not est.attrs["clipped"]
+    # no invariant: the GLS estimate is the release itself, moe = z_0.95 * 2
+    np.testing.assert_allclose(est["estimate"], noisy)
+    np.testing.assert_allclose(est["moe"], 1.6448536269514722 * 2.0)
+    summary = est.summary().as_dict()
+    assert summary["negative estimates"] == 2
+    clipped = estimate(r, confidence_level=0.9, clip=True)
+    np.testing.assert_array_equal(clipped["estimate"], np.maximum(noisy, 0.0))
+    np.testing.assert_array_equal(clipped["ci_lower"], np.maximum(est["ci_lower"], 0.0))
+    assert "biased" in str(clipped.summary())
+    with pytest.raises(InvariantDPError, match="`clip`"):
+        estimate(r, clip=1)
+
+
+def test_cells_selects_a_union_by_labels_with_the_covariance_standard_error():
+    # no invariant: the estimate of a'y is a'y with variance a' Sigma a (closed form)
+    idx = pd.MultiIndex.from_product(
+        [["t1", "t2"], ["0-17", "18-64", "65+"]], names=["tract", "age"]
+    )
+    rng = np.random.default_rng(29)
+    a = rng.normal(size=(6, 6))
+    sigma = a @ a.T + np.eye(6)
+    y = pd.Series(rng.normal(50.0, 10.0, size=6), index=idx)
+    r = Release.from_published(y, noise="correlated_gaussian", cov=sigma)
+    est = estimate(r, cells={"adults": {"age": ["18-64", "65+"]}, "t1 adults": {
+        "age": ["18-64", "65+"], "tract": ["t1"]}})  # fmt: skip
+    w = np.array([[0, 1, 1, 0, 1, 1], [0, 1, 1, 0, 0, 0]], dtype=float)
+    np.testing.assert_allclose(est["estimate"], w @ y.to_numpy(), rtol=1e-10)
+    np.testing.assert_allclose(est["std_error"], np.sqrt(np.einsum("ij,jk,ik->i", w, sigma, w)))
+    assert est.index.tolist() == ["adults", "t1 adults"] and est.index.name == "cells"
+    naive = np.sqrt(w @ np.diag(sigma))  # summing variances as if independent differs
+    assert not np.allclose(est["std_error"], naive)
+
+
+@pytest.mark.parametrize(
+    ("cells", "match"),
+    [
+        ({"x": {"sex": ["F"]}}, "names the level"),
+        ({"x": {"age": ["90+"]}}, "must list labels"),
+        ({"x": {"age": "65+"}}, "must be a list"),
+        ({"x": ["65+"]}, "must map level names"),
+        ({}, "must map names"),
+    ],
+)
+def test_cells_refuses_what_names_no_cells(cells, match):
+    idx = pd.Index(["0-17", "18-64", "65+"], name="age")
+    r = Release.from_published(pd.Series([1.0, 2.0, 3.0], index=idx), noise="gaussian", scale=1.0)
+    with pytest.raises(InvariantDPError, match=match):
+        estimate(r, cells=cells)
+    with pytest.raises(InvariantDPError, match="pass one"):
+        estimate(r, cells={"x": {"age": ["65+"]}}, sums=["age"])

@@ -128,7 +128,7 @@ def test_not_estimable_cells_are_nan_with_the_reason():
         .all()
     )
     sex = est.estimate("sex", "Tract")
-    assert sex["estimate"].notna().all() and (sex["note"] == "").all()
+    assert sex["estimate"].notna().all() and sex["note"].isna().all()
     # the two tracts' age counts together are the state's
     both = est.estimate("age", "Tract", groups={"01000000001": "all", "01000000002": "all"})
     state = est.estimate("age", "State")
@@ -544,3 +544,63 @@ def test_gls_intervals_of_release_layout_files_cover(tmp_path):
             hits += int(np.sum((lo <= true) & (true <= hi)))
             trials += true.size
     assert 0.94 <= hits / trials <= 0.96, hits / trials
+
+
+def _gls_small(rho=0.02):
+    rng = np.random.default_rng(29)
+    counts = small_counts(rng, counties=2, tracts=3)
+    wl = {lev: {"detailed": rho} for lev in GEO.names}
+    units = counts["geocode"].unique()
+    return gls(measure(counts, SCHEMA, GEO, wl, secure=False, rng=5, units=units))
+
+
+def test_estimate_has_the_shape_of_invariantdp_estimate():
+    # same value columns in the same order as invariantdp.estimate; moe is the
+    # interval's half-width; notes are missing values, not empty strings
+    from invariantdp import estimate
+
+    est = _gls_small(rho=4.0)
+    df = est.estimate("sex", "Tract", confidence_level=0.9)
+    rel = est.to_release("sex", "Tract")
+    cells = estimate(rel, confidence_level=0.9)
+    value_cols = ["estimate", "std_error", "moe", "ci_lower", "ci_upper", "note"]
+    assert list(df.columns) == ["geocode", "sex", *value_cols]
+    assert list(cells.columns) == value_cols
+    np.testing.assert_allclose(df["moe"], (df["ci_upper"] - df["ci_lower"]) / 2, rtol=1e-12)
+    np.testing.assert_allclose(cells["moe"], (cells["ci_upper"] - cells["ci_lower"]) / 2)
+    assert df["note"].isna().all() and cells["note"].isna().all()
+    np.testing.assert_allclose(df["estimate"].to_numpy(), cells["estimate"].to_numpy(), atol=1e-8)
+
+
+def test_estimate_geocodes_keeps_the_rows_of_those_units():
+    est = _gls_small(rho=4.0)
+    full = est.estimate("sex", "Tract")
+    tracts = est.measurements.geocodes("Tract")
+    pick = [tracts[3], tracts[0]]
+    part = est.estimate("sex", "Tract", geocodes=pick)
+    expect = full[full["geocode"].isin(pick)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(part, expect, check_like=False)
+    kept = np.flatnonzero(full["geocode"].isin(pick))
+    assert part.attrs["coverage"] == [full.attrs["coverage"][i] for i in kept]
+    assert part.attrs["interval"] == [full.attrs["interval"][i] for i in kept]
+    with pytest.raises(InvariantDPError, match="geocodes"):
+        est.estimate("sex", "Tract", geocodes=["99999999999"])
+    with pytest.raises(InvariantDPError, match="`geocodes`"):
+        est.estimate("sex", "Tract", geocodes=pick, groups={pick[0]: "g"})
+
+
+def test_negative_estimates_are_counted_and_clipped_only_on_request():
+    est = _gls_small(rho=0.01)  # sigma = 10 on counts near 6: many negative cells
+    df = est.estimate("detailed", "Tract")
+    n_neg = int((df["estimate"] < 0).sum())
+    assert n_neg > 0 and df.attrs["negative"] == n_neg
+    clipped = est.estimate("detailed", "Tract", clip=True)
+    np.testing.assert_array_equal(clipped["estimate"], np.maximum(df["estimate"], 0.0))
+    np.testing.assert_array_equal(clipped["ci_lower"], np.maximum(df["ci_lower"], 0.0))
+    np.testing.assert_array_equal(clipped["std_error"], df["std_error"])
+    assert clipped.attrs["clipped"] and clipped.attrs["negative"] == n_neg
+    text = str(est.summary())
+    x = est.solution.x[GEO.index("Tract")]
+    assert f"{int((x < 0).sum())} negative cell estimates" in text
+    with pytest.raises(InvariantDPError, match="`clip`"):
+        est.estimate("total", "Tract", clip="yes")

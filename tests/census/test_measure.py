@@ -1,5 +1,7 @@
 """The curator's measure(): discrete Gaussian noise with sigma^2 = 1/rho, exact invariants."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -89,8 +91,8 @@ def test_secure_noise_comes_from_the_exact_sampler(rng, monkeypatch):
 def test_secure_refuses_a_seed():
     with pytest.raises(InvariantDPError, match="`rng` must be None when `secure=True`"):
         measure(
-            counts(np.random.default_rng(0)), SCHEMA, GEO, {"County": {"total": 1.0}}, rng=1,
-            units=units_of(),
+            counts(np.random.default_rng(0)), SCHEMA, GEO, {"County": {"total": 1.0}},
+            secure=True, rng=1, units=units_of(),
         )  # fmt: skip
 
 
@@ -350,3 +352,27 @@ def test_measure_simulates_a_2020_style_release_with_the_bureaus_constraints(tmp
     bad.loc[nursing, "votingage"] = 0
     with pytest.raises(InvariantDPError, match="do not satisfy the constraints that `facilities`"):
         measure(bad, PL94, geo, strategy, facilities=fac_frame, secure=False, rng=3, units=units)
+
+
+def test_a_seed_without_secure_makes_a_simulation_as_the_mechanisms_do():
+    # the mechanisms' rule: secure by default, a seed or a Generator asks for a simulation
+    data = counts(np.random.default_rng(2), counties=5)
+    wl = {"County": {"detailed": 1.0}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no SimulationWarning: the seed says it is intended
+        seeded = measure(data, SCHEMA, GEO, wl, rng=1, units=units_of(5))
+        from_gen = measure(data, SCHEMA, GEO, wl, rng=np.random.default_rng(1), units=units_of(5))
+    explicit = measure(data, SCHEMA, GEO, wl, secure=False, rng=1, units=units_of(5))
+    assert seeded.randomness == from_gen.randomness == "simulation"
+    key = ("County", "detailed")
+    np.testing.assert_array_equal(
+        seeded.measurements[key].values, explicit.measurements[key].values
+    )
+    np.testing.assert_array_equal(
+        from_gen.measurements[key].values, explicit.measurements[key].values
+    )
+    assert measure(data, SCHEMA, GEO, wl, units=units_of(5)).randomness == "secure"
+    with pytest.raises(InvariantDPError, match="rng"):
+        measure(data, SCHEMA, GEO, wl, secure=True, rng=1, units=units_of(5))
+    with pytest.raises(TypeError, match="`secure`"):
+        measure(data, SCHEMA, GEO, wl, secure=1, units=units_of(5))

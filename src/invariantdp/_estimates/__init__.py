@@ -8,6 +8,9 @@ intervals of discrete Gaussian noise on a lattice.
 """
 
 from ._cell_estimates import CellEstimates, estimate
+from ._cell_estimates import check_clip as check_clip
+from ._cell_estimates import estimate_columns as estimate_columns
+from ._cell_estimates import negative_count as negative_count
 
 # isort: split
 # Helpers the package's neighbours in invariantdp import from here, since a

@@ -61,7 +61,14 @@ from .._results import Summary, format_table
 from .._validation import InvariantDPError, check_confidence_level, format_value
 from ..families import CellNoise, gaussian_type_families
 from ..release import Release
-from ._cell_sums import group_rows, is_level_names, level_positions, selection_rows, weight_rows
+from ._cell_sums import (
+    cell_selection_rows,
+    group_rows,
+    is_level_names,
+    level_positions,
+    selection_rows,
+    weight_rows,
+)
 from ._lattice_intervals import SIGMA_GAUSSIAN, half_widths
 
 __all__ = ["CellEstimates", "estimate"]
@@ -73,8 +80,10 @@ _CHUNK = 2**22
 class CellEstimates(pd.DataFrame):
     """What :func:`estimate` returns: a DataFrame with a :meth:`summary`.
 
-    Columns ``estimate``, ``std_error``, ``ci_lower``, ``ci_upper``, one row
-    per cell (or per sum asked for).  ``attrs`` holds ``confidence_level``,
+    Columns ``estimate``, ``std_error``, ``moe``, ``ci_lower``, ``ci_upper``
+    and ``note``, one row per cell (or per sum asked for), the columns and
+    order of :meth:`GLSEstimate.estimate
+    <invariantdp.census.GLSEstimate.estimate>`.  ``attrs`` holds ``confidence_level``,
     ``noise``, ``invariants`` (the number of invariant rows), ``interval``
     (the method of each row, see :func:`estimate`) and ``coverage`` (per row:
     the interval's exact coverage, a lower bound of it, or the nominal level
@@ -112,13 +121,51 @@ class CellEstimates(pd.DataFrame):
             ("confidence level", a.get("confidence_level", float("nan"))),
             ("intervals", ", ".join(f"{m} ({n})" for m, n in methods.items())),
             ("smallest coverage", float(np.min(a["coverage"])) if len(self) else float("nan")),
+            ("negative estimates", a.get("negative", negative_count(self["estimate"]))),
         ]
         notes = [
             "Coverage: exact for Gaussian noise and the exact discrete law; a lower bound for",
             f"rounded weights; nominal (tested conservative) for sigma >= {SIGMA_GAUSSIAN:g}.",
             "Gong & Meng, Sec. 3; Cumings-Menon & Zhuravlev (2024), arXiv:2404.13164.",
         ]
+        if a.get("clipped"):
+            notes.append("Estimates and intervals clipped at 0 for display: biased upwards.")
         return format_table("Estimates with intervals under the invariants", rows, notes)
+
+
+#: the value columns of every estimate frame, in order (:func:`estimate_columns`)
+ESTIMATE_COLUMNS = ("estimate", "std_error", "moe", "ci_lower", "ci_upper", "note")
+
+
+def estimate_columns(est, se, half, note=None, *, clip: bool = False) -> dict:
+    """The value columns of an estimate frame, shared by every estimate function.
+
+    ``moe`` is the half-width of the interval; ``note`` says why a row is
+    not estimable (``None`` where it is).  ``clip=True`` floors the
+    estimate and both ends of the interval at 0 for display: clipped
+    estimates are biased upwards (the unbiased estimate is the GLS one).
+    """
+    est, se, half = (np.asarray(a, dtype=float) for a in (est, se, half))
+    lo, hi = est - half, est + half
+    if clip:
+        est, lo, hi = np.maximum(est, 0.0), np.maximum(lo, 0.0), np.maximum(hi, 0.0)
+    if note is None:
+        note = np.full(est.size, None, dtype=object)
+    cols = (est, se, half, lo, hi, np.asarray(note, dtype=object))
+    return dict(zip(ESTIMATE_COLUMNS, cols, strict=True))
+
+
+def check_clip(clip) -> bool:
+    """``clip`` as a bool, refusing anything else (no truthiness coercion)."""
+    if not isinstance(clip, bool | np.bool_):
+        raise InvariantDPError(f"`clip` ({format_value(clip)}) must be True or False.")
+    return bool(clip)
+
+
+def negative_count(estimates) -> int:
+    """How many finite estimates are below 0 (unbiased estimates of counts can be)."""
+    a = np.asarray(estimates, dtype=float)
+    return int(np.count_nonzero(a < 0.0))
 
 
 # -- the release's cells and noise -----------------------------------------------------
@@ -420,7 +467,7 @@ def _requested(release, fit: _Fit, index: pd.Index, plan):
 # -- the public function -----------------------------------------------------------------
 
 
-def estimate(release, confidence_level=0.95, *, sums=None) -> CellEstimates:
+def estimate(release, confidence_level=0.95, *, sums=None, cells=None, clip=False) -> CellEstimates:
     r"""Estimates, standard errors and confidence intervals of cells and sums of cells.
 
     The GLS estimate under the release's invariants (the best linear
@@ -438,7 +485,9 @@ def estimate(release, confidence_level=0.95, *, sums=None) -> CellEstimates:
         ``correlated_gaussian``; with or without invariants.  The release's
         value must be the cells themselves (no ``query``).
     confidence_level : float, optional
-        In (0, 1); default 0.95.
+        In (0, 1); default 0.95.  It sets the intervals and ``moe``; the
+        Census Bureau's users read margins of error at 90% (the American
+        Community Survey's convention): pass ``confidence_level=0.9``.
     sums : optional
         What to estimate instead of the cells:
 
@@ -452,6 +501,18 @@ def estimate(release, confidence_level=0.95, *, sums=None) -> CellEstimates:
         * a DataFrame of weights, one row per linear combination and one
           column per cell (labelled like the cells; cells not among the
           columns weigh 0), or a 2-D array of shape ``(rows, cells)``.
+    cells : mapping, optional
+        Unions of cells named by their labels, instead of ``sums``:
+        ``{"adults": {"age": ["18-64", "65+"]}}`` is the sum of the cells
+        whose ``age`` is one of those (over every other level); several
+        levels in one entry intersect.  The standard error comes from the
+        full covariance of the cells' estimates (not from summing their
+        variances).  Rows are indexed by the names, on an index ``cells``.
+    clip : bool, optional
+        Floor the estimates and both ends of their intervals at 0, for
+        display only: a clipped estimate is biased upwards (the GLS estimate
+        is unbiased, and negative ones are its price).  Default False;
+        ``attrs["negative"]`` counts the negative estimates either way.
 
     Returns
     -------
@@ -459,8 +520,10 @@ def estimate(release, confidence_level=0.95, *, sums=None) -> CellEstimates:
         A DataFrame indexed by the release's labels (a ``RangeIndex`` named
         ``cell`` when it has none; the product of the axes for a table), or
         by the names of the sums, with columns ``estimate``, ``std_error``,
-        ``ci_lower``, ``ci_upper``; ``attrs`` and :meth:`CellEstimates.summary`
-        say how the intervals were made.
+        ``moe`` (the half-width of the interval at ``confidence_level``),
+        ``ci_lower``, ``ci_upper`` and ``note`` (missing: every row is
+        estimable); ``attrs`` and :meth:`CellEstimates.summary` say how the
+        intervals were made.
 
     Raises
     ------
@@ -510,24 +573,32 @@ def estimate(release, confidence_level=0.95, *, sums=None) -> CellEstimates:
     ...                            invariants=grand_total(counts, 1690))
     >>> est = estimate(r)
     >>> est.round(3)  # doctest: +NORMALIZE_WHITESPACE
-            estimate  std_error  ci_lower  ci_upper
+            estimate  std_error    moe  ci_lower  ci_upper  note
     county
-    Ada     1203.667      0.816    1202.0  1205.333
-    Bay      388.667      0.816     387.0   390.333
-    Cole      97.667      0.816      96.0    99.333
+    Ada     1203.667      0.816  1.667    1202.0  1205.333  None
+    Bay      388.667      0.816  1.667     387.0   390.333  None
+    Cole      97.667      0.816  1.667      96.0    99.333  None
     >>> round(float(est["estimate"].sum()), 9)  # the invariant total, exactly
     1690.0
     >>> est.attrs["interval"][0], round(float(est.attrs["coverage"][0]), 4)
     ('exact discrete law', 0.9762)
     >>> estimate(r, sums={"Ada and Bay": ["Ada", "Bay"]}).round(3)  # doctest: +NORMALIZE_WHITESPACE
-                 estimate  std_error  ci_lower  ci_upper
+                 estimate  std_error    moe  ci_lower  ci_upper  note
     sum
-    Ada and Bay  1592.333      0.816  1590.667    1594.0
+    Ada and Bay  1592.333      0.816  1.667  1590.667    1594.0  None
+    >>> west = estimate(r, cells={"west": {"county": ["Ada", "Bay"]}})
+    >>> west[["estimate", "std_error"]].round(3)  # doctest: +NORMALIZE_WHITESPACE
+           estimate  std_error
+    cells
+    west   1592.333      0.816
     """
     _check_release(release)
     level = check_confidence_level(confidence_level)
+    clip = check_clip(clip)
     index, shape = _cell_index(release)
-    plan = _plan(index, sums)
+    if cells is not None and sums is not None:
+        raise InvariantDPError("`cells` and `sums` both say what to estimate: pass one.")
+    plan = _plan(index, sums) if cells is None else cell_selection_rows(index, cells)
     cells = _noise(release)
     fit = _Fit(release, shape, cells)
     _check_consistent(release, fit, cells)
@@ -541,10 +612,7 @@ def estimate(release, confidence_level=0.95, *, sums=None) -> CellEstimates:
         h, coverage, how = _lattice_widths(release, fit, request, level, cells, classes)
     # rounding of the GLS (relative 1e-13) must not drop an integer sitting on an end
     h = h + 1e-10 * (1.0 + np.abs(est) + h)
-    frame = CellEstimates(
-        {"estimate": est, "std_error": se, "ci_lower": est - h, "ci_upper": est + h},
-        index=out_index,
-    )
+    frame = CellEstimates(estimate_columns(est, se, h, clip=clip), index=out_index)
     frame.attrs.update(
         {
             "confidence_level": level,
@@ -552,6 +620,8 @@ def estimate(release, confidence_level=0.95, *, sums=None) -> CellEstimates:
             "invariants": 0 if release.invariants is None else release.invariants.n_invariants,
             "interval": how.tolist(),
             "coverage": np.asarray(coverage, dtype=float),
+            "negative": negative_count(est),
+            "clipped": clip,
         }
     )
     return frame

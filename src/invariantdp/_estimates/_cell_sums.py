@@ -56,6 +56,52 @@ def selection_rows(index: pd.Index, sums: Mapping) -> tuple[pd.Index, np.ndarray
     return pd.Index(list(sums), name="sum", tupleize_cols=False), rows
 
 
+def cell_selection_rows(index: pd.Index, cells: Mapping) -> tuple[pd.Index, np.ndarray]:
+    """0/1 rows of the cells named by labels: ``{"adults": {"age": ["18-64", "65+"]}}``.
+
+    Each entry is the union of the cells whose label on every named level is
+    among the listed ones (the cells of all levels not named).
+    """
+    if not isinstance(cells, Mapping) or not cells:
+        raise InvariantDPError(
+            f"`cells` ({format_value(cells)}) must map names to selections "
+            '{level: [labels]} (e.g. {"adults": {"age": ["18-64", "65+"]}}).'
+        )
+    names = [n for n in index.names if n is not None]
+    rows = np.zeros((len(cells), len(index)))
+    for i, (name, spec) in enumerate(cells.items()):
+        if not isinstance(spec, Mapping) or not spec:
+            raise InvariantDPError(
+                f"`cells[{name!r}]` ({format_value(spec)}) must map level names to lists of labels."
+            )
+        keep = np.ones(len(index), dtype=bool)
+        for level, labels in spec.items():
+            if level not in names:
+                raise InvariantDPError(
+                    f"`cells[{name!r}]` names the level {format_value(level)}; the cells' "
+                    f"levels are {format_value(names)}."
+                )
+            if isinstance(labels, str) or not isinstance(labels, list | tuple | np.ndarray):
+                raise InvariantDPError(
+                    f"`cells[{name!r}][{level!r}]` ({format_value(labels)}) must be a list of "
+                    "labels."
+                )
+            values = index.get_level_values(level)
+            present = set(values)
+            missing = [lab for lab in labels if lab not in present]
+            if missing or len(labels) == 0:
+                raise InvariantDPError(
+                    f"`cells[{name!r}][{level!r}]` ({format_value(list(labels))}) must list "
+                    f"labels of the level; {format_value(missing or labels)} are not among "
+                    f"{format_value(list(values.unique()))}."
+                )
+            keep &= np.asarray(values.isin(list(labels)))
+        if not keep.any():
+            raise InvariantDPError(f"`cells[{name!r}]` selects no cell.")
+        rows[i, keep] = 1.0
+    return pd.Index(list(cells), name="cells", tupleize_cols=False), rows
+
+
 def weight_rows(index: pd.Index, sums) -> tuple[pd.Index, np.ndarray]:
     """Rows of a weight DataFrame (columns: cell labels) or 2-D array (columns: cells)."""
     if isinstance(sums, pd.DataFrame):

@@ -29,7 +29,7 @@ from .._validation import NOT_SHOWN, check_positive, format_value, read_confiden
 from ..exceptions import InvariantDPError
 from ..families import DISCRETE_GAUSSIAN, discrete_gaussian_timing_tv, exact_gaussian_variance
 from ..mechanisms import INTEGER_LIMIT
-from ..secure import random_source
+from ..secure import SecureGenerator, random_source
 from ._facility_constraints import facility_constraints, query_answers
 from ._geography import Geography
 from ._measurements import NoisyMeasurements
@@ -255,7 +255,7 @@ def measure(
     geography,
     workload,
     invariants=None,
-    secure=True,
+    secure=None,
     rng=None,
     *,
     units=None,
@@ -285,12 +285,16 @@ def measure(
         :data:`~invariantdp.census.PL94_UNITS`).
     invariants : dict, optional
         ``{level: [query, ...]}`` published exactly (e.g. ``{"State": ["total"]}``).
-    secure : bool, optional
-        True (default): exact noise from :mod:`secrets` (CKS Algorithm 3),
-        for publication; ``rng`` must then be None.  False: a numpy
-        simulation from ``rng``, recorded as such.
-    rng : None, int, SeedSequence or numpy.random.Generator, optional
-        The simulation's randomness (with ``secure=False``).
+    secure : None or bool, optional
+        The rule of the mechanisms (:mod:`invariantdp.secure`).  None
+        (default): exact noise from :mod:`secrets` (CKS Algorithm 3), for
+        publication, unless ``rng`` is a seed or a numpy generator, which
+        asks for a simulation.  True: the exact noise (``rng`` must then be
+        None or a :class:`~invariantdp.secure.SecureGenerator`).  False: a
+        numpy simulation from ``rng``, recorded as such.
+    rng : None, int, SeedSequence, numpy.random.Generator or SecureGenerator, optional
+        The simulation's randomness: passing a seed or a generator makes
+        the measurements a simulation (``randomness`` ``"simulation"``).
     units : array_like of str or dict, keyword-only, required
         The units measured, public input (e.g. the Bureau's list of
         blocks): the geocodes of the finest level's units, the levels above
@@ -352,6 +356,12 @@ def measure(
         raise TypeError(f"`geography` must be a Geography, got {type(geography).__name__}.")
     plan = _check_workload(workload, schema, geography)
     exact = _check_invariants(invariants, schema, geography)
+    if secure is not None and not isinstance(secure, bool):
+        raise TypeError(
+            f"`secure` must be None, True or False, got {type(secure).__name__} ({secure!r})."
+        )
+    if secure is None:  # a seed or a numpy generator asks for a simulation
+        secure = rng is None or isinstance(rng, SecureGenerator)
     gen = random_source(rng, secure)
     # the declared units (public) are checked before the data are read
     units, hists = histograms(counts, schema, geography, units, secure=bool(secure))

@@ -23,7 +23,13 @@ import pandas as pd
 from scipy import stats
 
 from .._dask_tasks import check_scheduler
-from .._estimates import dg_variances, half_widths
+from .._estimates import (
+    check_clip,
+    dg_variances,
+    estimate_columns,
+    half_widths,
+    negative_count,
+)
 from .._gls import (
     BlockSolution,
     Equality,
@@ -93,7 +99,7 @@ class GLSEstimate:
     >>> est = gls(nm)
     >>> df = est.estimate("total", "B")
     >>> list(df.columns)
-    ['geocode', 'estimate', 'std_error', 'ci_lower', 'ci_upper', 'note']
+    ['geocode', 'estimate', 'std_error', 'moe', 'ci_lower', 'ci_upper', 'note']
     >>> round(float(df["estimate"].sum()), 9)  # the invariant state total, exactly
     15.0
     >>> both = est.estimate("total", "B", groups={"11": "city", "12": "city"})
@@ -118,11 +124,19 @@ class GLSEstimate:
                 "dense-factor solution); use estimate() and cov()."
             )
 
-    def _block_frame(self, query, level, li, groups, confidence_level):
+    def _block_frame(self, query, level, li, groups, confidence_level, clip, geocodes):
         """Estimates of the dense-factor solution: Gaussian intervals."""
         sol = self.solution
         attrs, recodes = self.measurements.schema.query_spec(query)
+        rows = None
+        if groups is not None and geocodes is not None:
+            raise InvariantDPError(
+                "`geocodes` selects units to report; with `groups` list the units in "
+                "`groups` instead."
+            )
         if groups is None:
+            if geocodes is not None:
+                rows = slice_units(self.measurements, level, geocodes)
             keys = {"geocode": self.measurements.units[li]}
             est = sol.estimates(li, attrs, recodes)
             var = sol.query_variances(li, attrs, recodes)
@@ -136,7 +150,9 @@ class GLSEstimate:
             keys = {"group": labels}
             est, var = np.array(ests), np.array(vars_)
         reasons = ["not estimable: no measurement or invariant identifies this cell"] * len(est)
-        return self._frame(keys, est, var, attrs, query, confidence_level, reasons)
+        return self._frame(
+            keys, est, var, attrs, query, confidence_level, reasons, rows=rows, clip=clip
+        )
 
     def _group_units(self, level, groups):
         """``(labels, unit indices of each group)`` of a ``{geocode: group}`` mapping."""
@@ -156,8 +172,21 @@ class GLSEstimate:
     def _level(self, level: str) -> int:
         return self.measurements.geography.index(level)
 
-    def _frame(self, keys: dict, est, var, attrs, query, confidence_level, reasons, lattice=None):
-
+    def _frame(
+        self,
+        keys: dict,
+        est,
+        var,
+        attrs,
+        query,
+        confidence_level,
+        reasons,
+        lattice=None,
+        *,
+        rows=None,
+        clip=False,
+    ):
+        """The estimate frame; ``rows`` (unit positions) keeps part of the units."""
         cl = check_confidence_level(confidence_level)
         z = stats.norm.ppf(0.5 + cl / 2.0)
         ok = np.isfinite(var)
@@ -173,19 +202,26 @@ class GLSEstimate:
             # rounding of the GLS (relative 1e-13) must not drop an integer sitting on an end
             half = half + 1e-10 * (1.0 + np.abs(np.where(ok, est, 0.0)) + half)
         half = np.where(ok, half, np.nan)
+        note = np.where(ok, None, np.repeat(np.asarray(reasons, dtype=object), c).reshape(n, c))
+        keys = {k: np.asarray(v, dtype=object) for k, v in keys.items()}
+        if rows is not None:
+            est, se, half, ok, note = est[rows], se[rows], half[rows], ok[rows], note[rows]
+            how, coverage = np.asarray(how)[rows], np.asarray(coverage)[rows]
+            keys = {k: v[rows] for k, v in keys.items()}
+            n = len(rows)
         cells = self.measurements.schema.cell_frame(query)
-        out = pd.DataFrame({k: np.repeat(np.asarray(v, dtype=object), c) for k, v in keys.items()})
+        out = pd.DataFrame({k: np.repeat(v, c) for k, v in keys.items()})
         for name in cells.columns:
             out[name] = np.tile(cells[name].to_numpy(), n)
-        out["estimate"] = est.reshape(-1)
-        out["std_error"] = se.reshape(-1)
-        out["ci_lower"] = (est - half).reshape(-1)
-        out["ci_upper"] = (est + half).reshape(-1)
-        out["note"] = np.where(ok.reshape(-1), "", np.repeat(np.asarray(reasons, dtype=object), c))
+        cols = estimate_columns(est.ravel(), se.ravel(), half.ravel(), note.ravel(), clip=clip)
+        for name, col in cols.items():
+            out[name] = col
         out.attrs["confidence_level"] = cl
         out.attrs["interval"] = np.where(ok, how, "not estimable").reshape(-1).tolist()
         # plain lists: attrs travel into Parquet and JSON metadata
         out.attrs["coverage"] = np.where(ok, coverage, np.nan).reshape(-1).astype(float).tolist()
+        out.attrs["negative"] = negative_count(est)
+        out.attrs["clipped"] = clip
         return out
 
     def _exact_intervals(self) -> bool:
@@ -334,7 +370,16 @@ class GLSEstimate:
 
     # -- public ------------------------------------------------------------------
 
-    def estimate(self, query: str, level: str, confidence_level=0.95, groups=None):
+    def estimate(
+        self,
+        query: str,
+        level: str,
+        confidence_level=0.95,
+        groups=None,
+        *,
+        geocodes=None,
+        clip=False,
+    ):
         """Estimates with standard errors and confidence intervals of a query.
 
         With Gaussian noise the interval is ``estimate +- z std_error``
@@ -360,37 +405,68 @@ class GLSEstimate:
         level : str
             A geographic level.
         confidence_level : float, optional
+            In (0, 1); default 0.95.  It sets the intervals and ``moe``; the
+            Census Bureau's users read margins of error at 90% (the American
+            Community Survey's convention): pass ``confidence_level=0.9``.
         groups : mapping or pandas.Series, optional
             ``{geocode: group}`` over units of ``level``: estimates of the
             query summed over each group's units (a city from its blocks),
             with the covariances between units accounted for.
+        geocodes : sequence of str, optional
+            The units of ``level`` to report (default all), as in
+            :meth:`to_release`; not with ``groups``.
+        clip : bool, optional
+            Floor the estimates and both ends of their intervals at 0, for
+            display only: a clipped estimate is biased upwards (the GLS
+            estimate is unbiased, and negative ones are its price).
+            ``attrs["negative"]`` counts the negative estimates either way.
 
         Returns
         -------
         pandas.DataFrame
             ``geocode`` (or ``group``), one column per attribute of the query
-            (level labels), ``estimate``, ``std_error``, ``ci_lower``,
-            ``ci_upper`` and ``note`` (why a row is not estimable; its
-            numbers are then NaN); ``attrs["interval"]`` and
+            (level labels), then the columns of :func:`invariantdp.estimate`
+            in its order: ``estimate``, ``std_error``, ``moe`` (the
+            half-width of the interval at ``confidence_level``),
+            ``ci_lower``, ``ci_upper`` and ``note`` (why a row is not
+            estimable, its numbers then NaN; missing where it is
+            estimable); ``attrs["interval"]`` and
             ``attrs["coverage"]`` give each row's method and coverage (exact,
             the mixture with the Gaussian remainder, or nominal).
         """
         sol, schema = self.solution, self.measurements.schema
         li = self._level(level)
+        clip = check_clip(clip)
+        check_confidence_level(confidence_level)
         if self._blocks:
-            return self._block_frame(query, level, li, groups, confidence_level)
+            return self._block_frame(query, level, li, groups, confidence_level, clip, geocodes)
         attrs = schema.query(query)
         if groups is not None:
-            return self._group_frame(query, attrs, level, li, groups, confidence_level)
+            if geocodes is not None:
+                raise InvariantDPError(
+                    "`geocodes` selects units to report; with `groups` list the units in "
+                    "`groups` instead."
+                )
+            return self._group_frame(query, attrs, level, li, groups, confidence_level, clip)
+        rows = None if geocodes is None else slice_units(self.measurements, level, geocodes)
         est = sol.alg.marginal(sol.x[li], attrs)
         var = query_variances(sol, li, attrs)
         keys = {"geocode": self.measurements.units[li]}
         lattice = self._lattice(li, attrs) if self._exact_intervals() else None
         return self._frame(
-            keys, est, var, attrs, query, confidence_level, self._reasons(sol.F[li], attrs), lattice
+            keys,
+            est,
+            var,
+            attrs,
+            query,
+            confidence_level,
+            self._reasons(sol.F[li], attrs),
+            lattice,
+            rows=rows,
+            clip=clip,
         )
 
-    def _group_frame(self, query, attrs, level, li, groups, confidence_level):
+    def _group_frame(self, query, attrs, level, li, groups, confidence_level, clip):
         labels, members = self._group_units(level, groups)
         ests, vars_, reasons = [], [], []
         for units in members:
@@ -399,7 +475,9 @@ class GLSEstimate:
             vars_.append(variance_from(self.solution, m, law, attrs))
             reasons.extend(self._reasons(m, attrs))
         est, var = np.array(ests), np.array(vars_)
-        return self._frame({"group": labels}, est, var, attrs, query, confidence_level, reasons)
+        return self._frame(
+            {"group": labels}, est, var, attrs, query, confidence_level, reasons, clip=clip
+        )
 
     def cov(self, query: str, geocode, level: str | None = None):
         """The covariance matrix of a query at one unit, or summed over units of one level.
@@ -622,8 +700,10 @@ class GLSEstimate:
     def summary(self) -> Summary:
         basis = None if self._blocks else self.solution.basis
         rows = [
-            (f"{lev}", f"{len(u)} units")
-            for lev, u in zip(self.measurements.levels, self.measurements.units, strict=True)
+            (f"{lev}", f"{len(u)} units, {negative_count(x)} negative cell estimates")
+            for lev, u, x in zip(
+                self.measurements.levels, self.measurements.units, self.solution.x, strict=True
+            )
         ]
         rows += [
             ("invariants imposed exactly", len(self.measurements.invariants)),
@@ -635,6 +715,8 @@ class GLSEstimate:
             "Best linear unbiased estimates under the equality invariants (GLS, exact).",
             "Standard errors use the noise law's actual variance; discrete Gaussian intervals",
             "use the exact law of each unit's own and children's noise terms.",
+            "Negative cell estimates are kept (the estimates are unbiased); estimate(clip=True)",
+            "floors them at 0 for display, which biases them upwards.",
             "Cumings-Menon & Zhuravlev (2024), arXiv:2404.13164.",
         ]
         return format_table("GLS estimates of noisy measurements", rows, notes)

@@ -611,7 +611,7 @@ def _run_estimate(args) -> int:
         f"({len(frame)} rows) to {out}"
     )
     print(
-        f"columns: estimate, std_error, ci_lower, ci_upper (normal, confidence level "
+        f"columns: estimate, std_error, moe, ci_lower, ci_upper (confidence level "
         f"{args.confidence_level:g}), note; {not_estimable} rows not estimable (see note)"
     )
     for note in _notes(caught):

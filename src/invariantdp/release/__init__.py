@@ -570,6 +570,169 @@ class Release(LabelledValues):
     to_series = LabelledValues.to_series
     to_frame = LabelledValues.to_frame
 
+    # --- taking part of a release --------------------------------------------
+
+    def select(self, **levels) -> Release:
+        """The release of the kept cells: ``select(age=["18-64", "65+"])``.
+
+        Each keyword names an axis of :attr:`labels` (or a level of a
+        ``MultiIndex`` axis) and the labels to keep along it; the cells kept
+        are those whose labels are among them on every named axis.  Keeping
+        part of a release is post-processing, so the guarantee stands.
+
+        Parameters
+        ----------
+        **levels : sequence
+            ``axis_name=[label, ...]``: the labels to keep (in the release's
+            order; each must be a label of that axis).
+
+        Returns
+        -------
+        Release
+            The kept cells, their labels, the marginal law of their noise
+            (the same family and parameters for the coordinatewise
+            independent families; the sub-matrix of ``cov`` for
+            ``correlated_gaussian``) and the invariants that still bind:
+            every invariant row that touches only kept cells.  A row that
+            touches a dropped cell is dropped (what it says of the kept
+            cells depends on the dropped ones), and
+            ``metadata["selected_from"]`` records the selection.
+
+        Raises
+        ------
+        InvariantDPError
+            Before anything is built: no keyword, a release without labels or
+            a ``query`` (its value is not the cells), an unknown axis, a label
+            not on its axis, a selection that keeps no cell, or a noise whose
+            marginal is not of its own family (projected, extended, K-norm,
+            swap).
+
+        References
+        ----------
+        Gao, Gong & Yu (2022), Definition 2 (linear invariants ``C x = c``:
+        a row of ``C`` zero on the dropped cells is an invariant of the kept
+        ones); the marginal of a multivariate normal is normal with the
+        sub-covariance (Anderson, *An Introduction to Multivariate
+        Statistical Analysis*, Thm. 2.4.3).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from invariantdp.invariants import Invariants
+        >>> x = pd.Series([5.0, 9.0, 3.0], index=pd.Index(["0-17", "18-64", "65+"], name="age"))
+        >>> cov = np.array([[2.0, 0.5, 0.0], [0.5, 2.0, 0.5], [0.0, 0.5, 2.0]])
+        >>> r = Release.from_published(x, noise="correlated_gaussian", cov=cov)
+        >>> s = r.select(age=["18-64", "65+"])
+        >>> s.to_series().to_dict()
+        {'18-64': 9.0, '65+': 3.0}
+        >>> np.asarray(s.noise.params["cov"]).tolist()
+        [[2.0, 0.5], [0.5, 2.0]]
+        """
+        if not levels:
+            raise InvariantDPError("`select` needs at least one `axis=[labels]` keyword.")
+        if self.labels is None:
+            raise InvariantDPError(
+                "`select` needs a labelled release (`labels` is None): name cells by their labels."
+            )
+        if self.query is not None:
+            raise InvariantDPError(
+                "`select` keeps cells of a release of the cells themselves; this one "
+                "releases a `query` of the data."
+            )
+        family, params = self.noise.family, thaw(self.noise.params)
+        # a law that keeps invariants or is joint over the whole vector (a K-norm's
+        # ``dim``) has marginals outside its family; a ``cov`` is sliced; any other
+        # family's params describe each cell's noise alike
+        if self.noise.spec.keeps_invariants or "dim" in params:
+            raise InvariantDPError(
+                f"`select` cannot keep part of a `{family}` release: the marginal of its "
+                "noise is not a law of its own family (the noise is joint over every cell "
+                "or keeps invariants of the dropped cells)."
+            )
+        keep = [np.ones(len(ax.labels), dtype=bool) for ax in self.labels]
+        for attr, wanted in levels.items():
+            axis, mask = self._select_axis(attr, wanted)
+            keep[axis] &= mask
+        positions = [np.flatnonzero(k) for k in keep]
+        if any(p.size == 0 for p in positions):
+            raise InvariantDPError(f"`select` ({format_value(levels)}) keeps no cell.")
+        grid = np.ix_(*positions)
+        shape = tuple(p.size for p in positions)
+        flat = np.arange(self.value.size).reshape(self.value.shape)[grid].ravel()
+        if "cov" in params:
+            cov = np.asarray(params["cov"], dtype=float)
+            params["cov"] = cov[np.ix_(flat, flat)].tolist()
+        labels = tuple(
+            AxisLabels(ax.name, tuple(ax.labels[i] for i in p))
+            for ax, p in zip(self.labels, positions, strict=True)
+        )
+        metadata = thaw(self.metadata)
+        metadata["selected_from"] = {
+            str(k): [v.item() if isinstance(v, np.generic) else v for v in w]
+            for k, w in levels.items()
+        }
+        return Release(
+            value=self.value[grid],
+            mechanism=self.mechanism,
+            noise=NoiseLaw(family, params),
+            guarantee=self.guarantee,
+            invariants=self._invariants_of(flat, shape),
+            query=None,
+            data_shape=shape,
+            metadata=metadata,
+            labels=labels,
+        )
+
+    def _select_axis(self, attr: str, wanted) -> tuple[int, np.ndarray]:
+        """The axis ``attr`` names and the mask of its positions whose label is in ``wanted``."""
+        if isinstance(wanted, str) or not hasattr(wanted, "__iter__"):
+            raise InvariantDPError(
+                f"`{attr}` ({format_value(wanted)}) must be a list of labels to keep."
+            )
+        wanted = list(wanted)
+        found = [
+            (
+                axis,
+                list(ax.labels)
+                if ax.name == attr
+                else [lab[ax.name.index(attr)] for lab in ax.labels],
+            )
+            for axis, ax in enumerate(self.labels)
+            if ax.name == attr or (isinstance(ax.name, tuple) and attr in ax.name)
+        ]
+        if not found:
+            names = [ax.name for ax in self.labels]
+            raise InvariantDPError(
+                f"`{attr}` is not an axis (or level) of the release; its axes are "
+                f"{format_value(names)}."
+            )
+        axis, present = found[0]
+        known = set(present)
+        missing = [w for w in wanted if w not in known]
+        if missing:
+            raise InvariantDPError(
+                f"`{attr}` ({format_value(missing)}) names labels not on the axis; its "
+                f"labels are {format_value(sorted(known, key=str))}."
+            )
+        chosen = set(wanted)
+        return axis, np.fromiter((p in chosen for p in present), dtype=bool, count=len(present))
+
+    def _invariants_of(self, flat: np.ndarray, shape: tuple[int, ...]) -> Invariants | None:
+        """The invariant rows that touch only the cells ``flat``, on those cells."""
+        inv = self.invariants
+        if inv is None:
+            return None
+        C = inv.matrix  # dense or sparse: both take abs() and @
+        dropped = np.ones(C.shape[1])
+        dropped[flat] = 0.0
+        rows = np.flatnonzero(np.asarray(abs(C) @ dropped).ravel() == 0)
+        if rows.size == 0:
+            return None
+        sub = C[np.ix_(rows, flat)] if isinstance(C, np.ndarray) else C.tocsr()[rows][:, flat]
+        values = None if inv.values is None else inv.values[rows]
+        names = None if inv.names is None else [inv.names[i] for i in rows]
+        return Invariants(sub, values=values, shape=shape, names=names)
+
     # --- provenance -----------------------------------------------------------
 
     def check_guarantee(self) -> bool:
