@@ -273,7 +273,7 @@ def test_pl94_carries_the_bureaus_labels_and_recodes():
     assert PL94_UNITS.names == ("h1",) and PL94_UNITS.labels("h1") == ["Vacant", "Occupied"]
 
 
-def test_problem_items_carry_recodes_and_the_estimators_refuse_them():
+def test_problem_items_carry_recodes_and_gls_uses_them():
     from invariantdp._gls import Equality, Measurement, Problem, Zeros
     from invariantdp.census import gls
 
@@ -308,8 +308,9 @@ def test_problem_items_carry_recodes_and_the_estimators_refuse_them():
     nm = NoisyMeasurements.from_frames(dpq, None, s, Geography({"A": 1, "B": 2}))
     prob = nm.to_problem()
     assert [m.recodes for m in prob.measurements if m.recodes][0][0].tolist() == [[0, 1, 1]]
-    with pytest.raises(
-        InvariantDPError, match=r"gls does not yet support recoded queries.*'gq \* minor' at level"
-    ):
-        gls(nm)
-    assert gls(nm.without_queries("gq * minor")).measurements.recoded_queries() == []
+    # gls takes the recoded measurement (the dense-factor passes): it moves the estimates
+    full = gls(nm).estimate("total", "B")["estimate"].to_numpy()
+    plain_nm = nm.without_queries("gq * minor")
+    assert plain_nm.recoded_queries() == []
+    plain = gls(plain_nm).estimate("total", "B")["estimate"].to_numpy()
+    assert np.all(np.isfinite(full)) and not np.allclose(full, plain)
