@@ -35,24 +35,11 @@ import time
 import numpy as np
 
 from invariantdp._gls import Equality, Measurement, Problem, Zeros, solve, solve_blocks
-from invariantdp.census import PL94
+from invariantdp.census import PL94, PL94_2020_STRATEGY
 
-#: the 2020 persons strategy: level shares (US..Block; this county uses the last four)
-LEVEL_SHARES = {"County": 447, "Tract": 687, "Block_Group": 1256, "Block": 165}
-QUERIES = [
-    "total",
-    "cenrace",
-    "hispanic",
-    "votingage",
-    "hhinstlevels",
-    "hhgq",
-    "hispanic * cenrace",
-    "votingage * cenrace",
-    "votingage * hispanic",
-    "votingage * hispanic * cenrace",
-    "detailed",
-]
-RHO = 293764 / 114921
+#: the 2020 persons strategy (rho per level and query); this county uses its last four levels
+STRATEGY = PL94_2020_STRATEGY.persons
+LEVELS = ("County", "Tract", "Block_Group", "Block")
 
 
 def tree(blocks: int):
@@ -86,16 +73,14 @@ def problem(blocks: int, constraints: bool, recoded: bool, seed: int = 5) -> Pro
     rng = np.random.default_rng(seed)
     parents = tree(blocks)
     sizes = [p.size for p in parents]
-    levels = list(LEVEL_SHARES)
     meas = []
     for lev, n in enumerate(sizes):
-        share = LEVEL_SHARES[levels[lev]] / 4099
-        for q in QUERIES:
+        for q, rho in STRATEGY[LEVELS[lev]].items():
             if (q == "total" and lev == 0) or (q == "hhinstlevels" and not recoded):
                 continue
             attrs, rec = PL94.query_spec(q)
             cells = int(np.prod([rec[a].shape[0] if a in rec else PL94.shape[a] for a in attrs]))
-            var = 1.0 / (RHO * share / len(QUERIES))
+            var = 1.0 / float(rho)
             vals = rng.normal(0.5, np.sqrt(var), size=(n, cells))
             meas.append(Measurement(lev, attrs, np.arange(n), vals, np.full(n, var), recodes=rec))
     eqs, zeros = [], []
