@@ -48,10 +48,14 @@ from ._eigenspaces import EigenAlgebra
 __all__ = ["FactorAlgebra", "dense_attributes", "query_rows"]
 
 
-def query_rows(shape, attrs, recodes) -> np.ndarray:
-    """The 0/1 matrix of a (possibly recoded) query, ``(cells, k)``: a Kronecker product."""
+def query_rows(shape, attrs, recodes, over=None) -> np.ndarray:
+    """The 0/1 matrix of a (possibly recoded) query, ``(cells, k)``: a Kronecker product.
+
+    ``over`` restricts it to those attributes' factors (default: all of them).
+    """
     out = np.ones((1, 1))
-    for a, n in enumerate(shape):
+    for a in range(len(shape)) if over is None else over:
+        n = shape[a]
         if a in recodes:
             f = recodes[a].astype(float)
         elif a in attrs:
@@ -167,17 +171,7 @@ class FactorAlgebra:
 
     def dense_rows(self, attrs, recodes) -> np.ndarray:
         """``Q_D``: the query's factor on the dense attributes, ``(G_D, m)``."""
-        out = np.ones((1, 1))
-        for a in self.dense:
-            n = self.shape[a]
-            if a in recodes:
-                f = recodes[a].astype(float)
-            elif a in attrs:
-                f = np.eye(n)
-            else:
-                f = np.ones((1, n))
-            out = np.kron(out, f)
-        return out
+        return query_rows(self.shape, attrs, recodes, over=self.dense)
 
     def query_info(self, attrs, recodes) -> tuple[np.ndarray, np.ndarray]:
         """``(c, A)`` with ``Q^T Q = sum_T P_T kron c_T A`` (``c`` per eigenspace, ``A``: m x m)."""
