@@ -393,6 +393,35 @@ def test_refusals():
         topdown_postprocess(bad)
 
 
+def test_recoded_structural_zeros_are_the_zero_cells_they_group():
+    # the release's nurse_nva_0: a zero on (a recode of sex) x (a recode of age), i.e. the
+    # one detailed cell (M, 0); the same zero written as a marginal mask gives the same fit
+    schema = Schema(
+        {"sex": ["F", "M"], "age": 2}, recodes={"men": ("sex", [[1]]), "young": ("age", [[0]])}
+    )
+    nm = replace(measured(3, invariants={"State": ["total"]}, zero=False), schema=schema)
+    tracts = np.arange(len(nm.units[2]))
+    recoded = replace(
+        nm, zeros={("Tract", "men * young"): QueryTable(tracts, np.ones((tracts.size, 1), bool))}
+    )
+    mask = np.zeros((tracts.size, 4), dtype=bool)
+    mask[:, 2] = True  # (M, 0) in C order over sex x age
+    plain = replace(nm, zeros={("Tract", "detailed"): QueryTable(tracts, mask)})
+    for integer in (True, False):
+        got = topdown_postprocess(recoded, integer=integer)
+        want = topdown_postprocess(plain, integer=integer)
+        for level in GEO.names:
+            assert np.array_equal(got.histogram(level), want.histogram(level))
+        assert not got.histogram("Tract")[:, 1, 0].any()
+    # recoded noisy answers are still refused, with the way out
+    answers = nm.measurements[("Tract", "sex")]
+    men = replace(answers, values=answers.values[:, 1:])
+    grouped = replace(recoded, measurements={**nm.measurements, ("Tract", "men"): men})
+    refused = r"noisy answers of 'men' at level Tract.*without_queries\('men'\)"
+    with pytest.raises(InvariantDPError, match=refused):
+        topdown_postprocess(grouped)
+
+
 def test_counts_frame_and_summary():
     nm = measured(2, invariants={"State": ["total"]})
     td = topdown_postprocess(nm)

@@ -164,8 +164,22 @@ def _zero_masks(nm: NoisyMeasurements, alg: EigenAlgebra) -> list:
     masks = [np.zeros((len(u), alg.k), dtype=bool) for u in nm.units]
     for (level, query), t in nm.zeros.items():
         li = nm.geography.index(level)
-        attrs = nm.schema.query(query)
-        cells = alg.spread(t.values.astype(float), attrs).reshape(t.units.size, alg.k) > 0
+        attrs, recodes = nm.schema.query_spec(query)
+        zero = t.values.astype(float)
+        if recodes:
+            # a zero group zeroes every level it holds (nursing x under 18: hhgq 3 x
+            # votingage 0); the levels outside every group stay free
+            sizes = [recodes[a].shape[0] if a in recodes else alg.shape[a] for a in attrs]
+            arr = zero.reshape(t.units.size, *sizes)
+            for axis, a in enumerate(attrs):
+                if a in recodes:
+                    arr = np.moveaxis(
+                        np.tensordot(arr, recodes[a].astype(float), axes=([axis + 1], [0])),
+                        -1,
+                        axis + 1,
+                    )
+            zero = arr.reshape(t.units.size, -1)
+        cells = alg.spread(zero, attrs).reshape(t.units.size, alg.k) > 0
         masks[li][t.units] |= cells
     for li in range(len(masks) - 1, 0, -1):
         starts = segment_starts(nm.parents[li], len(nm.units[li - 1]))
@@ -450,7 +464,17 @@ def _child_level(li, parent_hist, own, zero, invariants, linear, alg, nm, intege
 
 def _own_estimates(nm: NoisyMeasurements, alg: EigenAlgebra) -> list:
     """Per level, each unit's least-squares estimate from its own measurements, ``(units, k)``."""
-    nm.refuse_recoded("topdown_postprocess")
+    # recoded structural zeros are zero cells (_zero_masks); recoded noisy answers and
+    # invariants would need a fit of grouped cells, which this one does not make
+    recoded = [r for r in nm.recoded_queries() if r[2] != "structural zeros"]
+    if recoded:
+        lev, q, kind = recoded[0]
+        raise InvariantDPError(
+            f"topdown_postprocess does not support recoded noisy answers or invariants: the "
+            f"{kind} of {q!r} at level {lev} group the levels of an attribute"
+            + (f" (and {len(recoded) - 1} more recoded tables)" if len(recoded) > 1 else "")
+            + f". Drop them with without_queries({q!r}) to post-process the other measurements."
+        )
     problem = nm.to_problem()
     out = []
     for li, units in enumerate(nm.units):
@@ -498,7 +522,11 @@ def topdown_postprocess(measurements: NoisyMeasurements, *, integer: bool = True
         When no non-negative (integer) histograms meet the invariants and
         structural zeros (invariants of a unit that are not the sum of its
         children's, a non-zero invariant on zero cells, non-integer invariants
-        with ``integer=True``), naming the unit.
+        with ``integer=True``), naming the unit; and for noisy answers or
+        invariants of recoded queries (the 2020 release's ``hhinstlevels``:
+        drop them with :meth:`~NoisyMeasurements.without_queries`).  Recoded
+        structural zeros (its ``nurse_nva_0``) are taken: a zero group zeroes
+        the detailed cells it holds.
 
     Notes
     -----
