@@ -114,6 +114,7 @@ PAGES = (
             ("05-swapping", (FIGURE,)),
             ("06-from-published-numbers", (r"PrivatizedPoisson",)),
             ("07-census-noisy-measurements", (FIGURE, r"TopDown-like")),
+            ("08-release-layout-state-file", (FIGURE, r"District 4", r"hhinstlevels")),
         )
     ),
     Page("api/index.html", (r"Make a release", r"Account")),
