@@ -276,6 +276,53 @@ def test_the_2020_strategy_is_the_bureaus_production_configuration():
         CensusStrategy(1, {"A": 0.5, "B": 0.5}, {"A": {"total": 1}, "B": {"total": 1}})
 
 
+def _markdown_tables(text: str) -> list:
+    """The pipe tables of a markdown page: a list of rows (lists of cells), header first."""
+    tables, current = [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if not all(set(c) <= set("-:") for c in cells):
+                current.append(cells)
+        elif current:
+            tables.append(current)
+            current = []
+    return tables
+
+
+def test_the_layout_reference_tables_the_2020_strategy_as_the_code_holds_it():
+    from fractions import Fraction as F
+    from pathlib import Path
+
+    from invariantdp.census import PL94_2020_STRATEGY
+
+    persons = PL94_2020_STRATEGY.persons
+    page = Path(__file__).resolve().parents[2] / "docs" / "guide" / "nmf_layout.md"
+    levels = ["US", "State", "County", "Tract", "Block_Group", "Block"]
+    grids = [t for t in _markdown_tables(page.read_text(encoding="utf-8"))
+             if t[0] == ["query", *levels]]  # fmt: skip
+    assert len(grids) == 2, "the page tables the query shares and the sigma^2 of every cell"
+    shares, sigmas = grids
+    seen = set()
+    for row in shares[1:]:
+        query = row[0].strip("`")
+        seen.add(query)
+        for level, cell in zip(levels, row[1:], strict=True):
+            want = persons.query_shares[level].get(query)
+            assert (cell == "—") if want is None else F(cell) == want, (level, query, cell)
+    assert seen == set(persons.query_shares["State"])
+    seen = set()
+    for row in sigmas[1:]:
+        for query in (q.strip().strip("`") for q in row[0].split(",")):
+            seen.add(query)
+            for level, cell in zip(levels, row[1:], strict=True):
+                if query not in persons.query_shares[level]:
+                    assert cell == "—", (level, query, cell)
+                    continue
+                assert cell == f"{float(persons.sigma_sq(level, query)):.4g}", (level, query)
+    assert seen == set(persons.query_shares["State"])
+
+
 def _release_counts(rng):
     from .nmf_layout import WIDTH, facilities, person_histograms, spine
 
