@@ -108,6 +108,105 @@ def test_sums_over_groups_and_their_covariance(nm):
     assert list(cov.index) == ["0-17", "18-64", "65+"]
 
 
+def test_cell_selections_take_the_full_covariance_of_their_cells(nm):
+    # adults = two age cells: the standard error is that of their sum, with the
+    # covariance of the two estimates (summing their variances would be wrong)
+    nm, _ = nm
+    est = gls(nm)
+    ref = DenseGLS(nm.to_problem())
+    cells = {"adults": {"age": ["18-64", "65+"]}, "F adults": {"sex": ["F"], "age": ["65+"]}}
+    codes = nm.geocodes("Tract")
+    df = est.estimate("sex * age", "Tract", cells=cells)
+    assert list(df.columns) == [
+        "geocode", "cells", "estimate", "std_error", "moe", "ci_lower", "ci_upper", "note",
+    ]  # fmt: skip
+    assert df["geocode"].tolist() == list(np.repeat(codes, 2))
+    assert df["cells"].tolist() == ["adults", "F adults"] * codes.size
+    rows = np.array([[0, 1, 1, 0, 1, 1], [0, 0, 1, 0, 0, 0]], dtype=float)
+    naive = []
+    for u in range(codes.size):  # the structural-zero tract and its low-rank neighbours included
+        r_est, r_cov, _ = ref.query(2, [u], (0, 1))
+        got = df.iloc[2 * u : 2 * u + 2]
+        assert got["estimate"].to_numpy() == pytest.approx(rows @ r_est, rel=1e-8, abs=1e-8)
+        se = np.sqrt(np.diag(rows @ r_cov @ rows.T))
+        assert got["std_error"].to_numpy() == pytest.approx(se, rel=1e-7, abs=1e-8)
+        naive.append(math.sqrt(rows[0] @ np.diag(np.diag(r_cov)) @ rows[0]))
+    assert not np.allclose(df["std_error"].to_numpy()[::2], naive, rtol=1e-3)
+    # the same selection summed over a group of tracts, and for chosen units only
+    groups = {codes[0]: "east", codes[5]: "east", codes[9]: "west"}
+    by = est.estimate("sex * age", "Tract", groups=groups, cells=cells)
+    assert by["group"].tolist() == ["east", "east", "west", "west"]
+    r_est, r_cov, _ = ref.query(2, [0, 5], (0, 1))
+    assert by["estimate"].to_numpy()[:2] == pytest.approx(rows @ r_est, rel=1e-8)
+    se = np.sqrt(np.diag(rows @ r_cov @ rows.T))
+    assert by["std_error"].to_numpy()[:2] == pytest.approx(se, rel=1e-7)
+    part = est.estimate("sex * age", "Tract", cells=cells, geocodes=[codes[3]])
+    pd.testing.assert_frame_equal(part, df.iloc[6:8].reset_index(drop=True))
+    # the structural zero (M, 65+ at the first tract) alone: exactly 0, no error
+    zero = est.estimate("detailed", "Tract", cells={"old men": {"sex": ["M"], "age": ["65+"]}})
+    assert zero["estimate"][0] == 0.0 and zero["std_error"][0] == 0.0
+
+
+def test_cell_selections_are_checked_before_any_work(nm):
+    nm, _ = nm
+    est = gls(nm)
+    with pytest.raises(InvariantDPError, match=r"`cells\['a'\]\['age'\]`.*'90\+'.*not among"):
+        est.estimate("age", "Tract", cells={"a": {"age": ["90+"]}})
+    with pytest.raises(InvariantDPError, match=r"names the level 'sex'; the cells' levels are"):
+        est.estimate("age", "Tract", cells={"a": {"sex": ["F"]}})
+    with pytest.raises(InvariantDPError, match="must map names to selections"):
+        est.estimate("age", "Tract", cells=["18-64"])
+    with pytest.raises(InvariantDPError, match=r"must be a list of labels"):
+        est.estimate("age", "Tract", cells={"a": {"age": "18-64"}})
+
+
+def test_crosswalks_take_dicts_series_and_two_column_frames(nm):
+    nm, _ = nm
+    est = gls(nm)
+    codes = nm.geocodes("Tract")
+    walk = {codes[0]: "east", codes[5]: "east", codes[9]: "west"}
+    want = est.estimate("age", "Tract", groups=walk)
+    frame = pd.DataFrame({"tract": list(walk), "area": list(walk.values())})
+    pd.testing.assert_frame_equal(est.estimate("age", "Tract", groups=frame), want)
+    pd.testing.assert_frame_equal(est.estimate("age", "Tract", groups=pd.Series(walk)), want)
+    with pytest.raises(InvariantDPError, match=r"two columns \(unit, area\); it has 3"):
+        est.estimate("age", "Tract", groups=frame.assign(x=1))
+    with pytest.raises(InvariantDPError, match=r"keys must be geocodes as strings.*1 has type int"):
+        est.estimate("age", "Tract", groups={1: "east"})
+    with pytest.raises(InvariantDPError, match=f"gives the unit '{codes[0]}' no area"):
+        est.estimate("age", "Tract", groups={codes[0]: None})
+    with pytest.raises(TypeError, match="`groups` must be a mapping"):
+        est.estimate("age", "Tract", groups=[codes[0]])
+
+
+def test_crosswalk_keys_are_geocodes_or_tabulation_codes_never_both():
+    # blocks 18 digits long: a 2-digit group, then a 16-digit tabulation code; two
+    # groups hold blocks with the same tabulation code, so that code is ambiguous
+    tab = ["4400100000011000", "4400100000011001", "4400100000011002"]
+    blocks = ["10" + tab[0], "10" + tab[1], "11" + tab[2], "11" + tab[0]]
+    counts = pd.DataFrame({"geocode": blocks, "sex": ["F", "M", "F", "M"], "count": [4, 2, 5, 1]})
+    est = gls(
+        measure(
+            counts, Schema({"sex": ["F", "M"]}), Geography({"G": 2, "Block": 18}),
+            {"G": {"total": 1.0}, "Block": {"detailed": 1.0}}, secure=False, rng=2,
+            units=blocks,
+        )
+    )  # fmt: skip
+    by_geo = est.estimate("total", "Block", groups={blocks[1]: "a", blocks[2]: "a"})
+    by_tab = est.estimate("total", "Block", groups={tab[1]: "a", tab[2]: "a"})
+    pd.testing.assert_frame_equal(by_tab, by_geo)
+    with pytest.raises(
+        InvariantDPError,
+        match=f"'{tab[0]}' is the tabulation block code of "
+        f"several units of level `Block` \\({blocks[0]}, {blocks[3]}\\)",
+    ):
+        est.estimate("total", "Block", groups={tab[1]: "a", tab[0]: "b"})
+    with pytest.raises(InvariantDPError, match=r"'4400100000011009' is neither a geocode"):
+        est.estimate("total", "Block", groups={tab[1]: "a", "4400100000011009": "b"})
+    with pytest.raises(InvariantDPError, match=f"'{tab[2]}' is not a geocode .*cannot be mixed"):
+        est.estimate("total", "Block", groups={blocks[1]: "a", tab[2]: "b"})
+
+
 def test_not_estimable_cells_are_nan_with_the_reason():
     counts = pd.DataFrame(
         {
@@ -142,7 +241,7 @@ def test_estimate_refuses_bad_arguments(nm):
         est.estimate("total", "Block")
     with pytest.raises(InvariantDPError, match="must name its attributes in schema order"):
         est.estimate("age * sex", "Tract")
-    with pytest.raises(InvariantDPError, match="not units of level `Tract`"):
+    with pytest.raises(InvariantDPError, match="'99999999999' is not a geocode of level `Tract`"):
         est.estimate("total", "Tract", groups={"99999999999": "x"})
     with pytest.raises(InvariantDPError, match="confidence_level"):
         est.estimate("total", "Tract", confidence_level=1.5)
@@ -151,7 +250,7 @@ def test_estimate_refuses_bad_arguments(nm):
     tract = nm.geocodes("Tract")[0]
     with pytest.raises(InvariantDPError, match="lists a unit twice"):
         est.cov("total", [tract, tract])
-    with pytest.raises(InvariantDPError, match="lists a unit twice"):
+    with pytest.raises(InvariantDPError, match=f"lists the unit '{tract}' twice"):
         est.estimate("total", "Tract", groups=pd.Series(["a", "a"], index=[tract, tract]))
 
 
@@ -477,12 +576,19 @@ class _FreeCellKKT:
         return row @ self.x, row @ self.cov @ row.T
 
 
-def test_gls_of_a_release_layout_persons_file_is_the_constrained_kkt_solve(tmp_path):
+@pytest.fixture(scope="module")
+def layout_kkt(tmp_path_factory):
+    """``(measurements, gls, dense KKT reference)`` of a small release-layout persons file."""
     # tract 1 has one block group of one block (bypassed: in the constraints only)
-    _, nm, est = _release_gls(tmp_path, 7, counties=1, tracts=2, groups=1, blocks=2)
+    root = tmp_path_factory.mktemp("layout")
+    _, nm, est = _release_gls(root, 7, counties=1, tracts=2, groups=1, blocks=2)
+    return nm, est, _FreeCellKKT(nm.to_problem())
+
+
+def test_gls_of_a_release_layout_persons_file_is_the_constrained_kkt_solve(layout_kkt):
+    nm, est, ref = layout_kkt
     problem = nm.to_problem()
     assert problem.recoded() and problem.zeros
-    ref = _FreeCellKKT(problem)
     for level in ("Tract", "Block_Group", "Block"):
         li = nm.levels.index(level)
         units = np.arange(len(nm.geocodes(level)))
@@ -513,8 +619,84 @@ def test_gls_of_a_release_layout_persons_file_is_the_constrained_kkt_solve(tmp_p
             np.testing.assert_allclose(by_group["estimate"], e_sum, rtol=1e-8, atol=1e-8)
     with pytest.raises(InvariantDPError, match="recoded queries.*scheduler='serial'"):
         gls(nm, scheduler="dask")
-    with pytest.raises(InvariantDPError, match=r"to_release\(\) is not available .*recoded"):
-        est.to_release("total", "Tract")
+
+
+def _kkt_rows(ref, level, units, attrs, recodes=None):
+    """The reference's rows of a query at each unit, stacked unit-major."""
+    q = query_matrix(ref.shape, attrs, recodes)
+    return np.vstack([ref._lift(level, u, q) for u in units])
+
+
+def test_release_layout_selections_and_crosswalks_are_the_kkt_solve(layout_kkt):
+    nm, est, ref = layout_kkt
+    schema = nm.schema
+    for level in ("Tract", "Block"):
+        li = nm.levels.index(level)
+        n = len(nm.geocodes(level))
+        # voting-age population and everyone (a union of two cells): one row per unit each
+        cells = {
+            "vap": {"votingage": ["18 and over"]},
+            "all": {"votingage": ["17 and under", "18 and over"]},
+        }
+        df = est.estimate("votingage", level, cells=cells)
+        assert list(df.columns[:2]) == ["geocode", "cells"]
+        assert df["cells"].tolist() == ["vap", "all"] * n
+        rows = _kkt_rows(ref, li, range(n), *schema.query_spec("votingage"))
+        sel = np.kron(np.eye(n), np.array([[0.0, 1.0], [1.0, 1.0]]))
+        want, cov = sel @ rows @ ref.x, sel @ rows @ ref.cov @ rows.T @ sel.T
+        np.testing.assert_allclose(df["estimate"], want, rtol=1e-8, atol=1e-8)
+        np.testing.assert_allclose(df["std_error"], np.sqrt(np.diag(cov)), rtol=1e-7, atol=1e-8)
+        # a recode's group named on its attribute: the institutional GQ population
+        inst = est.estimate(
+            "hhgq", level, cells={"inst": {"hhinstlevels": ["Institutional Facility"]}}
+        )
+        rows = _kkt_rows(ref, li, range(n), *schema.query_spec("hhinstlevels"))[1::3]
+        np.testing.assert_allclose(inst["estimate"], rows @ ref.x, rtol=1e-8, atol=1e-8)
+        se = np.sqrt(np.diag(rows @ ref.cov @ rows.T))
+        np.testing.assert_allclose(inst["std_error"], se, rtol=1e-7, atol=1e-8)
+    # a crosswalk of blocks, keyed by the 16-digit tabulation code: two areas
+    blocks = nm.geocodes("Block")
+    li = nm.levels.index("Block")
+    areas = np.array(["east", "west"])[np.arange(blocks.size) % 2]
+    walk = pd.DataFrame({"block": [b[-16:] for b in blocks], "area": areas})
+    by_tab = est.estimate("votingage", "Block", groups=walk, cells={"vap": cells["vap"]})
+    by_geo = est.estimate(
+        "votingage", "Block", groups=dict(zip(blocks, areas, strict=True)), cells=cells
+    )
+    assert by_tab["group"].tolist() == ["east", "west"]
+    pd.testing.assert_frame_equal(by_tab, by_geo[by_geo["cells"] == "vap"].reset_index(drop=True))
+    for g, area in enumerate(("east", "west")):
+        units = np.flatnonzero(areas == area)
+        row = _kkt_rows(ref, li, units, *schema.query_spec("votingage"))[1::2].sum(axis=0)
+        np.testing.assert_allclose(by_tab["estimate"][g], row @ ref.x, rtol=1e-8, atol=1e-8)
+        se = math.sqrt(row @ ref.cov @ row)
+        np.testing.assert_allclose(by_tab["std_error"][g], se, rtol=1e-7, atol=1e-8)
+
+
+def test_to_release_on_the_dense_factor_path_is_the_kkt_solve(layout_kkt):
+    nm, est, ref = layout_kkt
+    for level, query in (("Block_Group", "votingage"), ("Block", "total"), ("US", "hhgq")):
+        li = nm.levels.index(level)
+        n = len(nm.geocodes(level))
+        rel = est.to_release(query, level)
+        rows = _kkt_rows(ref, li, range(n), nm.schema.query(query))
+        np.testing.assert_allclose(rel.value.reshape(-1), rows @ ref.x, rtol=1e-8, atol=1e-8)
+        cov = np.array(rel.noise.params["cov"])
+        np.testing.assert_allclose(cov, rows @ ref.cov @ rows.T, rtol=1e-7, atol=1e-7)
+        # the invariants bind: the estimates satisfy them and the noise cannot move them
+        inv = rel.invariants
+        mat = inv.matrix.toarray() if hasattr(inv.matrix, "toarray") else np.asarray(inv.matrix)
+        np.testing.assert_allclose(mat @ rel.value.reshape(-1), inv.values, atol=1e-7)
+        np.testing.assert_allclose(mat @ cov @ mat.T, 0.0, atol=1e-7)
+    # the US total is an invariant of every level's release of the whole country
+    assert "US : total" in est.to_release("total", "Block").invariants.names
+    # a block without a GQ type has that type's cell at 0: a fact of its release
+    hhgq = est.to_release("hhgq", "Block")
+    zeros = [name for name in hhgq.invariants.names if "structural zero" in name]
+    assert len(zeros) >= len(nm.geocodes("Block"))
+    detailed = est.paths()
+    assert list(detailed.columns) == ["level", "dense-factor"]
+    assert detailed["dense-factor"].tolist() == [len(nm.geocodes(lev)) for lev in nm.levels]
 
 
 @pytest.mark.slow

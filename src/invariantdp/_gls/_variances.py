@@ -34,7 +34,15 @@ from ._eigenspace_rules import mul0, segment_max, segment_min, segment_sum
 from ._generalized_gaussian import RTOL, GGauss, gsum, image, posterior
 from ._low_rank import restrict
 
-__all__ = ["query_cov", "query_variances", "rows_cov", "sum_law", "unit_law", "variance_from"]
+__all__ = [
+    "query_cov",
+    "query_variances",
+    "rows_cov",
+    "rows_variances",
+    "sum_law",
+    "unit_law",
+    "variance_from",
+]
 
 
 def _weights(sol, attrs, with_u: bool):
@@ -79,17 +87,8 @@ def _unit_laws(sol, level: int, units: np.ndarray):
         )
 
 
-def query_variances(sol, level: int, attrs, units=None) -> np.ndarray:
-    """Variance of every cell of query ``attrs`` for units of ``level`` (``(n, cells)``)."""
-    units = np.arange(sol.problem.sizes[level]) if units is None else np.asarray(units)
-    anchored = (
-        np.zeros(units.size, dtype=bool) if sol.basis is None else sol.anchor[level][units, 0] >= 0
-    )
-    w_full, _ = _weights(sol, attrs, False)
-    out = _fast_part(w_full, sol.F[level][units])
-    if not anchored.any():
-        return exact_zeros(sol, level, units, attrs, out)
-    w_perp, rb = _weights(sol, attrs, True)
+def _anchored_part(sol, level, units, anchored, w_perp, rb, out) -> None:
+    """Put the variances of the anchored units (a dense law on ``U``) into ``out``."""
     pos = {int(u): i for i, u in enumerate(units)}
     for law, members, gam, omt in _unit_laws(sol, level, units[anchored]):
         idx = np.array([pos[int(u)] for u in members])
@@ -102,7 +101,41 @@ def query_variances(sol, level: int, attrs, units=None) -> np.ndarray:
             scale = np.maximum(np.linalg.norm(rb, axis=-1), 1e-300)[None, :]
             part = np.where(hit > np.sqrt(RTOL) * scale, np.inf, part)
         out[idx] = part
+
+
+def query_variances(sol, level: int, attrs, units=None) -> np.ndarray:
+    """Variance of every cell of query ``attrs`` for units of ``level`` (``(n, cells)``)."""
+    units = np.arange(sol.problem.sizes[level]) if units is None else np.asarray(units)
+    anchored = (
+        np.zeros(units.size, dtype=bool) if sol.basis is None else sol.anchor[level][units, 0] >= 0
+    )
+    w_full, _ = _weights(sol, attrs, False)
+    out = _fast_part(w_full, sol.F[level][units])
+    if not anchored.any():
+        return exact_zeros(sol, level, units, attrs, out)
+    w_perp, rb = _weights(sol, attrs, True)
+    _anchored_part(sol, level, units, anchored, w_perp, rb, out)
     return exact_zeros(sol, level, units, attrs, out)
+
+
+def rows_variances(sol, level: int, rows: np.ndarray, units=None) -> np.ndarray:
+    """Variance of ``rows @ h_u`` (``rows``: ``(s, k)`` over the cells) for units of ``level``.
+
+    As :func:`query_variances`, for any rows: ``(n, s)``, ``inf`` where a row
+    reaches a direction that nothing identifies.
+    """
+    units = np.arange(sol.problem.sizes[level]) if units is None else np.asarray(units)
+    rows = np.asarray(rows, dtype=float)
+    anchored = (
+        np.zeros(units.size, dtype=bool) if sol.basis is None else sol.anchor[level][units, 0] >= 0
+    )
+    w_full, _ = _row_weights(sol, rows, False)
+    out = _fast_part(w_full, sol.F[level][units])
+    if not anchored.any():
+        return out
+    w_perp, rb = _row_weights(sol, rows, True)
+    _anchored_part(sol, level, units, anchored, w_perp, rb, out)
+    return out
 
 
 def unit_law(sol, level: int, unit: int):
