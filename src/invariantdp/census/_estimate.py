@@ -66,8 +66,6 @@ from ._slice import (
 
 __all__ = ["GLSEstimate", "gls"]
 
-#: the tabulation block code that ends a release-layout Block geocode (state to block)
-_TAB_WIDTH = 16
 _UNIDENTIFIED = "not estimable: no measurement or invariant identifies this cell"
 
 
@@ -201,50 +199,9 @@ class GLSEstimate:
             raise InvariantDPError(
                 f"`groups` lists the unit {keys[dup][0]!r} twice: each unit belongs to one group."
             )
-        units = self._unit_keys(level, keys)
+        units = self.measurements.unit_keys(level, keys)
         labels, codes = np.unique(areas.astype(str), return_inverse=True)
         return labels, units, codes.reshape(-1).astype(np.int64)
-
-    def _unit_keys(self, level: str, keys) -> np.ndarray:
-        """Unit indices of crosswalk keys, all geocodes or all tabulation block codes."""
-        codes = self.measurements.geocodes(level).astype(str)
-        spine = pd.Index(codes).get_indexer(keys)
-        width = len(codes[0]) if codes.size else 0
-        if spine[0] >= 0 or width <= _TAB_WIDTH:
-            bad = spine < 0
-            if np.any(bad):
-                mixed = (
-                    " (the first key is a geocode, so every key must be one: 16-digit "
-                    "tabulation block codes and geocodes cannot be mixed)"
-                    if width > _TAB_WIDTH
-                    else ""
-                )
-                raise InvariantDPError(
-                    f"`groups` key {keys[bad][0]!r} is not a geocode of level `{level}`{mixed}."
-                )
-            return spine.astype(np.int64)
-        tails = pd.Series(np.arange(codes.size), index=pd.Series(codes).str[-_TAB_WIDTH:])
-        shared = tails.index[tails.index.duplicated()]
-        amb = np.isin(keys, shared.to_numpy())
-        if np.any(amb):
-            key = keys[amb][0]
-            which = codes[tails.index == key][:2].tolist()
-            raise InvariantDPError(
-                f"`groups` key {key!r} is the tabulation block code of several units of level "
-                f"`{level}` ({', '.join(which)}): ambiguous; key the crosswalk by geocode."
-            )
-        # the unambiguous codes only: a shared one was refused above if a key named it
-        lookup = tails[~tails.index.duplicated(keep=False)]
-        found = lookup.index.get_indexer(keys)
-        tab = np.where(found >= 0, lookup.to_numpy()[np.maximum(found, 0)], -1)
-        bad = tab < 0
-        if np.any(bad):
-            raise InvariantDPError(
-                f"`groups` key {keys[bad][0]!r} is neither a geocode of level `{level}` nor the "
-                f"{_TAB_WIDTH}-digit tabulation block code (the last {_TAB_WIDTH} digits of a "
-                "geocode) of one of its units."
-            )
-        return tab.astype(np.int64)
 
     def _level(self, level: str) -> int:
         return self.measurements.geography.index(level)
