@@ -1,5 +1,6 @@
 """GLSEstimate in the user's terms, the single-release entry point (issue 22) and Dask."""
 
+import itertools
 import math
 import warnings
 
@@ -697,6 +698,114 @@ def test_to_release_on_the_dense_factor_path_is_the_kkt_solve(layout_kkt):
     detailed = est.paths()
     assert list(detailed.columns) == ["level", "dense-factor"]
     assert detailed["dense-factor"].tolist() == [len(nm.geocodes(lev)) for lev in nm.levels]
+
+
+def test_totals_and_vap_of_every_level_of_a_release_layout_file_add_up(tmp_path):
+    truth, nm, est = _release_gls(tmp_path, 11)
+    vap = {"vap": {"votingage": ["18 and over"]}}
+    frames = {}
+    for level in nm.levels:
+        total = est.estimate("total", level)
+        adults = est.estimate("votingage", level, cells=vap)
+        assert total["geocode"].tolist() == adults["geocode"].tolist() == list(nm.geocodes(level))
+        assert total["estimate"].notna().all() and adults["estimate"].notna().all()
+        frames[level] = (total, adults)
+    # the US total is the invariant: exact, no error; everything below it has an error
+    us_total, us_vap = frames["US"]
+    assert us_total["estimate"][0] == pytest.approx(truth["hists"]["US"].sum(), abs=1e-6)
+    assert us_total["std_error"][0] == 0.0 and us_vap["std_error"][0] > 0
+    # the one state is the whole country: its total is the invariant too
+    assert frames["State"][0]["std_error"].tolist() == [0.0]
+    for level in nm.levels[2:]:
+        assert (frames[level][0]["std_error"] > 0).all()
+    # children add up to their parent (the GLS estimate is one consistent histogram), and
+    # the crosswalk of a parent's children is the parent, standard error included
+    for parent, child in itertools.pairwise(nm.levels):
+        width = nm.geography.widths[nm.geography.index(parent)]
+        for p_frame, c_frame in zip(frames[parent], frames[child], strict=True):
+            sums = c_frame.groupby(c_frame["geocode"].str[:width])["estimate"].sum()
+            np.testing.assert_allclose(
+                sums.loc[p_frame["geocode"]].to_numpy(), p_frame["estimate"], rtol=1e-9, atol=1e-7
+            )
+        walk = {g: g[:width] for g in nm.geocodes(child)}
+        for query, cells, p_frame in (("total", None, frames[parent][0]),
+                                      ("votingage", vap, frames[parent][1])):  # fmt: skip
+            by = est.estimate(query, child, groups=walk, cells=cells)
+            assert by["group"].tolist() == p_frame["geocode"].tolist()
+            np.testing.assert_allclose(by["estimate"], p_frame["estimate"], rtol=1e-9, atol=1e-7)
+            np.testing.assert_allclose(by["std_error"], p_frame["std_error"], rtol=1e-6, atol=1e-7)
+
+
+def _units_gls(root, seed):
+    """``(truth, gls)`` of the units product of a file of the independent generator."""
+    truth = write_release(root, np.random.default_rng(seed))
+    return truth, gls(read_nmf(root, product="units"))
+
+
+def test_the_units_product_has_exact_housing_units_and_estimated_occupancy(tmp_path):
+    truth, est = _units_gls(tmp_path, 5)
+    nu = est.measurements
+    assert est.measurements.schema.labels("h1") == ["Vacant", "Occupied"]
+    occupied = {"occupied": {"h1": ["Occupied"]}}
+    for level in nu.levels:
+        h1 = truth["h1"][level][np.argsort(truth["units"][level])]
+        total = est.estimate("total", level)
+        # housing units are the invariant of every unit: the value, no error (the interval
+        # keeps only the margin of 1e-10 relative that holds an integer against rounding)
+        np.testing.assert_allclose(total["estimate"], h1.sum(axis=1), atol=1e-6)
+        assert (total["std_error"] == 0).all()
+        assert (total["moe"] <= 1e-9 * (1 + total["estimate"])).all()
+        cells = est.estimate("h1", level)
+        occ = est.estimate("h1", level, cells=occupied)
+        np.testing.assert_allclose(occ["estimate"], cells["estimate"][1::2], rtol=1e-12)
+        np.testing.assert_allclose(occ["std_error"], cells["std_error"][1::2], rtol=1e-9)
+        # vacant + occupied = housing units, so both cells carry the same error
+        np.testing.assert_allclose(
+            cells["estimate"][::2].to_numpy() + occ["estimate"].to_numpy(), h1.sum(axis=1),
+            atol=1e-6,
+        )  # fmt: skip
+        np.testing.assert_allclose(cells["std_error"][::2], occ["std_error"], rtol=1e-9)
+        # a unit with housing units has an error on its occupancy; one without is all zeros
+        has = h1.sum(axis=1) > 0
+        assert (occ["std_error"][has] > 0).all() and (occ["std_error"][~has] == 0).all()
+        assert (occ["ci_lower"] <= occ["estimate"]).all()
+
+
+def _occupancy_hits(est, truth):
+    """``(covered, intervals)`` of the 95% intervals of occupied units with an error."""
+    hits = trials = 0
+    for level in ("Tract", "Block_Group", "Block"):
+        h1 = truth["h1"][level][np.argsort(truth["units"][level])]
+        df = est.estimate("h1", level, cells={"occupied": {"h1": ["Occupied"]}})
+        lo, hi = df["ci_lower"].to_numpy(), df["ci_upper"].to_numpy()
+        noisy = df["std_error"].to_numpy() > 0  # units without housing units are exact
+        inside = (lo <= h1[:, 1]) & (h1[:, 1] <= hi)
+        hits, trials = hits + int(inside[noisy].sum()), trials + int(noisy.sum())
+    return hits, trials
+
+
+def test_occupied_housing_unit_intervals_cover_over_repeated_files(tmp_path):
+    # 10 files: the coverage within 4 Monte Carlo standard errors (from the files'
+    # fractions, the units of one file being correlated) of 0.95
+    fractions = []
+    for seed in range(10):
+        truth, est = _units_gls(tmp_path / str(seed), 700 + seed)
+        hits, trials = _occupancy_hits(est, truth)
+        fractions.append(hits / trials)
+    freq, mc = np.mean(fractions), np.std(fractions, ddof=1) / math.sqrt(len(fractions))
+    assert abs(freq - 0.95) <= 4 * max(mc, math.sqrt(0.95 * 0.05 / (len(fractions) * 30)))
+
+
+@pytest.mark.slow
+def test_occupied_housing_unit_intervals_cover_0_94_to_0_96(tmp_path):
+    # 200 files of about 30 occupancy intervals each: a Monte Carlo standard error of
+    # about sqrt(0.95 * 0.05 / 6000) = 0.0028; the band 0.94-0.96 is over 3 of them
+    hits = trials = 0
+    for seed in range(200):
+        truth, est = _units_gls(tmp_path / str(seed), 2000 + seed)
+        h, t = _occupancy_hits(est, truth)
+        hits, trials = hits + h, trials + t
+    assert 0.94 <= hits / trials <= 0.96, hits / trials
 
 
 @pytest.mark.slow
