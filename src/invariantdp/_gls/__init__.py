@@ -54,6 +54,7 @@ from ._tree_passes import Solution, solve
 from ._unit_information import own_info
 from ._unit_pair_covariances import slice_cov
 from ._variances import (
+    group_sum_laws,
     query_cov,
     query_variances,
     rows_cov,
@@ -77,6 +78,7 @@ __all__ = [
     "constraints_of",
     "dense_attributes",
     "estimate_release",
+    "group_sum_laws",
     "marginal_constraints",
     "own_info",
     "query_cov",

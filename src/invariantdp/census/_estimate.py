@@ -40,6 +40,7 @@ from .._gls import (
     Solution,
     Zeros,
     block_path_refusal,
+    group_sum_laws,
     query_variances,
     rows_cov,
     rows_variances,
@@ -583,13 +584,10 @@ class GLSEstimate:
             free = np.zeros((n_groups, c))
             np.add.at(free, codes, ~sol.exact_query_cells(li, units, attrs, recodes))
             return est, _exact_selections(var, free == 0, rows), [_UNIDENTIFIED] * n_groups
-        # the tree path's sums carry a law on the low-rank subspace: one recursion per group
+        # one recursion for every group; each group's law then gives its variances
         var, reasons = np.zeros((n_groups, rows.shape[0])), []
-        order = np.argsort(codes, kind="stable")
-        bounds = np.searchsorted(codes[order], np.arange(n_groups + 1))
-        lifted = rows @ sol.alg.query_rows(attrs)
-        for g in range(n_groups):
-            m, law = sum_law(sol, li, units[order[bounds[g] : bounds[g + 1]]])
+        lifted = None if sel is None else rows @ sol.alg.query_rows(attrs)
+        for g, (m, law) in enumerate(group_sum_laws(sol, li, units, codes, n_groups)):
             if sel is None:
                 var[g] = variance_from(sol, m, law, attrs)
             else:
