@@ -727,7 +727,9 @@ def test_totals_and_vap_of_every_level_of_a_release_layout_file_add_up(tmp_path)
             np.testing.assert_allclose(
                 sums.loc[p_frame["geocode"]].to_numpy(), p_frame["estimate"], rtol=1e-9, atol=1e-7
             )
-        walk = {g: g[:width] for g in nm.geocodes(child)}
+        # blocks by their 16-digit tabulation code, the other levels by geocode
+        key = (lambda g: g[-16:]) if child == "Block" else (lambda g: g)
+        walk = {key(g): g[:width] for g in nm.geocodes(child)}
         for query, cells, p_frame in (("total", None, frames[parent][0]),
                                       ("votingage", vap, frames[parent][1])):  # fmt: skip
             by = est.estimate(query, child, groups=walk, cells=cells)
