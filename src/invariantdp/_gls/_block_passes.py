@@ -392,24 +392,32 @@ class BlockSolution:
         units = np.asarray(units, dtype=np.int64)
         grp = np.asarray(codes, dtype=np.int64)
         ns, m = self.fa.n_spaces, self.fa.m
-        k = np.broadcast_to(np.eye(m), (units.size, ns, m, m))
-        d = np.zeros((units.size, ns, m, m))
+        k = d = None  # at the chosen level K is the identity and D is 0
         for lev in range(level, 0, -1):
             par = self.problem.parents[lev][units]
             key, inv = np.unique(par * n_groups + grp, return_inverse=True)
             inv = inv.reshape(-1)
             order = np.argsort(inv, kind="stable")
             st = segment_starts(inv[order], key.size)
-            ko, child = k[order], units[order]
-            kv = ko @ self.V[lev][child]
-            b = segment_sum(kv, st)
-            d = segment_sum(d[order] + kv @ np.swapaxes(ko, -1, -2), st)
-            k = segment_sum(ko @ self.G[lev][child], st)
+            child = units[order]
+            if k is None:
+                b = segment_sum(self.V[lev][child], st)
+                d = b.copy()
+                k = segment_sum(self.G[lev][child], st)
+            else:
+                ko = k[order]
+                kv = ko @ self.V[lev][child]
+                b = segment_sum(kv, st)
+                d = segment_sum(d[order] + kv @ np.swapaxes(ko, -1, -2), st)
+                k = segment_sum(ko @ self.G[lev][child], st)
             units, grp = key // n_groups, key % n_groups
             sinv = self.sinv[lev - 1]
             if sinv is not None:
                 d -= b @ sinv[units] @ np.swapaxes(b, -1, -2)
-        total = d + k @ self.F[0][units] @ np.swapaxes(k, -1, -2)
+        if k is None:  # the chosen level is the roots'
+            total = self.F[0][units]
+        else:
+            total = d + k @ self.F[0][units] @ np.swapaxes(k, -1, -2)
         out = np.zeros((n_groups, ns, m, m))
         np.add.at(out, grp, total)
         return _sym(out)
