@@ -134,7 +134,7 @@ class GLSEstimate:
         recodes of its plain attributes (a cell's group; missing for a level in none)."""
         schema = self.measurements.schema
         frame = schema.cell_frame(query)
-        attrs, used = schema._parse(query)
+        attrs, used = schema.query_spec(query)
         grids = np.indices(schema.query_shape(query)).reshape(len(attrs), -1)
         for name, (attr, groups) in schema.recodes.items():
             a = schema.names.index(attr)
@@ -184,12 +184,12 @@ class GLSEstimate:
             )
         if keys.size == 0:
             raise InvariantDPError("`groups` must assign at least one unit to a group.")
-        for key in keys:
-            if not isinstance(key, str):
-                raise InvariantDPError(
-                    f"`groups` keys must be geocodes as strings (their leading zeros matter); "
-                    f"{format_value(key)} has type {type(key).__name__}."
-                )
+        if pd.api.types.infer_dtype(keys, skipna=False) != "string":
+            key = next(k for k in keys if not isinstance(k, str))
+            raise InvariantDPError(
+                f"`groups` keys must be geocodes as strings (their leading zeros matter); "
+                f"{format_value(key)} has type {type(key).__name__}."
+            )
         missing = pd.isna(areas)
         if np.any(missing):
             raise InvariantDPError(
