@@ -163,6 +163,22 @@ def test_sums_over_many_groups_and_selections_equal_the_dense_gls(case):
                 assert close(unit_var[i], np.diag(weights @ r_cov @ weights.T))
 
 
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_query_slice_cov_is_slice_cov_without_the_pairs_blocks(case):
+    # the chains projected on the query first: the same covariance over any units
+    shape, fan, roots = CASES[case]
+    rng = np.random.default_rng(900 + case)
+    prob, _ = random_recoded_problem(rng, shape, fan, roots)
+    sol = solve_blocks(prob)
+    for lev in range(len(prob.sizes)):
+        units = np.flatnonzero(rng.random(prob.sizes[lev]) < 0.7)
+        if not units.size:
+            continue
+        for attrs, rec in checked_queries(shape):
+            want = sol.slice_cov(lev, units, attrs, rec)
+            assert close(sol.query_slice_cov(lev, units, attrs, rec), want)
+
+
 def test_invariants_and_structural_zeros_hold_in_every_output():
     rng = np.random.default_rng(7)
     prob, hist = random_recoded_problem(rng, (4, 2, 3), (3, 3, 2), 1)

@@ -422,6 +422,59 @@ class BlockSolution:
         np.add.at(out, grp, total)
         return _sym(out)
 
+    def query_slice_cov(self, level: int, units, attrs, recodes=None) -> np.ndarray:
+        """:meth:`slice_cov` projected on the query unit by unit, never ``m x m`` per pair.
+
+        The chains of gains from each unit up are multiplied by the query's
+        dense rows first (``G_D x m`` per unit), so the pairs hold only
+        ``G_D x G_D`` blocks on the eigenspaces the query reaches: memory of
+        the order of the result, ``(n c)^2``, where :meth:`slice_cov` holds
+        ``n^2 2^|C| m^2`` numbers.
+        """
+        fa, attrs, recodes = self.fa, tuple(attrs), dict(recodes or {})
+        units = np.asarray(units, dtype=np.int64)
+        prob, n = self.problem, units.size
+        qd = fa.dense_rows(attrs, recodes)
+        g = qd.shape[0]
+        anc = [None] * (level + 1)
+        anc[level] = units
+        for lev in range(level, 0, -1):
+            anc[lev - 1] = prob.parents[lev][anc[lev]]
+        lca = np.full((n, n), -1)
+        for lev, a in enumerate(anc):
+            lca[a[:, None] == a[None, :]] = lev
+        # proj[l]: the query's rows times the gains from the unit up to its ancestor at l + 1
+        proj = [None] * (level + 1)
+        proj[level] = np.broadcast_to(qd, (n, fa.n_spaces, g, fa.m))
+        for lev in range(level, 0, -1):
+            proj[lev - 1] = proj[lev] @ self.G[lev][anc[lev]]
+        order = fa.cell_order(attrs, recodes)
+        c = order.size
+        out = np.zeros((n, c, n, c))
+        for t, bt in enumerate(fa.scalar_blocks(attrs)):
+            if bt is None:
+                continue
+            dense = np.zeros((n, n, g, g))
+            for lev in range(level):
+                mask = lca == lev
+                if not mask.any():
+                    continue
+                x = proj[lev][:, t] @ self.F[lev][anc[lev], t]
+                top = np.einsum("igm,jhm->ijgh", x, proj[lev][:, t])
+                y = proj[lev + 1][:, t] @ self.G[lev + 1][anc[lev + 1], t]
+                w = proj[lev + 1][:, t] @ self.V[lev + 1][anc[lev + 1], t]
+                below = np.einsum("igm,jhm->ijgh", y, w)
+                dense[mask] = (top - below)[mask]
+            own = proj[level][:, t] @ self.F[level][units, t]
+            dense[np.arange(n), np.arange(n)] = own @ np.swapaxes(proj[level][:, t], -1, -2)
+            kron = np.einsum("ab,ijgh->iagjbh", bt, dense).reshape(n, c, n, c)
+            out[:, order[:, None], :, order[None, :]] += kron.transpose(1, 3, 0, 2)
+        cov = _sym(out.reshape(n * c, n * c))
+        ex = self.exact_query_cells(level, units, attrs, recodes).reshape(-1)
+        cov[ex, :] = 0.0
+        cov[:, ex] = 0.0
+        return cov
+
     def path(self, level: int) -> np.ndarray:
         """Per unit: ``"dense-factor"`` (every unit: ``2^|C|`` blocks of ``m x m``)."""
         return np.full(self.problem.sizes[level], "dense-factor", dtype=object)

@@ -738,7 +738,7 @@ class GLSEstimate:
         check_slice_size(units.size, c, "covariance")
         if self._blocks:
             est = sol.estimates(li, attrs)[units].reshape(-1)
-            cov = sol.slice_cov(li, units, attrs)
+            cov = sol.query_slice_cov(li, units, attrs)
             zero_cells = self._slice_zero_cells(li, units)
         else:
             est = sol.alg.marginal(sol.x[li][units], attrs).reshape(-1)
