@@ -159,6 +159,8 @@ def test_cell_selections_are_checked_before_any_work(nm):
         est.estimate("age", "Tract", cells=["18-64"])
     with pytest.raises(InvariantDPError, match=r"must be a list of labels"):
         est.estimate("age", "Tract", cells={"a": {"age": "18-64"}})
+    with pytest.raises(InvariantDPError, match=r"'total' has a single cell"):
+        est.estimate("total", "Tract", cells={"a": {"age": ["18-64"]}})
 
 
 def test_crosswalks_take_dicts_series_and_two_column_frames(nm):

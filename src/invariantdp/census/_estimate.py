@@ -146,14 +146,17 @@ class GLSEstimate:
             for lab, levels in zip(labels, members, strict=True):
                 group_of[list(levels)] = lab
             frame[name] = group_of[grids[attrs.index(a)]]
-        if frame.shape[1] == 0:
-            return pd.Index(["total"], name="query")
         if frame.shape[1] == 1:
             return pd.Index(frame.iloc[:, 0], name=frame.columns[0])
         return pd.MultiIndex.from_frame(frame)
 
     def _selection(self, query: str, cells):
         """``(names, rows)``: the selections of ``cells`` as 0/1 rows over the query's cells."""
+        if not self.measurements.schema.query_shape(query):
+            raise InvariantDPError(
+                f"`cells` selects among the cells of `query`; {query!r} has a single cell: "
+                "pass the query of the attributes the selections name (e.g. 'votingage')."
+            )
         return cell_selection_rows(self._cell_index(query), cells)
 
     def _crosswalk(self, level: str, groups):
