@@ -131,6 +131,54 @@ def test_sums_over_sets_of_units_equal_the_dense_gls(case):
     assert checked >= 12
 
 
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_sums_over_many_groups_and_selections_equal_the_dense_gls(case):
+    # group_sum_blocks: every group of a crosswalk in one recursion; selection_variances:
+    # any weights over a query's cells, from the blocks alone
+    shape, fan, roots = CASES[case]
+    rng = np.random.default_rng(600 + case)
+    prob, _ = random_recoded_problem(rng, shape, fan, roots)
+    sol, ref = solve_blocks(prob), DenseGLS(prob)
+    for lev in range(len(prob.sizes)):
+        chosen = np.flatnonzero(rng.random(prob.sizes[lev]) < 0.8)
+        if not chosen.size:
+            continue
+        codes = rng.integers(0, 3, chosen.size)
+        blocks = sol.group_sum_blocks(lev, chosen, codes, 3)
+        for attrs, rec in checked_queries(shape):
+            c = int(np.prod([rec[a].shape[0] if a in rec else shape[a] for a in attrs]))
+            weights = rng.normal(size=(2, c))
+            var = sol.selection_variances(blocks, attrs, rec, weights)
+            unit_var = sol.selection_variances(sol.F[lev][chosen], attrs, rec, weights)
+            for g in range(3):
+                units = chosen[codes == g]
+                if not units.size:
+                    assert np.all(var[g] == 0)
+                    continue
+                _, r_cov, _ = ref.query(lev, units, attrs, rec)
+                want = np.diag(weights @ r_cov @ weights.T)
+                assert close(var[g], want)
+            for i, u in enumerate(chosen[:3]):
+                _, r_cov, _ = ref.query(lev, [u], attrs, rec)
+                assert close(unit_var[i], np.diag(weights @ r_cov @ weights.T))
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_query_slice_cov_is_slice_cov_without_the_pairs_blocks(case):
+    # the chains projected on the query first: the same covariance over any units
+    shape, fan, roots = CASES[case]
+    rng = np.random.default_rng(900 + case)
+    prob, _ = random_recoded_problem(rng, shape, fan, roots)
+    sol = solve_blocks(prob)
+    for lev in range(len(prob.sizes)):
+        units = np.flatnonzero(rng.random(prob.sizes[lev]) < 0.7)
+        if not units.size:
+            continue
+        for attrs, rec in checked_queries(shape):
+            want = sol.slice_cov(lev, units, attrs, rec)
+            assert close(sol.query_slice_cov(lev, units, attrs, rec), want)
+
+
 def test_invariants_and_structural_zeros_hold_in_every_output():
     rng = np.random.default_rng(7)
     prob, hist = random_recoded_problem(rng, (4, 2, 3), (3, 3, 2), 1)

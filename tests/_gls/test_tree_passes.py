@@ -13,6 +13,7 @@ from invariantdp._gls import (
     Equality,
     Measurement,
     Problem,
+    group_sum_laws,
     query_cov,
     query_variances,
     solve,
@@ -112,6 +113,37 @@ def test_sums_over_sets_of_units_equal_the_dense_gls(case):
                 if ident.all():
                     est = sol.alg.marginal(sol.x[lev][units], attrs).sum(axis=0)
                     assert close(est, r_est) and close(cov, r_cov)
+                    checked += 1
+    assert checked >= 2
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_sums_over_many_groups_at_once_equal_the_dense_gls(case):
+    # group_sum_laws runs the recursion of sum_law on (unit, group) pairs: each group's
+    # covariance equals the dense solution's, groups that share parents included
+    shape, fan, roots, p_missing, n_zero, n_linear, per_cell = CASES[case]
+    rng = np.random.default_rng(500 + case)
+    prob, _ = random_problem(rng, shape, fan, roots, p_missing, n_zero, n_linear, 1, per_cell)
+    sol, ref = solve(prob), DenseGLS(prob)
+    checked = 0
+    for lev in range(1, len(prob.sizes)):
+        chosen = np.flatnonzero(rng.random(prob.sizes[lev]) < 0.8)
+        if not chosen.size:
+            continue
+        codes = rng.integers(0, 3, chosen.size)
+        laws = group_sum_laws(sol, lev, chosen, codes, 3)
+        assert len(laws) == 3
+        for g, (m, law) in enumerate(laws):
+            units = chosen[codes == g]
+            if not units.size:
+                assert np.all(m == 0) and law is None
+                continue
+            for attrs in queries(len(shape)):
+                cov = variance_from(sol, m, law, attrs, full=True)
+                _, r_cov, ident = ref.query(lev, units, attrs)
+                assert np.array_equal(np.isfinite(np.diag(cov)), ident)
+                if ident.all():
+                    assert close(cov, r_cov)
                     checked += 1
     assert checked >= 2
 

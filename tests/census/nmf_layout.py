@@ -113,9 +113,9 @@ def spine(states=("044",), counties=2, tracts=2, groups=2, blocks=3, single_bloc
     units["Block"] = []
     for j, bg in enumerate(units["Block_Group"]):
         count = 1 if (single_block_group and j == 0) else blocks
-        fips = bg[1:3]  # the tabulation code: state FIPS, county, tract, block
+        fips = bg[1:3]  # the tabulation code: state FIPS, county, tract, block (unique)
         units["Block"] += [
-            bg + fips + "001000100" + "1" + str(1000 + 7 * j + b) for b in range(count)
+            bg + fips + "001" + str(j).zfill(6) + "1" + str(1000 + b) for b in range(count)
         ]
     return units
 

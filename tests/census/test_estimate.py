@@ -1,5 +1,6 @@
 """GLSEstimate in the user's terms, the single-release entry point (issue 22) and Dask."""
 
+import itertools
 import math
 import warnings
 
@@ -108,6 +109,107 @@ def test_sums_over_groups_and_their_covariance(nm):
     assert list(cov.index) == ["0-17", "18-64", "65+"]
 
 
+def test_cell_selections_take_the_full_covariance_of_their_cells(nm):
+    # adults = two age cells: the standard error is that of their sum, with the
+    # covariance of the two estimates (summing their variances would be wrong)
+    nm, _ = nm
+    est = gls(nm)
+    ref = DenseGLS(nm.to_problem())
+    cells = {"adults": {"age": ["18-64", "65+"]}, "F adults": {"sex": ["F"], "age": ["65+"]}}
+    codes = nm.geocodes("Tract")
+    df = est.estimate("sex * age", "Tract", cells=cells)
+    assert list(df.columns) == [
+        "geocode", "cells", "estimate", "std_error", "moe", "ci_lower", "ci_upper", "note",
+    ]  # fmt: skip
+    assert df["geocode"].tolist() == list(np.repeat(codes, 2))
+    assert df["cells"].tolist() == ["adults", "F adults"] * codes.size
+    rows = np.array([[0, 1, 1, 0, 1, 1], [0, 0, 1, 0, 0, 0]], dtype=float)
+    naive = []
+    for u in range(codes.size):  # the structural-zero tract and its low-rank neighbours included
+        r_est, r_cov, _ = ref.query(2, [u], (0, 1))
+        got = df.iloc[2 * u : 2 * u + 2]
+        assert got["estimate"].to_numpy() == pytest.approx(rows @ r_est, rel=1e-8, abs=1e-8)
+        se = np.sqrt(np.diag(rows @ r_cov @ rows.T))
+        assert got["std_error"].to_numpy() == pytest.approx(se, rel=1e-7, abs=1e-8)
+        naive.append(math.sqrt(rows[0] @ np.diag(np.diag(r_cov)) @ rows[0]))
+    assert not np.allclose(df["std_error"].to_numpy()[::2], naive, rtol=1e-3)
+    # the same selection summed over a group of tracts, and for chosen units only
+    groups = {codes[0]: "east", codes[5]: "east", codes[9]: "west"}
+    by = est.estimate("sex * age", "Tract", groups=groups, cells=cells)
+    assert by["group"].tolist() == ["east", "east", "west", "west"]
+    r_est, r_cov, _ = ref.query(2, [0, 5], (0, 1))
+    assert by["estimate"].to_numpy()[:2] == pytest.approx(rows @ r_est, rel=1e-8)
+    se = np.sqrt(np.diag(rows @ r_cov @ rows.T))
+    assert by["std_error"].to_numpy()[:2] == pytest.approx(se, rel=1e-7)
+    part = est.estimate("sex * age", "Tract", cells=cells, geocodes=[codes[3]])
+    pd.testing.assert_frame_equal(part, df.iloc[6:8].reset_index(drop=True))
+    # the structural zero (M, 65+ at the first tract) alone: exactly 0, no error
+    zero = est.estimate("detailed", "Tract", cells={"old men": {"sex": ["M"], "age": ["65+"]}})
+    assert zero["estimate"][0] == 0.0 and zero["std_error"][0] == 0.0
+
+
+def test_cell_selections_are_checked_before_any_work(nm):
+    nm, _ = nm
+    est = gls(nm)
+    with pytest.raises(InvariantDPError, match=r"`cells\['a'\]\['age'\]`.*'90\+'.*not among"):
+        est.estimate("age", "Tract", cells={"a": {"age": ["90+"]}})
+    with pytest.raises(InvariantDPError, match=r"names the level 'sex'; the cells' levels are"):
+        est.estimate("age", "Tract", cells={"a": {"sex": ["F"]}})
+    with pytest.raises(InvariantDPError, match="must map names to selections"):
+        est.estimate("age", "Tract", cells=["18-64"])
+    with pytest.raises(InvariantDPError, match=r"must be a list of labels"):
+        est.estimate("age", "Tract", cells={"a": {"age": "18-64"}})
+    with pytest.raises(InvariantDPError, match=r"'total' has a single cell"):
+        est.estimate("total", "Tract", cells={"a": {"age": ["18-64"]}})
+
+
+def test_crosswalks_take_dicts_series_and_two_column_frames(nm):
+    nm, _ = nm
+    est = gls(nm)
+    codes = nm.geocodes("Tract")
+    walk = {codes[0]: "east", codes[5]: "east", codes[9]: "west"}
+    want = est.estimate("age", "Tract", groups=walk)
+    frame = pd.DataFrame({"tract": list(walk), "area": list(walk.values())})
+    pd.testing.assert_frame_equal(est.estimate("age", "Tract", groups=frame), want)
+    pd.testing.assert_frame_equal(est.estimate("age", "Tract", groups=pd.Series(walk)), want)
+    with pytest.raises(InvariantDPError, match=r"two columns \(unit, area\); it has 3"):
+        est.estimate("age", "Tract", groups=frame.assign(x=1))
+    with pytest.raises(InvariantDPError, match=r"keys must be geocodes as strings.*1 has type int"):
+        est.estimate("age", "Tract", groups={1: "east"})
+    with pytest.raises(InvariantDPError, match=f"gives the unit '{codes[0]}' no area"):
+        est.estimate("age", "Tract", groups={codes[0]: None})
+    with pytest.raises(TypeError, match="`groups` must be a mapping"):
+        est.estimate("age", "Tract", groups=[codes[0]])
+
+
+def test_crosswalk_keys_are_geocodes_or_tabulation_codes_never_both():
+    # blocks 18 digits long: a 2-digit group, then a 16-digit tabulation code; two
+    # groups hold blocks with the same tabulation code, so that code is ambiguous
+    tab = ["4400100000011000", "4400100000011001", "4400100000011002"]
+    blocks = ["10" + tab[0], "10" + tab[1], "11" + tab[2], "11" + tab[0]]
+    counts = pd.DataFrame({"geocode": blocks, "sex": ["F", "M", "F", "M"], "count": [4, 2, 5, 1]})
+    est = gls(
+        measure(
+            counts, Schema({"sex": ["F", "M"]}), Geography({"G": 2, "Block": 18}),
+            {"G": {"total": 1.0}, "Block": {"detailed": 1.0}}, secure=False, rng=2,
+            units=blocks,
+        )
+    )  # fmt: skip
+    by_geo = est.estimate("total", "Block", groups={blocks[1]: "a", blocks[2]: "a"})
+    by_tab = est.estimate("total", "Block", groups={tab[1]: "a", tab[2]: "a"})
+    pd.testing.assert_frame_equal(by_tab, by_geo)
+    with pytest.raises(
+        InvariantDPError,
+        match=f"'{tab[0]}' is the tabulation block code of "
+        f"several units of level `Block` \\({blocks[0]}, {blocks[3]}\\)",
+    ):
+        est.estimate("total", "Block", groups={tab[1]: "a", tab[0]: "b"})
+    with pytest.raises(InvariantDPError, match=r"'4400100000011009' is neither a geocode"):
+        est.estimate("total", "Block", groups={tab[1]: "a", "4400100000011009": "b"})
+    with pytest.raises(InvariantDPError, match=f"'{tab[2]}' is not a geocode .*cannot be mixed"):
+        est.estimate("total", "Block", groups={blocks[1]: "a", tab[2]: "b"})
+
+
 def test_not_estimable_cells_are_nan_with_the_reason():
     counts = pd.DataFrame(
         {
@@ -142,7 +244,7 @@ def test_estimate_refuses_bad_arguments(nm):
         est.estimate("total", "Block")
     with pytest.raises(InvariantDPError, match="must name its attributes in schema order"):
         est.estimate("age * sex", "Tract")
-    with pytest.raises(InvariantDPError, match="not units of level `Tract`"):
+    with pytest.raises(InvariantDPError, match="'99999999999' is not a geocode of level `Tract`"):
         est.estimate("total", "Tract", groups={"99999999999": "x"})
     with pytest.raises(InvariantDPError, match="confidence_level"):
         est.estimate("total", "Tract", confidence_level=1.5)
@@ -151,7 +253,7 @@ def test_estimate_refuses_bad_arguments(nm):
     tract = nm.geocodes("Tract")[0]
     with pytest.raises(InvariantDPError, match="lists a unit twice"):
         est.cov("total", [tract, tract])
-    with pytest.raises(InvariantDPError, match="lists a unit twice"):
+    with pytest.raises(InvariantDPError, match=f"lists the unit '{tract}' twice"):
         est.estimate("total", "Tract", groups=pd.Series(["a", "a"], index=[tract, tract]))
 
 
@@ -477,12 +579,19 @@ class _FreeCellKKT:
         return row @ self.x, row @ self.cov @ row.T
 
 
-def test_gls_of_a_release_layout_persons_file_is_the_constrained_kkt_solve(tmp_path):
+@pytest.fixture(scope="module")
+def layout_kkt(tmp_path_factory):
+    """``(measurements, gls, dense KKT reference)`` of a small release-layout persons file."""
     # tract 1 has one block group of one block (bypassed: in the constraints only)
-    _, nm, est = _release_gls(tmp_path, 7, counties=1, tracts=2, groups=1, blocks=2)
+    root = tmp_path_factory.mktemp("layout")
+    _, nm, est = _release_gls(root, 7, counties=1, tracts=2, groups=1, blocks=2)
+    return nm, est, _FreeCellKKT(nm.to_problem())
+
+
+def test_gls_of_a_release_layout_persons_file_is_the_constrained_kkt_solve(layout_kkt):
+    nm, est, ref = layout_kkt
     problem = nm.to_problem()
     assert problem.recoded() and problem.zeros
-    ref = _FreeCellKKT(problem)
     for level in ("Tract", "Block_Group", "Block"):
         li = nm.levels.index(level)
         units = np.arange(len(nm.geocodes(level)))
@@ -513,8 +622,194 @@ def test_gls_of_a_release_layout_persons_file_is_the_constrained_kkt_solve(tmp_p
             np.testing.assert_allclose(by_group["estimate"], e_sum, rtol=1e-8, atol=1e-8)
     with pytest.raises(InvariantDPError, match="recoded queries.*scheduler='serial'"):
         gls(nm, scheduler="dask")
-    with pytest.raises(InvariantDPError, match=r"to_release\(\) is not available .*recoded"):
-        est.to_release("total", "Tract")
+
+
+def _kkt_rows(ref, level, units, attrs, recodes=None):
+    """The reference's rows of a query at each unit, stacked unit-major."""
+    q = query_matrix(ref.shape, attrs, recodes)
+    return np.vstack([ref._lift(level, u, q) for u in units])
+
+
+def test_release_layout_selections_and_crosswalks_are_the_kkt_solve(layout_kkt):
+    nm, est, ref = layout_kkt
+    schema = nm.schema
+    for level in ("Tract", "Block"):
+        li = nm.levels.index(level)
+        n = len(nm.geocodes(level))
+        # voting-age population and everyone (a union of two cells): one row per unit each
+        cells = {
+            "vap": {"votingage": ["18 and over"]},
+            "all": {"votingage": ["17 and under", "18 and over"]},
+        }
+        df = est.estimate("votingage", level, cells=cells)
+        assert list(df.columns[:2]) == ["geocode", "cells"]
+        assert df["cells"].tolist() == ["vap", "all"] * n
+        rows = _kkt_rows(ref, li, range(n), *schema.query_spec("votingage"))
+        sel = np.kron(np.eye(n), np.array([[0.0, 1.0], [1.0, 1.0]]))
+        want, cov = sel @ rows @ ref.x, sel @ rows @ ref.cov @ rows.T @ sel.T
+        np.testing.assert_allclose(df["estimate"], want, rtol=1e-8, atol=1e-8)
+        np.testing.assert_allclose(df["std_error"], np.sqrt(np.diag(cov)), rtol=1e-7, atol=1e-8)
+        # a recode's group named on its attribute: the institutional GQ population
+        inst = est.estimate(
+            "hhgq", level, cells={"inst": {"hhinstlevels": ["Institutional Facility"]}}
+        )
+        rows = _kkt_rows(ref, li, range(n), *schema.query_spec("hhinstlevels"))[1::3]
+        np.testing.assert_allclose(inst["estimate"], rows @ ref.x, rtol=1e-8, atol=1e-8)
+        se = np.sqrt(np.diag(rows @ ref.cov @ rows.T))
+        np.testing.assert_allclose(inst["std_error"], se, rtol=1e-7, atol=1e-8)
+    # a crosswalk of blocks, keyed by the 16-digit tabulation code: two areas
+    blocks = nm.geocodes("Block")
+    li = nm.levels.index("Block")
+    areas = np.array(["east", "west"])[np.arange(blocks.size) % 2]
+    walk = pd.DataFrame({"block": [b[-16:] for b in blocks], "area": areas})
+    by_tab = est.estimate("votingage", "Block", groups=walk, cells={"vap": cells["vap"]})
+    by_geo = est.estimate(
+        "votingage", "Block", groups=dict(zip(blocks, areas, strict=True)), cells=cells
+    )
+    assert by_tab["group"].tolist() == ["east", "west"]
+    pd.testing.assert_frame_equal(by_tab, by_geo[by_geo["cells"] == "vap"].reset_index(drop=True))
+    for g, area in enumerate(("east", "west")):
+        units = np.flatnonzero(areas == area)
+        row = _kkt_rows(ref, li, units, *schema.query_spec("votingage"))[1::2].sum(axis=0)
+        np.testing.assert_allclose(by_tab["estimate"][g], row @ ref.x, rtol=1e-8, atol=1e-8)
+        se = math.sqrt(row @ ref.cov @ row)
+        np.testing.assert_allclose(by_tab["std_error"][g], se, rtol=1e-7, atol=1e-8)
+
+
+def test_to_release_on_the_dense_factor_path_is_the_kkt_solve(layout_kkt):
+    nm, est, ref = layout_kkt
+    for level, query in (("Block_Group", "votingage"), ("Block", "total"), ("US", "hhgq")):
+        li = nm.levels.index(level)
+        n = len(nm.geocodes(level))
+        rel = est.to_release(query, level)
+        rows = _kkt_rows(ref, li, range(n), nm.schema.query(query))
+        np.testing.assert_allclose(rel.value.reshape(-1), rows @ ref.x, rtol=1e-8, atol=1e-8)
+        cov = np.array(rel.noise.params["cov"])
+        np.testing.assert_allclose(cov, rows @ ref.cov @ rows.T, rtol=1e-7, atol=1e-7)
+        # the invariants bind: the estimates satisfy them and the noise cannot move them
+        inv = rel.invariants
+        mat = inv.matrix.toarray() if hasattr(inv.matrix, "toarray") else np.asarray(inv.matrix)
+        np.testing.assert_allclose(mat @ rel.value.reshape(-1), inv.values, atol=1e-7)
+        np.testing.assert_allclose(mat @ cov @ mat.T, 0.0, atol=1e-7)
+    # the US total is an invariant of every level's release of the whole country
+    assert "US : total" in est.to_release("total", "Block").invariants.names
+    # a block without a GQ type has that type's cell at 0: a fact of its release
+    hhgq = est.to_release("hhgq", "Block")
+    zeros = [name for name in hhgq.invariants.names if "structural zero" in name]
+    assert len(zeros) >= len(nm.geocodes("Block"))
+    detailed = est.paths()
+    assert list(detailed.columns) == ["level", "dense-factor"]
+    assert detailed["dense-factor"].tolist() == [len(nm.geocodes(lev)) for lev in nm.levels]
+
+
+def test_totals_and_vap_of_every_level_of_a_release_layout_file_add_up(tmp_path):
+    truth, nm, est = _release_gls(tmp_path, 11)
+    vap = {"vap": {"votingage": ["18 and over"]}}
+    frames = {}
+    for level in nm.levels:
+        total = est.estimate("total", level)
+        adults = est.estimate("votingage", level, cells=vap)
+        assert total["geocode"].tolist() == adults["geocode"].tolist() == list(nm.geocodes(level))
+        assert total["estimate"].notna().all() and adults["estimate"].notna().all()
+        frames[level] = (total, adults)
+    # the US total is the invariant: exact, no error; everything below it has an error
+    us_total, us_vap = frames["US"]
+    assert us_total["estimate"][0] == pytest.approx(truth["hists"]["US"].sum(), abs=1e-6)
+    assert us_total["std_error"][0] == 0.0 and us_vap["std_error"][0] > 0
+    # the one state is the whole country: its total is the invariant too
+    assert frames["State"][0]["std_error"].tolist() == [0.0]
+    for level in nm.levels[2:]:
+        assert (frames[level][0]["std_error"] > 0).all()
+    # children add up to their parent (the GLS estimate is one consistent histogram), and
+    # the crosswalk of a parent's children is the parent, standard error included
+    for parent, child in itertools.pairwise(nm.levels):
+        width = nm.geography.widths[nm.geography.index(parent)]
+        for p_frame, c_frame in zip(frames[parent], frames[child], strict=True):
+            sums = c_frame.groupby(c_frame["geocode"].str[:width])["estimate"].sum()
+            np.testing.assert_allclose(
+                sums.loc[p_frame["geocode"]].to_numpy(), p_frame["estimate"], rtol=1e-9, atol=1e-7
+            )
+        # blocks by their 16-digit tabulation code, the other levels by geocode
+        key = (lambda g: g[-16:]) if child == "Block" else (lambda g: g)
+        walk = {key(g): g[:width] for g in nm.geocodes(child)}
+        for query, cells, p_frame in (("total", None, frames[parent][0]),
+                                      ("votingage", vap, frames[parent][1])):  # fmt: skip
+            by = est.estimate(query, child, groups=walk, cells=cells)
+            assert by["group"].tolist() == p_frame["geocode"].tolist()
+            np.testing.assert_allclose(by["estimate"], p_frame["estimate"], rtol=1e-9, atol=1e-7)
+            np.testing.assert_allclose(by["std_error"], p_frame["std_error"], rtol=1e-6, atol=1e-7)
+
+
+def _units_gls(root, seed):
+    """``(truth, gls)`` of the units product of a file of the independent generator."""
+    truth = write_release(root, np.random.default_rng(seed))
+    return truth, gls(read_nmf(root, product="units"))
+
+
+def test_the_units_product_has_exact_housing_units_and_estimated_occupancy(tmp_path):
+    truth, est = _units_gls(tmp_path, 5)
+    nu = est.measurements
+    assert est.measurements.schema.labels("h1") == ["Vacant", "Occupied"]
+    occupied = {"occupied": {"h1": ["Occupied"]}}
+    for level in nu.levels:
+        h1 = truth["h1"][level][np.argsort(truth["units"][level])]
+        total = est.estimate("total", level)
+        # housing units are the invariant of every unit: the value, no error (the interval
+        # keeps only the margin of 1e-10 relative that holds an integer against rounding)
+        np.testing.assert_allclose(total["estimate"], h1.sum(axis=1), atol=1e-6)
+        assert (total["std_error"] == 0).all()
+        assert (total["moe"] <= 1e-9 * (1 + total["estimate"])).all()
+        cells = est.estimate("h1", level)
+        occ = est.estimate("h1", level, cells=occupied)
+        np.testing.assert_allclose(occ["estimate"], cells["estimate"][1::2], rtol=1e-12)
+        np.testing.assert_allclose(occ["std_error"], cells["std_error"][1::2], rtol=1e-9)
+        # vacant + occupied = housing units, so both cells carry the same error
+        np.testing.assert_allclose(
+            cells["estimate"][::2].to_numpy() + occ["estimate"].to_numpy(), h1.sum(axis=1),
+            atol=1e-6,
+        )  # fmt: skip
+        np.testing.assert_allclose(cells["std_error"][::2], occ["std_error"], rtol=1e-9)
+        # a unit with housing units has an error on its occupancy; one without is all zeros
+        has = h1.sum(axis=1) > 0
+        assert (occ["std_error"][has] > 0).all() and (occ["std_error"][~has] == 0).all()
+        assert (occ["ci_lower"] <= occ["estimate"]).all()
+
+
+def _occupancy_hits(est, truth):
+    """``(covered, intervals)`` of the 95% intervals of occupied units with an error."""
+    hits = trials = 0
+    for level in ("Tract", "Block_Group", "Block"):
+        h1 = truth["h1"][level][np.argsort(truth["units"][level])]
+        df = est.estimate("h1", level, cells={"occupied": {"h1": ["Occupied"]}})
+        lo, hi = df["ci_lower"].to_numpy(), df["ci_upper"].to_numpy()
+        noisy = df["std_error"].to_numpy() > 0  # units without housing units are exact
+        inside = (lo <= h1[:, 1]) & (h1[:, 1] <= hi)
+        hits, trials = hits + int(inside[noisy].sum()), trials + int(noisy.sum())
+    return hits, trials
+
+
+def test_occupied_housing_unit_intervals_cover_over_repeated_files(tmp_path):
+    # 10 files: the coverage within 4 Monte Carlo standard errors (from the files'
+    # fractions, the units of one file being correlated) of 0.95
+    fractions = []
+    for seed in range(10):
+        truth, est = _units_gls(tmp_path / str(seed), 700 + seed)
+        hits, trials = _occupancy_hits(est, truth)
+        fractions.append(hits / trials)
+    freq, mc = np.mean(fractions), np.std(fractions, ddof=1) / math.sqrt(len(fractions))
+    assert abs(freq - 0.95) <= 4 * max(mc, math.sqrt(0.95 * 0.05 / (len(fractions) * 30)))
+
+
+@pytest.mark.slow
+def test_occupied_housing_unit_intervals_cover_0_94_to_0_96(tmp_path):
+    # 200 files of about 30 occupancy intervals each: a Monte Carlo standard error of
+    # about sqrt(0.95 * 0.05 / 6000) = 0.0028; the band 0.94-0.96 is over 3 of them
+    hits = trials = 0
+    for seed in range(200):
+        truth, est = _units_gls(tmp_path / str(seed), 2000 + seed)
+        h, t = _occupancy_hits(est, truth)
+        hits, trials = hits + h, trials + t
+    assert 0.94 <= hits / trials <= 0.96, hits / trials
 
 
 @pytest.mark.slow

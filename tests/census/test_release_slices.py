@@ -392,3 +392,48 @@ def test_noisy_measurements_release_keeps_timing_tv():
         counts, Schema({"sex": 2}), geo, workload, secure=False, rng=1, units=["11", "12"]
     )
     assert sim.timing_tv == 0 and "timing_tv" not in sim.to_release("B", "sex").guarantee.params
+
+
+def test_recoded_invariants_bind_the_release_of_the_dense_factor_path():
+    # invariants on groups of levels (a recode) are facts of a release of the plain
+    # attribute, summed over the groups; a recode that is no partition of the levels
+    # (nursing alone) is no fact of a query that sums its attribute out
+    schema = Schema(
+        {"g": ["h", "a", "b"], "sex": ["F", "M"]},
+        recodes={"grp": ("g", {"home": [0], "gq": [1, 2]}), "nurse": ("g", {"nursing": [2]})},
+    )
+    geo = Geography({"State": 1, "County": 2, "Tract": 3})
+    rng = np.random.default_rng(1)
+    rows = [
+        (c, g, s, int(rng.poisson(5)))
+        for c in ("111", "112", "121")
+        for g in ("h", "a", "b")
+        for s in ("F", "M")
+    ]
+    counts = pd.DataFrame(rows, columns=["geocode", "g", "sex", "count"])
+    wl = {"State": {"total": 1.0}, "County": {"grp": 1.0, "sex": 1.0}, "Tract": {"detailed": 1.0}}
+    nm = measure(
+        counts, schema, geo, wl, invariants={"County": ["grp", "nurse * sex"]}, secure=False,
+        rng=2, units=counts["geocode"].unique(),
+    )  # fmt: skip
+    est = gls(nm)
+    assert est.paths().columns.tolist() == ["level", "dense-factor"]
+    truth = counts.assign(county=counts["geocode"].str[:2])
+    for query, names in (
+        ("g", ["grp grp=home", "grp grp=gq", "nurse nurse=nursing"]),
+        ("sex", ["total"]),
+        ("detailed", ["grp grp=home", "grp grp=gq", "nurse * sex nurse=nursing, sex=F"]),
+    ):
+        rel = est.to_release(query, "Tract")
+        inv = rel.invariants
+        mat = inv.matrix.toarray()
+        cov = np.array(rel.noise.params["cov"])
+        np.testing.assert_allclose(mat @ rel.value.reshape(-1), inv.values, atol=1e-9)
+        np.testing.assert_allclose(mat @ cov @ mat.T, 0.0, atol=1e-9)
+        for name in names:
+            assert f"County 11: {name}" in inv.names and f"County 12: {name}" in inv.names
+        assert not any("nurse" in n for n in inv.names) or query != "sex"
+    gq = est.to_release("g", "Tract").invariants
+    want = truth[truth["g"] != "h"].groupby("county")["count"].sum()
+    for county in ("11", "12"):
+        assert gq.values[list(gq.names).index(f"County {county}: grp grp=gq")] == want[county]

@@ -332,6 +332,36 @@ def test_estimate_sums_over_groups_to_parquet_with_a_json_report(nmf, capsys):
     (nmf / out).unlink()
 
 
+def test_estimate_cells_gives_the_numbers_of_python(nmf, capsys):
+    cells = ["adults=age:18-64,65+", "old women=sex:F;age:65+"]
+    argv = [item for c in cells for item in ("--cells", c)]
+    assert _estimate(nmf, *argv, "--confidence-level", "0.9") == 0
+    text = capsys.readouterr().out
+    assert "83 units of level Tract (166 rows)" in text
+    assert "selections of cells (column cells): adults, old women" in text
+    got = pd.read_csv(nmf / "tracts.csv", dtype={"geocode": str})
+    est = gls(read_nmf(nmf / "nmf", Schema(SCHEMA)))
+    spec = {"adults": {"age": ["18-64", "65+"]}, "old women": {"sex": ["F"], "age": ["65+"]}}
+    ref = est.estimate("sex * age", "Tract", 0.9, cells=spec)
+    assert list(got.columns) == list(ref.columns)
+    assert got["cells"].tolist() == ref["cells"].tolist()
+    for col in ("estimate", "std_error", "moe", "ci_lower", "ci_upper"):
+        np.testing.assert_allclose(got[col], ref[col], rtol=1e-14)
+    # summed over groups of tracts too
+    tracts = est.measurements.geocodes("Tract")
+    groups = pd.DataFrame({"geocode": tracts[:5], "group": ["north"] * 2 + ["south"] * 3})
+    groups.to_csv(nmf / "groups.csv", index=False)
+    (nmf / "tracts.csv").unlink()
+    assert _estimate(nmf, *argv, "--groups", str(nmf / "groups.csv"), "--json") == 0
+    doc = strict_json(capsys.readouterr().out)
+    assert doc["cells"] == ["adults", "old women"] and doc["rows"] == 4
+    got = pd.read_csv(nmf / "tracts.csv")
+    walk = dict(zip(groups["geocode"], groups["group"], strict=True))
+    ref = est.estimate("sex * age", "Tract", groups=walk, cells=spec)
+    np.testing.assert_allclose(got["std_error"], ref["std_error"], rtol=1e-14)
+    (nmf / "tracts.csv").unlink()
+
+
 def test_estimate_reports_inequalities_kept_but_not_used(tmp_path, capsys):
     from invariantdp.census import NoisyMeasurements
 
@@ -363,7 +393,12 @@ ESTIMATE_ERRORS = [
     (["-o", "{tmp}/nmf/t.csv"], "is inside `NMF_DIR`"),
     (["-o", "{tmp}/existing.csv"], "exists; pass --force"),
     (["--groups", "{tmp}/g_cols.csv"], "lacks the column(s) group"),
-    (["--groups", "{tmp}/g_unit.csv"], "'99999999999'], not units of level `Tract`"),
+    (["--groups", "{tmp}/g_unit.csv"], "key '99999999999' is not a geocode of level `Tract`"),
+    (["--cells", "adults"], "`--cells` ('adults') must be NAME=ATTR:LABEL,LABEL"),
+    (["--cells", "a=age:90+"], "'90+' is not a level of 'age' (0-17, 18-64, 65+)"),
+    (["--cells", "a=race:x"], "names 'race', which is neither an attribute of --query"),
+    (["--cells", "a=age:65+", "--cells", "a=sex:F"], "names the selection 'a' twice"),
+    (["--cells", "a=age:65+;age:0-17"], "names 'age' twice"),
     (["--groups", "{tmp}/g_dup.csv"], "lists unit"),
     (["--groups", "{tmp}/g_dup.csv", "-o", "{tmp}/g_dup.csv", "--force"], "same file as"),
     (["--schema", "pl94", "--query", "total"], "is not the schema the file records"),

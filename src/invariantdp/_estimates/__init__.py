@@ -18,4 +18,7 @@ from ._cell_estimates import negative_count as negative_count
 from ._lattice_intervals import dg_variances as dg_variances
 from ._lattice_intervals import half_widths as half_widths
 
+# isort: split
+from ._cell_sums import cell_selection_rows as cell_selection_rows
+
 __all__ = ["CellEstimates", "estimate"]

@@ -53,7 +53,16 @@ from ._single_release import (
 from ._tree_passes import Solution, solve
 from ._unit_information import own_info
 from ._unit_pair_covariances import slice_cov
-from ._variances import query_cov, query_variances, rows_cov, sum_law, unit_law, variance_from
+from ._variances import (
+    group_sum_laws,
+    query_cov,
+    query_variances,
+    rows_cov,
+    rows_variances,
+    sum_law,
+    unit_law,
+    variance_from,
+)
 
 __all__ = [
     "BlockSolution",
@@ -69,6 +78,7 @@ __all__ = [
     "constraints_of",
     "dense_attributes",
     "estimate_release",
+    "group_sum_laws",
     "marginal_constraints",
     "own_info",
     "query_cov",
@@ -77,6 +87,7 @@ __all__ = [
     "query_variances",
     "release_problem",
     "rows_cov",
+    "rows_variances",
     "rows_estimates",
     "segment_starts",
     "segment_sum",

@@ -333,6 +333,165 @@ class BlockSolution:
         pairs = self.sum_blocks(level, units)[None, None]
         return est, self._query_cov(pairs, exact.all(axis=0, keepdims=True), attrs, recodes)
 
+    # -- what the estimates read from the passes: selections, group sums, paths --------
+
+    def exact_query_cells(self, level: int, units, attrs, recodes=None) -> np.ndarray:
+        """Query cells made only of structural zeros (variance exactly 0), ``(n, cells)``."""
+        fa, attrs, recodes = self.fa, tuple(attrs), dict(recodes or {})
+        units = np.asarray(units, dtype=np.int64)
+        qd = fa.dense_rows(attrs, recodes)
+        order = fa.cell_order(attrs, recodes)
+        exact = self._exact_cells(level, qd, units)
+        pairs = np.repeat(exact[:, None, :], order.size // qd.shape[0], axis=1)
+        out = np.empty((units.size, order.size), dtype=bool)
+        out[:, order] = pairs.reshape(units.size, order.size)
+        return out
+
+    def selection_forms(self, attrs, recodes, rows) -> np.ndarray:
+        r"""``W_T = R_C^\top B_T R_C`` per row of weights over a query's cells.
+
+        With ``Q = Q_C \otimes Q_D`` and a covariance :math:`\sum_T P_T
+        \otimes F_T`, a combination ``r`` of the query's cells has variance
+        :math:`\sum_T \langle Q_D F_T Q_D^\top, W_T \rangle`, where ``R_C``
+        holds ``r`` as a (scalar cells x dense cells) matrix and ``B_T`` is
+        :meth:`FactorAlgebra.scalar_blocks`.  ``rows``: ``(s, cells)``;
+        returns ``(s, 2^|C|, G_D, G_D)``, independent of the units.
+        """
+        fa, attrs, recodes = self.fa, tuple(attrs), dict(recodes or {})
+        g = fa.dense_rows(attrs, recodes).shape[0]
+        order = fa.cell_order(attrs, recodes)
+        rows = np.asarray(rows, dtype=float)
+        r = rows[:, order].reshape(rows.shape[0], order.size // g, g)
+        out = np.zeros((rows.shape[0], fa.n_spaces, g, g))
+        for t, bt in enumerate(fa.scalar_blocks(attrs)):
+            if bt is not None:
+                out[:, t] = np.einsum("sag,ab,sbh->sgh", r, bt, r)
+        return out
+
+    def selection_variances(self, blocks, attrs, recodes, rows) -> np.ndarray:
+        """Variances of ``rows`` (weights over a query's cells) under covariance ``blocks``.
+
+        ``blocks`` ``(n, 2^|C|, m, m)`` (a level's ``F``, or :meth:`group_sum_blocks`);
+        returns ``(n, s)``, linear in ``n``.
+        """
+        attrs, recodes = tuple(attrs), dict(recodes or {})
+        qd = self.fa.dense_rows(attrs, recodes)
+        dense = np.einsum("gm,ntmk,hk->ntgh", qd, blocks, qd)
+        forms = self.selection_forms(attrs, recodes, rows)
+        return np.maximum(np.einsum("ntgh,stgh->ns", dense, forms), 0.0)
+
+    def group_sum_blocks(self, level: int, units, codes, n_groups: int) -> np.ndarray:
+        r"""``Var(sum of h_u over each group's units)`` as blocks ``(n_groups, 2^|C|, m, m)``.
+
+        The recursion of :meth:`sum_blocks` for every group at once, on the
+        pairs (unit, group) that have a chosen unit below them: a unit of
+        the chosen level is in one pair, so every level holds at most as
+        many pairs as chosen units and the cost is linear in them (a unit
+        shared by several groups is in one pair per group).
+        """
+        units = np.asarray(units, dtype=np.int64)
+        grp = np.asarray(codes, dtype=np.int64)
+        ns, m = self.fa.n_spaces, self.fa.m
+        k = d = None  # at the chosen level K is the identity and D is 0
+        for lev in range(level, 0, -1):
+            par = self.problem.parents[lev][units]
+            key, inv = np.unique(par * n_groups + grp, return_inverse=True)
+            inv = inv.reshape(-1)
+            order = np.argsort(inv, kind="stable")
+            st = segment_starts(inv[order], key.size)
+            child = units[order]
+            if k is None:
+                b = segment_sum(self.V[lev][child], st)
+                d = b.copy()
+                k = segment_sum(self.G[lev][child], st)
+            else:
+                ko = k[order]
+                kv = ko @ self.V[lev][child]
+                b = segment_sum(kv, st)
+                d = segment_sum(d[order] + kv @ np.swapaxes(ko, -1, -2), st)
+                k = segment_sum(ko @ self.G[lev][child], st)
+            units, grp = key // n_groups, key % n_groups
+            sinv = self.sinv[lev - 1]
+            if sinv is not None:
+                d -= b @ sinv[units] @ np.swapaxes(b, -1, -2)
+        if k is None:  # the chosen level is the roots'
+            total = self.F[0][units]
+        else:
+            total = d + k @ self.F[0][units] @ np.swapaxes(k, -1, -2)
+        out = np.zeros((n_groups, ns, m, m))
+        np.add.at(out, grp, total)
+        return _sym(out)
+
+    def query_slice_cov(self, level: int, units, attrs, recodes=None) -> np.ndarray:
+        """:meth:`slice_cov` projected on the query unit by unit, never ``m x m`` per pair.
+
+        The chains of gains from each unit up are multiplied by the query's
+        dense rows first (``G_D x m`` per unit), so the pairs hold only
+        ``G_D x G_D`` blocks on the eigenspaces the query reaches: memory of
+        the order of the result, ``(n c)^2``, where :meth:`slice_cov` holds
+        ``n^2 2^|C| m^2`` numbers.
+        """
+        fa, attrs, recodes = self.fa, tuple(attrs), dict(recodes or {})
+        units = np.asarray(units, dtype=np.int64)
+        prob, n = self.problem, units.size
+        qd = fa.dense_rows(attrs, recodes)
+        g = qd.shape[0]
+        anc = [None] * (level + 1)
+        anc[level] = units
+        for lev in range(level, 0, -1):
+            anc[lev - 1] = prob.parents[lev][anc[lev]]
+        lca = np.full((n, n), -1)
+        for lev, a in enumerate(anc):
+            lca[a[:, None] == a[None, :]] = lev
+        # proj[l]: the query's rows times the gains from the unit up to its ancestor at l + 1
+        proj = [None] * (level + 1)
+        proj[level] = np.broadcast_to(qd, (n, fa.n_spaces, g, fa.m))
+        for lev in range(level, 0, -1):
+            proj[lev - 1] = proj[lev] @ self.G[lev][anc[lev]]
+        order = fa.cell_order(attrs, recodes)
+        c = order.size
+        out = np.zeros((n, c, n, c))
+        for t, bt in enumerate(fa.scalar_blocks(attrs)):
+            if bt is None:
+                continue
+            dense = np.zeros((n, n, g, g))
+            for lev in range(level):
+                mask = lca == lev
+                if not mask.any():
+                    continue
+                x = proj[lev][:, t] @ self.F[lev][anc[lev], t]
+                top = np.einsum("igm,jhm->ijgh", x, proj[lev][:, t])
+                y = proj[lev + 1][:, t] @ self.G[lev + 1][anc[lev + 1], t]
+                w = proj[lev + 1][:, t] @ self.V[lev + 1][anc[lev + 1], t]
+                below = np.einsum("igm,jhm->ijgh", y, w)
+                dense[mask] = (top - below)[mask]
+            own = proj[level][:, t] @ self.F[level][units, t]
+            dense[np.arange(n), np.arange(n)] = own @ np.swapaxes(proj[level][:, t], -1, -2)
+            kron = np.einsum("ab,ijgh->iagjbh", bt, dense).reshape(n, c, n, c)
+            out[:, order[:, None], :, order[None, :]] += kron.transpose(1, 3, 0, 2)
+        cov = _sym(out.reshape(n * c, n * c))
+        ex = self.exact_query_cells(level, units, attrs, recodes).reshape(-1)
+        cov[ex, :] = 0.0
+        cov[:, ex] = 0.0
+        return cov
+
+    def path(self, level: int) -> np.ndarray:
+        """Per unit: ``"dense-factor"`` (every unit: ``2^|C|`` blocks of ``m x m``)."""
+        return np.full(self.problem.sizes[level], "dense-factor", dtype=object)
+
+    def zero_cells(self, level: int, units) -> dict:
+        """``{unit: detailed cells (flat, C order) that are structural zeros}`` of ``units``."""
+        units = np.asarray(units, dtype=np.int64)
+        zero = self.zero[level][units]
+        has = np.flatnonzero(zero.any(axis=1))
+        if not has.size:
+            return {}
+        inner = int(np.prod(self.fa.sshape, dtype=np.int64))
+        block = np.broadcast_to(zero[has][:, None, :], (has.size, inner, self.fa.m))
+        flat = self.fa.from_block(block.reshape(has.size, *self.fa.sshape, self.fa.m))
+        flat = flat.reshape(has.size, -1)
+        return {int(units[i]): np.flatnonzero(flat[j]) for j, i in enumerate(has.tolist())}
+
 
 def block_path_refusal(problem: Problem) -> str | None:
     """Why a problem cannot take the dense-factor path (None: it can)."""

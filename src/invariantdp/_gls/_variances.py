@@ -30,11 +30,20 @@ from __future__ import annotations
 import numpy as np
 
 from ._constraints import exact_zeros
-from ._eigenspace_rules import mul0, segment_max, segment_min, segment_sum
+from ._eigenspace_rules import mul0, segment_max, segment_min, segment_starts, segment_sum
 from ._generalized_gaussian import RTOL, GGauss, gsum, image, posterior
 from ._low_rank import restrict
 
-__all__ = ["query_cov", "query_variances", "rows_cov", "sum_law", "unit_law", "variance_from"]
+__all__ = [
+    "group_sum_laws",
+    "query_cov",
+    "query_variances",
+    "rows_cov",
+    "rows_variances",
+    "sum_law",
+    "unit_law",
+    "variance_from",
+]
 
 
 def _weights(sol, attrs, with_u: bool):
@@ -79,17 +88,8 @@ def _unit_laws(sol, level: int, units: np.ndarray):
         )
 
 
-def query_variances(sol, level: int, attrs, units=None) -> np.ndarray:
-    """Variance of every cell of query ``attrs`` for units of ``level`` (``(n, cells)``)."""
-    units = np.arange(sol.problem.sizes[level]) if units is None else np.asarray(units)
-    anchored = (
-        np.zeros(units.size, dtype=bool) if sol.basis is None else sol.anchor[level][units, 0] >= 0
-    )
-    w_full, _ = _weights(sol, attrs, False)
-    out = _fast_part(w_full, sol.F[level][units])
-    if not anchored.any():
-        return exact_zeros(sol, level, units, attrs, out)
-    w_perp, rb = _weights(sol, attrs, True)
+def _anchored_part(sol, level, units, anchored, w_perp, rb, out) -> None:
+    """Put the variances of the anchored units (a dense law on ``U``) into ``out``."""
     pos = {int(u): i for i, u in enumerate(units)}
     for law, members, gam, omt in _unit_laws(sol, level, units[anchored]):
         idx = np.array([pos[int(u)] for u in members])
@@ -102,7 +102,41 @@ def query_variances(sol, level: int, attrs, units=None) -> np.ndarray:
             scale = np.maximum(np.linalg.norm(rb, axis=-1), 1e-300)[None, :]
             part = np.where(hit > np.sqrt(RTOL) * scale, np.inf, part)
         out[idx] = part
+
+
+def query_variances(sol, level: int, attrs, units=None) -> np.ndarray:
+    """Variance of every cell of query ``attrs`` for units of ``level`` (``(n, cells)``)."""
+    units = np.arange(sol.problem.sizes[level]) if units is None else np.asarray(units)
+    anchored = (
+        np.zeros(units.size, dtype=bool) if sol.basis is None else sol.anchor[level][units, 0] >= 0
+    )
+    w_full, _ = _weights(sol, attrs, False)
+    out = _fast_part(w_full, sol.F[level][units])
+    if not anchored.any():
+        return exact_zeros(sol, level, units, attrs, out)
+    w_perp, rb = _weights(sol, attrs, True)
+    _anchored_part(sol, level, units, anchored, w_perp, rb, out)
     return exact_zeros(sol, level, units, attrs, out)
+
+
+def rows_variances(sol, level: int, rows: np.ndarray, units=None) -> np.ndarray:
+    """Variance of ``rows @ h_u`` (``rows``: ``(s, k)`` over the cells) for units of ``level``.
+
+    As :func:`query_variances`, for any rows: ``(n, s)``, ``inf`` where a row
+    reaches a direction that nothing identifies.
+    """
+    units = np.arange(sol.problem.sizes[level]) if units is None else np.asarray(units)
+    rows = np.asarray(rows, dtype=float)
+    anchored = (
+        np.zeros(units.size, dtype=bool) if sol.basis is None else sol.anchor[level][units, 0] >= 0
+    )
+    w_full, _ = _row_weights(sol, rows, False)
+    out = _fast_part(w_full, sol.F[level][units])
+    if not anchored.any():
+        return out
+    w_perp, rb = _row_weights(sol, rows, True)
+    _anchored_part(sol, level, units, anchored, w_perp, rb, out)
+    return out
 
 
 def unit_law(sol, level: int, unit: int):
@@ -238,3 +272,99 @@ def sum_law(sol, level: int, units):
         else:
             laws.append(GGauss.diagonal(zero, total[r][basis.labels]))
     return m, gsum(laws)
+
+
+class _Members:
+    """A level's rows for one group: the group's pairs' rows, zeros for the other units."""
+
+    def __init__(self, rows: np.ndarray, where: dict):
+        self.rows, self.where = rows, where
+        self.zero = np.zeros(rows.shape[1:])
+
+    def __getitem__(self, unit):
+        i = self.where.get(int(unit))
+        return self.zero if i is None else self.rows[i]
+
+
+def group_sum_laws(sol, level: int, units, codes, n_groups: int) -> list:
+    """:func:`sum_law` of every group at once: ``[(m, law on U or None)]``, one per group.
+
+    ``units`` of ``level`` belong to groups ``codes`` (``0..n_groups-1``).
+    The recursion of :func:`sum_law` runs on the pairs (unit, group) that
+    have a chosen unit below them: a chosen unit is in one pair per level,
+    so the cost is linear in the chosen units (plus, on the low-rank path,
+    the children of the affected parents a group reaches).  A parent's
+    children outside the group enter through its family's sums: the sum
+    of all its children's variances and the number of them not identified.
+    """
+    ns = sol.alg.n_spaces
+    unit = np.asarray(units, dtype=np.int64)
+    grp = np.asarray(codes, dtype=np.int64)
+    k, d = np.ones((unit.size, ns)), np.zeros((unit.size, ns))
+    kd, dd = {}, {}
+    for lev in range(level, 0, -1):
+        st, v_all = sol.starts[lev], sol.v[lev]
+        inf_all = np.isinf(v_all)
+        key, inv = np.unique(sol.problem.parents[lev][unit] * n_groups + grp, return_inverse=True)
+        inv = inv.reshape(-1)
+        p_unit, p_grp = key // n_groups, key % n_groups
+        order = np.argsort(inv, kind="stable")
+        pst = segment_starts(inv[order], key.size)
+        # the whole family of each parent: members of the group and the others alike
+        big_s = segment_sum(v_all, st)[p_unit]
+        s_fin = segment_sum(np.where(inf_all, 0.0, v_all), st)[p_unit]
+        n_inf = segment_sum(inf_all.astype(float), st)[p_unit]
+        ko, do = k[order], d[order]
+        inf = inf_all[unit[order]]
+        v_fin = np.where(inf, 0.0, v_all[unit[order]])
+        kv = segment_sum(np.where(inf, 0.0, ko * v_fin), pst)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            kbar = np.where((big_s > 0) & np.isfinite(big_s), kv / big_s, 0.0)
+        # the unidentified children's k: the members' and, if another child is one, 0
+        lo = segment_min(np.where(inf, ko, np.inf), pst)
+        hi = segment_max(np.where(inf, ko, -np.inf), pst)
+        others = n_inf > segment_sum(inf.astype(float), pst)
+        lo = np.where(others, np.minimum(lo, 0.0), lo)
+        hi = np.where(others, np.maximum(hi, 0.0), hi)
+        has_inf, same = n_inf > 0, lo == hi
+        kbar = np.where(has_inf, np.where(same, lo, 0.0), kbar)
+        dev = segment_sum(mul0(v_fin, (ko - kbar[inv[order]]) ** 2), pst)
+        dev += mul0(np.maximum(s_fin - segment_sum(v_fin, pst), 0.0), kbar**2)
+        new_d = np.where(has_inf & ~same, np.inf, segment_sum(do, pst) + dev)
+        new_kd, new_dd = {}, {}
+        if sol.basis is not None:
+            reach = sol.affected[lev - 1][p_unit]
+            for pair in np.flatnonzero(reach).tolist():
+                p = int(p_unit[pair])
+                if not sol.affected[lev][st[p] : st[p + 1]].any():
+                    continue
+                mem = order[pst[pair] : pst[pair + 1]]
+                where = {int(unit[i]): int(i) for i in mem}
+                kd_j = {u: kd[i] for u, i in where.items() if i in kd}
+                dd_j = {u: dd[i] for u, i in where.items() if i in dd}
+                new_kd[pair], new_dd[pair] = _dense_up(
+                    sol, lev, p, _Members(k, where), _Members(d, where), kd_j, dd_j
+                )
+        unit, grp, k, d, kd, dd = p_unit, p_grp, kbar, new_d, new_kd, new_dd
+    total = d + mul0(k**2, sol.F[0][unit])
+    m = np.zeros((n_groups, ns))
+    np.add.at(m, grp, total)
+    out = [(m[g], None) for g in range(n_groups)]
+    if sol.basis is None:
+        return out
+    basis, zero = sol.basis, np.zeros(sol.basis.dim)
+    live = np.any(k != 0, axis=1) | np.any(d != 0, axis=1)
+    dense_roots = np.array([int(u) in sol.Fd[0] for u in unit.tolist()], dtype=bool)
+    for g in np.unique(grp[live & dense_roots]).tolist():
+        laws = []
+        for pair in np.flatnonzero(live & (grp == g)).tolist():
+            r = int(unit[pair])
+            if r in sol.Fd[0]:
+                f = sol.Fd[0][r]
+                kr = kd.get(pair, basis.diag(k[pair]))
+                dr = dd.get(pair, GGauss.diagonal(zero, d[pair][basis.labels]))
+                laws += [dr, image(GGauss(zero, f.cov, f.null), kr)]
+            else:
+                laws.append(GGauss.diagonal(zero, total[pair][basis.labels]))
+        out[g] = (m[g], gsum(laws))
+    return out

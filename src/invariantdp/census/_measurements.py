@@ -36,6 +36,9 @@ from ._schema import Schema
 from ._slice import census_guarantee, slice_index, slice_invariants, slice_units
 from ._table import QueryTable
 
+#: the tabulation block code that ends a release-layout Block geocode (state to block)
+_TAB_WIDTH = 16
+
 __all__ = ["NoisyMeasurements", "QueryTable", "actual_variances"]
 
 
@@ -188,6 +191,59 @@ class NoisyMeasurements:
                 f"level `{level}`."
             )
         return pos.astype(np.int64)
+
+    def unit_keys(self, level: str, keys) -> np.ndarray:
+        """Positions of units of ``level`` named by geocode or by tabulation block code.
+
+        Every key is a geocode of the level or, at a level whose geocodes are
+        longer than 16 digits (the 2020 release layout's blocks: their block
+        group's geocode, then the 16-digit tabulation block code of state,
+        county, tract and block), every key is the 16-digit code that ends
+        one unit's geocode.  The form is the first key's; a key of the other
+        form, of neither, or a code that ends several geocodes is refused,
+        naming the first such key.
+        """
+        keys = np.atleast_1d(np.asarray(keys, dtype=object))
+        if keys.size == 0:
+            raise InvariantDPError("a crosswalk must name at least one unit.")
+        codes = self.geocodes(level).astype(str)
+        spine = pd.Index(codes).get_indexer(keys)
+        width = len(codes[0]) if codes.size else 0
+        if spine[0] >= 0 or width <= _TAB_WIDTH:
+            bad = spine < 0
+            if np.any(bad):
+                mixed = (
+                    " (the first key is a geocode, so every key must be one: 16-digit "
+                    "tabulation block codes and geocodes cannot be mixed)"
+                    if width > _TAB_WIDTH
+                    else ""
+                )
+                raise InvariantDPError(
+                    f"crosswalk key {keys[bad][0]!r} is not a geocode of level `{level}`{mixed}."
+                )
+            return spine.astype(np.int64)
+        tails = pd.Series(np.arange(codes.size), index=pd.Series(codes).str[-_TAB_WIDTH:])
+        shared = tails.index[tails.index.duplicated()]
+        amb = np.isin(keys, shared.to_numpy())
+        if np.any(amb):
+            key = keys[amb][0]
+            which = codes[tails.index == key][:2].tolist()
+            raise InvariantDPError(
+                f"crosswalk key {key!r} is the tabulation block code of several units of level "
+                f"`{level}` ({', '.join(which)}): ambiguous; key the crosswalk by geocode."
+            )
+        # the unambiguous codes only: a shared one was refused above if a key named it
+        lookup = tails[~tails.index.duplicated(keep=False)]
+        found = lookup.index.get_indexer(keys)
+        tab = np.where(found >= 0, lookup.to_numpy()[np.maximum(found, 0)], -1)
+        bad = tab < 0
+        if np.any(bad):
+            raise InvariantDPError(
+                f"crosswalk key {keys[bad][0]!r} is neither a geocode of level `{level}` nor the "
+                f"{_TAB_WIDTH}-digit tabulation block code (the last {_TAB_WIDTH} digits of a "
+                "geocode) of one of its units."
+            )
+        return tab.astype(np.int64)
 
     def queries(self, level: str) -> list:
         """The queries measured at ``level`` (schema order; recoded queries last)."""

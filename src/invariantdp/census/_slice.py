@@ -66,14 +66,93 @@ def _cell_text(schema, attrs, index: int) -> str:
     return " " + ", ".join(parts)
 
 
-def _marginal_map(shape, attrs, keep) -> np.ndarray:
-    """For each cell of query ``attrs``: its cell in the query ``keep`` (a subset)."""
-    qshape = tuple(shape[a] for a in attrs)
-    if not keep:
-        return np.zeros(int(np.prod(qshape, dtype=np.int64)), dtype=np.int64)
-    grid = np.indices(qshape).reshape(len(attrs), -1)
-    sub = [grid[attrs.index(a)] for a in keep]
-    return np.ravel_multi_index(sub, tuple(shape[a] for a in keep))
+def _equality_on_query(shape, schema, eq, attrs):
+    """An equality seen on the cells of the query ``attrs`` (plain attributes), or None.
+
+    Returns ``(keep, n_keep, known, to_keep, name, cell_text)``: the
+    attributes both share, the number of their cells (a recoded attribute
+    of the equality counts its groups), the equality's values summed onto
+    them per unit, each query cell's cell among them (-1 for a level in
+    no group of a recode) and the names of the facts.  An equality whose
+    recode of an attribute the query sums out does not partition its
+    levels (nursing facilities alone) is no function of the query's cells:
+    None.
+    """
+    rec = dict(getattr(eq, "recodes", None) or {})
+    keep = tuple(a for a in attrs if a in eq.attrs)
+    for a, mat in rec.items():
+        if a not in keep and not np.array_equal(np.asarray(mat).sum(axis=0), np.ones(shape[a])):
+            return None
+    sizes = [np.asarray(rec[a]).shape[0] if a in rec else shape[a] for a in eq.attrs]
+    keep_sizes = [sizes[eq.attrs.index(a)] for a in keep]
+    n_keep = int(np.prod(keep_sizes, dtype=np.int64))
+    grid = _grid(sizes)
+    marg = (
+        np.ravel_multi_index([grid[eq.attrs.index(a)] for a in keep], keep_sizes)
+        if keep
+        else np.zeros(grid.shape[1], dtype=np.int64)
+    )
+    known = np.zeros((eq.units.size, n_keep))
+    np.add.at(known.T, marg, eq.values.T)
+    qgrid = _grid([shape[a] for a in attrs])
+    coords, inside = [], np.ones(qgrid.shape[1], dtype=bool)
+    for a in keep:
+        lev = qgrid[attrs.index(a)]
+        if a in rec:
+            group_of = np.full(shape[a], -1)
+            g, j = np.nonzero(np.asarray(rec[a]))
+            group_of[j] = g
+            lev = group_of[lev]
+            inside &= lev >= 0
+            lev = np.maximum(lev, 0)
+        coords.append(lev)
+    to_keep = (
+        np.ravel_multi_index(coords, keep_sizes)
+        if keep
+        else np.zeros(qgrid.shape[1], dtype=np.int64)
+    )
+    to_keep = np.where(inside, to_keep, -1)
+    names = [_recode_name(schema, a, rec[a]) if a in rec else schema.names[a] for a in keep]
+    labels = [
+        schema.labels(n) if n is not None else list(range(keep_sizes[i]))
+        for i, n in enumerate(names)
+    ]
+    names = [
+        n if n is not None else f"{schema.names[a]} groups"
+        for n, a in zip(names, keep, strict=True)
+    ]
+    what = "total" if not keep else (" * ".join(names) if rec else schema.query_name(keep))
+
+    def cell_text(b: int) -> str:
+        if not keep:
+            return ""
+        pos = np.unravel_index(b, keep_sizes)
+        return " " + ", ".join(
+            f"{n}={lab[p]}" for n, lab, p in zip(names, labels, pos, strict=True)
+        )
+
+    return keep, n_keep, known, to_keep, what, cell_text
+
+
+def _grid(sizes) -> np.ndarray:
+    """Each cell's level per attribute, ``(attributes, cells)`` in C order (one cell if none)."""
+    if not len(sizes):
+        return np.zeros((0, 1), dtype=np.int64)
+    return np.indices(sizes).reshape(len(sizes), -1)
+
+
+def _recode_name(schema, a: int, mat) -> str | None:
+    """The schema's name of the recode ``mat`` (groups x levels) of attribute ``a``, if any."""
+    for name, (attr, groups) in schema.recodes.items():
+        if attr != schema.names[a]:
+            continue
+        members = list(groups.values()) if isinstance(groups, dict) else groups
+        want = np.zeros((len(members), schema.shape[a]), dtype=np.int64)
+        for g, levels in enumerate(members):
+            want[g, list(levels)] = 1
+        if np.array_equal(want, np.asarray(mat)):
+            return name
+    return None
 
 
 class _Tree:
@@ -183,13 +262,10 @@ def slice_invariants(problem, zero_cells, schema, units_by_level, level: int, at
         return np.flatnonzero(tree.up(units, level, lev) == w)
 
     for eq in problem.equalities:
-        keep = tuple(a for a in attrs if a in eq.attrs)
-        marg = _marginal_map(problem.shape, eq.attrs, keep)
-        n_keep = int(np.prod([problem.shape[a] for a in keep], dtype=np.int64))
-        known = np.zeros((eq.units.size, n_keep))
-        np.add.at(known.T, marg, eq.values.T)
-        to_keep = _marginal_map(problem.shape, attrs, keep)
-        what = schema.query_name(keep)
+        seen = _equality_on_query(problem.shape, schema, eq, attrs)
+        if seen is None:
+            continue
+        keep, n_keep, known, to_keep, what, cell_text = seen
         if eq.level <= level:
             ok = covered(eq.level)
             for i, w in enumerate(eq.units):
@@ -199,7 +275,7 @@ def slice_invariants(problem, zero_cells, schema, units_by_level, level: int, at
                 for b in range(n_keep):
                     sel = cols[units[mem]][:, to_keep == b].reshape(-1)
                     text = f"{_unit_name(units_by_level, eq.level, w)}: {what}"
-                    out.add(sel, 1.0, known[i, b], text + _cell_text(schema, keep, b))
+                    out.add(sel, 1.0, known[i, b], text + cell_text(b))
         else:
             above = tree.up(np.arange(problem.sizes[eq.level]), eq.level, level)
             everyone = np.bincount(above, minlength=problem.sizes[level])
@@ -211,7 +287,7 @@ def slice_invariants(problem, zero_cells, schema, units_by_level, level: int, at
                 for b in range(n_keep):
                     text = (
                         f"{_unit_name(units_by_level, level, u)}: {what}"
-                        f"{_cell_text(schema, keep, b)} (sum of its "
+                        f"{cell_text(b)} (sum of its "
                         f"{_level_name(units_by_level, eq.level)} invariants)"
                     )
                     out.add(cols[u][to_keep == b], 1.0, totals[u, b], text)

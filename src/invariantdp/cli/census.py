@@ -5,7 +5,8 @@ Sub-commands::
     invariantdp census measure COUNTS --schema S --workload W --units U [--geography G]
                                [--invariants I] [--simulate | --seed N] -o NMF_DIR
     invariantdp census estimate NMF_DIR --schema S --level L --query Q [--geography G]
-                               [--confidence-level C] [--groups GROUPS.csv] -o OUT.csv
+                               [--confidence-level C] [--groups GROUPS.csv]
+                               [--cells NAME=ATTR:LABEL,LABEL[;ATTR:LABEL...]]... -o OUT.csv
 
 ``measure`` reads confidential counts (CSV or Parquet, long format: the
 finest level's ``geocode``, one column per attribute, ``count``; or
@@ -19,7 +20,15 @@ exactly from the operating system's CSPRNG unless ``--simulate`` or
 ``estimate`` reads such a directory (:func:`invariantdp.census.read_nmf`) and
 writes the GLS estimates of one query at one level with standard errors and
 confidence intervals (:func:`invariantdp.census.gls`), per unit or summed over
-the groups of units of ``--groups``.
+the groups of units of ``--groups`` (a crosswalk: units by geocode or, for the
+blocks of the 2020 release layout, by 16-digit tabulation block code).
+``--cells adults=age:18-64,65+`` estimates the sum of the query's cells whose
+``age`` is ``18-64`` or ``65+`` instead of the cells (the same numbers as
+``GLSEstimate.estimate(..., cells={"adults": {"age": ["18-64", "65+"]}})``);
+repeat it for several selections, join attributes with ``;``
+(``--cells "old women=sex:F;age:65+"``); a recode of one of the query's
+attributes names groups of its levels (``--cells inst=hhinstlevels:Institutional
+Facility`` on ``--query hhgq``).  Labels cannot contain ``,`` or ``;``.
 
 ``--schema`` is ``pl94`` (:data:`invariantdp.census.PL94`) or a JSON file
 ``{attribute: number of levels or [level labels]}`` in schema order;
@@ -204,8 +213,24 @@ def _register(sub) -> None:
         "--groups",
         default=None,
         help=(
-            "CSV with columns geocode (units of --level) and group: estimate the query "
-            "summed over each group's units (a city from its tracts), covariances included"
+            "CSV with columns geocode (units of --level; at the Block level of the 2020 "
+            "release layout, the 16-digit tabulation block codes may stand for them) and "
+            "group: estimate the query summed over each group's units (a voting district "
+            "from its blocks), covariances included"
+        ),
+    )
+    e.add_argument(
+        "--cells",
+        action="append",
+        default=None,
+        metavar="NAME=ATTR:LABEL,LABEL[;ATTR:LABEL...]",
+        help=(
+            "estimate a union of the query's cells instead of its cells, e.g. "
+            "'adults=age:18-64,65+' (the cells whose age is 18-64 or 65+; every level of the "
+            "query's other attributes); several attributes joined by ';' intersect "
+            "('old women=sex:F;age:65+'); a recode of a query attribute names groups of its "
+            "levels; repeat the option for several selections; the standard error comes from "
+            "the full covariance of the selected cells; labels cannot contain ',' or ';'"
         ),
     )
     e.add_argument("-o", "--output", required=True, help="CSV (or .parquet) file of the estimates")
@@ -538,6 +563,48 @@ def _read_groups(path):
     return pd.Series(df["group"].to_numpy(), index=df["geocode"].to_numpy())
 
 
+def _cells(texts, schema, query: str) -> dict | None:
+    """``--cells``: ``{name: {attribute or recode: [labels]}}``, labels as the schema has them."""
+    if not texts:
+        return None
+    rule = (
+        "must be NAME=ATTR:LABEL,LABEL[;ATTR:LABEL,...] (e.g. 'adults=age:18-64,65+') with "
+        "ATTR an attribute of --query or a recode of one"
+    )
+    attrs = [schema.names[a] for a in schema.query(query)]
+    named = attrs + [r for r, (attr, _) in schema.recodes.items() if attr in attrs]
+    out = {}
+    for text in texts:
+        name, eq, body = (p.strip() for p in text.partition("="))
+        if not eq or not name or not body:
+            raise InvariantDPError(f"`--cells` ({short(text)}) {rule}.")
+        if name in out:
+            raise InvariantDPError(f"`--cells` names the selection {short(name)} twice.")
+        spec = {}
+        for part in body.split(";"):
+            attr, colon, labels = (p.strip() for p in part.partition(":"))
+            if not colon or not attr or not labels:
+                raise InvariantDPError(f"`--cells` ({short(text)}) {rule}.")
+            if attr not in named:
+                raise InvariantDPError(
+                    f"`--cells` ({short(text)}) names {short(attr)}, which is neither an "
+                    f"attribute of --query {query!r} nor a recode of one ({', '.join(named)})."
+                )
+            if attr in spec:
+                raise InvariantDPError(f"`--cells` ({short(text)}) names {short(attr)} twice.")
+            known = {str(lab): lab for lab in schema.labels(attr)}
+            picked = [p.strip() for p in labels.split(",")]
+            bad = [p for p in picked if p not in known]
+            if bad:
+                raise InvariantDPError(
+                    f"`--cells` ({short(text)}): {short(bad[0])} is not a level of "
+                    f"{short(attr)} ({', '.join(known)})."
+                )
+            spec[attr] = [known[p] for p in picked]
+        out[name] = spec
+    return out
+
+
 def _run_estimate(args) -> int:
 
     schema = _schema(args.schema)
@@ -551,6 +618,7 @@ def _run_estimate(args) -> int:
     except InvariantDPError as exc:
         raise InvariantDPError(f"`--level`: {exc}") from None
     check_confidence_level(args.confidence_level)
+    cells = _cells(args.cells, schema, query)
     fmt = _format(args.output, "--output")
     nmf = Path(args.nmf)
     if not nmf.is_dir():
@@ -574,10 +642,10 @@ def _run_estimate(args) -> int:
         )
     if groups is not None:
         try:
-            nm.unit_index(args.level, groups.index.to_numpy())
+            nm.unit_keys(args.level, groups.index.to_numpy())
         except InvariantDPError as exc:
             raise _named("--groups", args.groups, exc) from None
-    frame = gls(nm).estimate(query, args.level, args.confidence_level, groups=groups)
+    frame = gls(nm).estimate(query, args.level, args.confidence_level, groups=groups, cells=cells)
     if fmt == "csv":
         write_atomic(out, frame.to_csv(index=False), inputs=inputs, force=args.force)
     else:
@@ -596,6 +664,7 @@ def _run_estimate(args) -> int:
                 "query": query,
                 units: n_units,
                 "rows": len(frame),
+                "cells": None if cells is None else list(cells),
                 "not_estimable": not_estimable,
                 "confidence_level": args.confidence_level,
                 "randomness": nm.randomness,
@@ -610,6 +679,8 @@ def _run_estimate(args) -> int:
         f"wrote GLS estimates of {query!r} for {n_units} {units} of level {args.level} "
         f"({len(frame)} rows) to {out}"
     )
+    if cells is not None:
+        print(f"selections of cells (column cells): {', '.join(cells)}")
     print(
         f"columns: estimate, std_error, moe, ci_lower, ci_upper (confidence level "
         f"{args.confidence_level:g}), note; {not_estimable} rows not estimable (see note)"
