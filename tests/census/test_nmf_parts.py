@@ -1,0 +1,198 @@
+"""A release-layout file solved in parts: county by county, and state by state on Dask."""
+
+import warnings
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from invariantdp.census import NMFParts, PartsEstimate, _nmf_parts, gls, read_nmf
+from invariantdp.exceptions import InvariantDPError
+
+from .nmf_layout import LEVELS, WIDTH, write_release
+
+QUERIES = ["total", "votingage"]
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    root = tmp_path_factory.mktemp("parts")
+    truth = write_release(
+        root, np.random.default_rng(31), states=("044", "050"), counties=3, tracts=2, blocks=3
+    )
+    return root, truth
+
+
+def quiet(fn, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return fn(*args, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def whole(release):
+    root, _ = release
+    return quiet(gls, quiet(read_nmf, root, product="persons"))
+
+
+def same_as_whole(whole, est, levels=LEVELS, queries=QUERIES):
+    """Estimates equal to 1e-12 of the level's largest one; standard errors likewise."""
+    for level in levels:
+        for q in queries:
+            a, b = whole.estimate(q, level), est.estimate(q, level)
+            assert list(a.columns) == list(b.columns)
+            assert a["geocode"].tolist() == b["geocode"].tolist()
+            for col in ("estimate", "std_error"):
+                x, y = a[col].to_numpy(), b[col].to_numpy()
+                scale = 1.0 + np.abs(x).max()
+                assert np.abs(x - y).max() <= 1e-12 * scale, (level, q, col)
+
+
+def test_a_state_solved_county_by_county_equals_the_solve_in_memory(release, whole):
+    root, truth = release
+    parts = NMFParts.open(root, product="persons")
+    assert parts.part_level == "County" and parts.state_level == "State"
+    assert parts.geography.widths == tuple(WIDTH[lev] for lev in LEVELS)
+    est = quiet(gls, parts, queries=QUERIES)
+    assert isinstance(est, PartsEstimate) and est.queries == ("total", "votingage")
+    same_as_whole(whole, est)
+    # the US total is the file's invariant, the State ones its sums
+    us = est.estimate("total", "US")
+    assert us["estimate"].iloc[0] == pytest.approx(truth["hists"]["US"].sum(), abs=1e-8)
+    assert us["std_error"].iloc[0] == pytest.approx(0.0, abs=1e-6)
+
+
+def file_rows(root, prefix: str) -> int:
+    """Rows of the persons product below County whose geocode starts with ``prefix``."""
+    n = 0
+    for level in LEVELS[LEVELS.index("County") :]:
+        for path in (root / "US_Person_PL_PROD" / f"{level}.parquet").rglob("*.parquet"):
+            codes = pq.read_table(path, columns=["geocode"]).column(0).to_pylist()
+            n += sum(c.startswith(prefix) for c in codes)
+    return n
+
+
+def test_the_solve_holds_one_county_at_a_time(release, monkeypatch):
+    root, truth = release
+    scans, steps = [], []
+    scan = _nmf_parts._scan
+    rows_of = NMFParts._rows
+
+    def counting_scan(pfile, cols, prefixes):
+        table = scan(pfile, cols, prefixes)
+        scans.append((prefixes, table.column("geocode").to_pylist()))
+        return table
+
+    def counting_rows(self, levels, prefixes=None):
+        first = len(scans)
+        nm = rows_of(self, levels, prefixes)
+        steps.append((levels, prefixes, sum(len(codes) for _, codes in scans[first:])))
+        return nm
+
+    monkeypatch.setattr(_nmf_parts, "_scan", counting_scan)
+    monkeypatch.setattr(NMFParts, "_rows", counting_rows)
+    quiet(gls, NMFParts.open(root, product="persons"), queries=QUERIES)
+    # every scan keeps one county's (or one state's) rows and nothing else
+    for prefixes, codes in scans:
+        assert len(prefixes) == 1 and all(c.startswith(prefixes[0]) for c in codes)
+    counties = truth["units"]["County"]
+    below = [s for s in steps if s[0][0] == "County"]
+    assert [s[1][0] for s in below] == counties * 2  # each county read once per pass, in order
+    held = {code: file_rows(root, code) for code in counties}
+    assert all(n == held[p[0]] for _, p, n in below)  # a step holds its county's rows only
+    total = file_rows(root, "")
+    assert max(n for *_, n in steps) == max(held.values()) < total / 4
+    # the levels above the counties are read whole (the US level, the State rows)
+    assert [s[0] for s in steps if s[1] is None] == [["US", "State"]]
+
+
+def test_states_and_known_totals_are_read_as_read_nmf_reads_them(release):
+    root, truth = release
+    total = int(truth["hists"]["State"][0].sum())
+    kwargs = dict(
+        product="persons", states=["044"], invariants={"State": {"total": {"044": total}}}
+    )
+    whole = quiet(gls, quiet(read_nmf, root, **kwargs))
+    parts = quiet(NMFParts.open, root, **kwargs)
+    assert parts.geography.names == LEVELS[1:] and parts.state_level == "State"
+    est = quiet(gls, parts, queries=QUERIES)
+    same_as_whole(whole, est, LEVELS[1:])
+    state = est.estimate("total", "State")
+    assert state["estimate"].tolist() == pytest.approx([total], abs=1e-8)
+
+
+def test_estimate_selects_units_and_refuses_what_was_not_kept(release):
+    root, _ = release
+    est = quiet(gls, NMFParts.open(root, product="persons"), queries=["votingage"])
+    tracts = est.estimate("votingage", "Tract")
+    pick = [tracts["geocode"].iloc[4], tracts["geocode"].iloc[0]]
+    sel = est.estimate("votingage", "Tract", geocodes=pick, confidence_level=0.9)
+    assert sel["geocode"].tolist() == [pick[1]] * 2 + [pick[0]] * 2
+    assert sel["moe"].to_numpy() == pytest.approx(1.6448536269514722 * sel["std_error"])
+    with pytest.raises(InvariantDPError, match=r"`geocodes`: '999' .*not units of Tract"):
+        est.estimate("votingage", "Tract", geocodes=["999"])
+    with pytest.raises(InvariantDPError, match=r"`query` \('total'\) was not kept.*votingage"):
+        est.estimate("total", "Tract")
+    with pytest.raises(InvariantDPError, match=r"`frame` \('spark'\) must be 'pandas' or 'dask'"):
+        est.estimate("votingage", "Tract", frame="spark")
+
+
+def test_bad_arguments_are_refused_by_name(release):
+    root, truth = release
+    parts = NMFParts.open(root, product="persons")
+    with pytest.raises(InvariantDPError, match=r"`queries` \('total'\) must be a list"):
+        gls(parts, queries="total")
+    with pytest.raises(InvariantDPError, match=r"`queries` must name at least one query"):
+        gls(parts, queries=[])
+    nm = quiet(read_nmf, root, product="units")
+    with pytest.raises(InvariantDPError, match=r"`queries` applies to a file solved in parts"):
+        gls(nm, queries=["total"])
+    block = truth["units"]["Block"][0]
+    with pytest.raises(InvariantDPError, match=r"`invariants` at Block: in parts, .*US, State"):
+        NMFParts.open(root, product="persons", invariants={"Block": {"total": {block: 1}}})
+    with pytest.raises(InvariantDPError, match=r"`scheduler` \('spark'\) must be"):
+        gls(parts, scheduler="spark")
+
+
+def test_a_file_without_levels_below_the_states_is_refused(release, tmp_path):
+    root, _ = release
+    import shutil
+
+    product = tmp_path / "US_Unit_PL_PROD"
+    for level in ("US", "State"):
+        shutil.copytree(root / "US_Unit_PL_PROD" / f"{level}.parquet", product / f"{level}.parquet")
+    with pytest.raises(InvariantDPError, match=r"no level below it \(levels US, State\)"):
+        NMFParts.open(product)
+
+
+def test_the_units_product_in_parts_equals_the_tree_solve(release):
+    root, _ = release
+    whole = quiet(gls, quiet(read_nmf, root, product="units"))
+    est = quiet(gls, NMFParts.open(root, product="units"), queries=["total", "detailed"])
+    same_as_whole(whole, est, queries=["total", "detailed"])
+
+
+def test_dask_workers_give_the_serial_results_and_frames(release):
+    distributed = pytest.importorskip("distributed")
+    dd = pytest.importorskip("dask.dataframe")
+    root, _ = release
+    parts = NMFParts.open(root, product="persons")
+    serial = quiet(gls, parts, queries=QUERIES)
+    with distributed.Client(
+        processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None
+    ) as client:
+        est = quiet(gls, parts, queries=QUERIES, scheduler="dask", client=client)
+        for level in LEVELS:
+            for q in QUERIES:
+                a, b = serial.estimate(q, level), est.estimate(q, level)
+                assert a.equals(b), (level, q)  # the same arithmetic: identical
+        lazy = est.estimate("votingage", "Block", frame="dask")
+        assert isinstance(lazy, dd.DataFrame) and lazy.npartitions == 2  # one per state
+        got, want = lazy.compute(), serial.estimate("votingage", "Block")
+        assert got["geocode"].tolist() == want["geocode"].tolist()
+        for col in ("estimate", "std_error", "moe", "ci_lower", "ci_upper"):
+            assert np.array_equal(got[col].to_numpy(), want[col].to_numpy())
+        # back to the driver: each state's summary (z: 2,016 numbers, V: 4 blocks 16 x 16)
+        summary = 8 * (2016 + 4 * 16 * 16)
+        assert 2 * summary < est.transfer["from_workers"] < 2 * (summary + 2_000)
+    assert serial.transfer == {"to_workers": 0, "from_workers": 0}
