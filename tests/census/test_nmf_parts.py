@@ -12,13 +12,20 @@ from invariantdp.exceptions import InvariantDPError
 from .nmf_layout import LEVELS, WIDTH, write_release
 
 QUERIES = ["total", "votingage"]
+ROW_GROUP = 40  # rows per Parquet row group of the test files
 
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory):
     root = tmp_path_factory.mktemp("parts")
     truth = write_release(
-        root, np.random.default_rng(31), states=("044", "050"), counties=3, tracts=2, blocks=3
+        root,
+        np.random.default_rng(31),
+        states=("044", "050"),
+        row_group_size=ROW_GROUP,
+        counties=3,
+        tracts=2,
+        blocks=3,
     )
     return root, truth
 
@@ -63,7 +70,7 @@ def test_a_state_solved_county_by_county_equals_the_solve_in_memory(release, who
 
 
 def file_rows(root, prefix: str) -> int:
-    """Rows of the persons product below County whose geocode starts with ``prefix``."""
+    """Rows of the persons product from County down whose geocode starts with ``prefix``."""
     n = 0
     for level in LEVELS[LEVELS.index("County") :]:
         for path in (root / "US_Person_PL_PROD" / f"{level}.parquet").rglob("*.parquet"):
@@ -74,36 +81,36 @@ def file_rows(root, prefix: str) -> int:
 
 def test_the_solve_holds_one_county_at_a_time(release, monkeypatch):
     root, truth = release
-    scans, steps = [], []
-    scan = _nmf_parts._scan
-    rows_of = NMFParts._rows
+    steps, groups = [], []
+    chunks, row_group = _nmf_parts._chunks, _nmf_parts._row_group
 
-    def counting_scan(pfile, cols, prefixes):
-        table = scan(pfile, cols, prefixes)
-        scans.append((prefixes, table.column("geocode").to_pylist()))
+    def counting_chunks(files, names, reader):
+        out = chunks(files, names, reader)
+        steps.append(np.concatenate([ch.geocode for ch in out]).astype(str))
+        return out
+
+    def counting_row_group(pfile, g, source, first):
+        table = row_group(pfile, g, source, first)
+        groups.append(table.num_rows)
         return table
 
-    def counting_rows(self, levels, prefixes=None):
-        first = len(scans)
-        nm = rows_of(self, levels, prefixes)
-        steps.append((levels, prefixes, sum(len(codes) for _, codes in scans[first:])))
-        return nm
-
-    monkeypatch.setattr(_nmf_parts, "_scan", counting_scan)
-    monkeypatch.setattr(NMFParts, "_rows", counting_rows)
+    monkeypatch.setattr(_nmf_parts, "_chunks", counting_chunks)
+    monkeypatch.setattr(_nmf_parts, "_row_group", counting_row_group)
     quiet(gls, NMFParts.open(root, product="persons"), queries=QUERIES)
-    # every scan keeps one county's (or one state's) rows and nothing else
-    for prefixes, codes in scans:
-        assert len(prefixes) == 1 and all(c.startswith(prefixes[0]) for c in codes)
     counties = truth["units"]["County"]
-    below = [s for s in steps if s[0][0] == "County"]
-    assert [s[1][0] for s in below] == counties * 2  # each county read once per pass, in order
     held = {code: file_rows(root, code) for code in counties}
-    assert all(n == held[p[0]] for _, p, n in below)  # a step holds its county's rows only
-    total = file_rows(root, "")
-    assert max(n for *_, n in steps) == max(held.values()) < total / 4
-    # the levels above the counties are read whole (the US level, the State rows)
-    assert [s[0] for s in steps if s[1] is None] == [["US", "State"]]
+    # the first step reads the levels above the counties whole (US, the State rows); then
+    # each state its own and its counties' rows, and each county its subtree's, twice
+    county_steps = [codes for codes in steps if codes[0][: WIDTH["County"]] in held]
+    assert all(len(set(c[: WIDTH["County"]] for c in codes)) == 1 for codes in county_steps)
+    order = [codes[0][: WIDTH["County"]] for codes in county_steps]
+    assert order == counties * 2  # in order, once per pass
+    assert all(codes.size == held[code] for code, codes in zip(order, county_steps, strict=True))
+    state_steps = [codes for codes in steps[1:] if codes[0][: WIDTH["County"]] not in held]
+    assert all(max(map(len, codes)) <= WIDTH["County"] for codes in state_steps)
+    assert max(codes.size for codes in steps[1:]) == max(held.values()) < file_rows(root, "") / 4
+    # the state's files are split by county one row group at a time
+    assert groups and max(groups) <= ROW_GROUP
 
 
 def test_states_and_known_totals_are_read_as_read_nmf_reads_them(release):
@@ -196,3 +203,21 @@ def test_dask_workers_give_the_serial_results_and_frames(release):
         summary = 8 * (2016 + 4 * 16 * 16)
         assert 2 * summary < est.transfer["from_workers"] < 2 * (summary + 2_000)
     assert serial.transfer == {"to_workers": 0, "from_workers": 0}
+
+
+def test_a_row_outside_every_county_is_named_by_file_row_and_field(tmp_path):
+    truth = write_release(tmp_path, np.random.default_rng(3), counties=2, tracts=1, blocks=2)
+    path = next((tmp_path / "US_Person_PL_PROD" / "Block.parquet" / "DPQuery").rglob("*.parquet"))
+    table = pq.read_table(path)
+    codes = table.column("geocode").to_pylist()
+    stray = "044999999" + codes[3][WIDTH["County"] :]
+    codes[3] = stray
+    pq.write_table(table.set_column(0, "geocode", [codes]), path)
+    parts = NMFParts.open(tmp_path, product="persons")
+    assert truth["units"]["County"] == ["044000001", "044000002"]
+    with pytest.raises(
+        InvariantDPError,
+        match=rf"Block.parquet/DPQuery/State=044/part-00000-c000.snappy.parquet, row 3, field "
+        rf"`geocode`: '{stray}' has no parent: '044999999' is not a unit of level County",
+    ):
+        quiet(gls, parts)

@@ -43,6 +43,8 @@ from __future__ import annotations
 
 import os
 import pickle
+import shutil
+import tempfile
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +59,7 @@ from .._gls import partitioned_bottom_up, partitioned_top_down, replace_root, tr
 from .._validation import check_confidence_level, format_value
 from ..exceptions import InvariantDPError
 from ._geography import Geography
-from ._ingest import assemble
+from ._ingest import assemble, bad_row
 from ._measurements import NoisyMeasurements
 from ._nmf_read import _level_jobs, _order_levels, _product, _schema_of, read_chunk
 from ._nmf_write import RANDOMNESS_KEY, pyarrow_modules
@@ -258,23 +260,112 @@ class NMFParts:
         wanted = set(states)
         return [r for r in rows if "State" not in r[3] or r[3]["State"] in wanted]
 
-    def _rows(self, levels: list, prefixes=None) -> NoisyMeasurements:
-        """The rows of ``levels`` whose geocodes start with one of ``prefixes`` (None: all)."""
-        w = self.geography.width(self.state_level)
-        states = None if prefixes is None else {p[:w] for p in prefixes}
-        reader = None if prefixes is None else _Rows(tuple(prefixes))
-        chunks = []
-        for level in levels:
-            for f, source, kind, part in self._files_of(level, states):
-                if prefixes is not None:
-                    source = (
-                        f"{source} (its rows of geocodes {' or '.join(prefixes)}..., counted "
-                        "from 0)"
-                    )
-                ch, _ = read_chunk(f, source, kind, level, self.schema.names, part, reader)
-                chunks.append(ch)
+    def _rows(self, levels: list, prefixes=None, files=None) -> NoisyMeasurements:
+        """The rows of ``levels`` whose geocodes start with one of ``prefixes`` (None: all).
+
+        ``files`` ``[(file, source, kind, level, partition)]``, if given, are
+        read whole instead (a county's spool, :func:`_spool`).
+        """
+        if files is None:
+            w = self.geography.width(self.state_level)
+            states = None if prefixes is None else {p[:w] for p in prefixes}
+            reader = None if prefixes is None else _Rows(tuple(prefixes))
+            files = []
+            for level in levels:
+                for f, source, kind, part in self._files_of(level, states):
+                    if prefixes is not None:
+                        source = (
+                            f"{source} (its rows of geocodes {' or '.join(prefixes)}..., counted "
+                            "from 0)"
+                        )
+                    files.append((f, source, kind, level, part))
+        else:
+            reader = None
+        chunks = _chunks(files, self.schema.names, reader)
         geo = Geography({lev: self.geography.width(lev) for lev in levels})
         return NoisyMeasurements(**assemble(chunks, self.schema, geo, self.randomness))
+
+
+def _chunks(files: list, names: tuple, reader) -> list:
+    """The :class:`Chunk` of each file (what one step of a solve in parts holds)."""
+    return [
+        read_chunk(f, source, kind, level, names, part, reader)[0]
+        for f, source, kind, level, part in files
+    ]
+
+
+def _spool(parts: NMFParts, state: str, counties, folder: Path) -> dict:
+    """Split one state's files below the State level by county, one row group at a time.
+
+    Returns ``{county: [(file, source, kind, level, partition)]}``, files in
+    ``folder`` that hold exactly the county's subtree's rows (in file order),
+    so that each county is read from its own files: every file of the state
+    is read once per pass, whatever the order of its rows.  A row whose
+    geocode does not start with a county of the state is refused, as
+    :func:`read_nmf` refuses a unit without a parent.
+    """
+    _, pq = pyarrow_modules()
+    import pyarrow.compute as pc
+
+    geo = parts.geography
+    wc = geo.width(parts.part_level)
+    known = set(counties)
+    out: dict = {c: [] for c in counties}
+    levels = geo.names[geo.index(parts.part_level) :]
+    n = 0
+    for level in levels:
+        for f, source, kind, part in parts._files_of(level, {state}):
+            try:
+                pfile = pq.ParquetFile(f)
+            except Exception as exc:  # pyarrow raises several types for a broken file
+                raise InvariantDPError(f"{source}: not a readable Parquet file ({exc}).") from None
+            if "geocode" not in pfile.schema_arrow.names:
+                raise InvariantDPError(f"{source}: the rows lack the column(s) geocode.")
+            writers: dict = {}
+            try:
+                first = 0
+                for g in range(pfile.metadata.num_row_groups):
+                    table = _row_group(pfile, g, source, first)
+                    codes = table.column("geocode")
+                    if codes.null_count:
+                        row = first + int(np.flatnonzero(np.asarray(codes.is_null()))[0])
+                        raise bad_row(source, row, "geocode", "must not be null.")
+                    heads = pc.utf8_slice_codeunits(codes, 0, wc)
+                    for code in pc.unique(heads).to_pylist():
+                        if code not in known:
+                            row = first + pc.index(heads, code).as_py()
+                            raise bad_row(
+                                source,
+                                row,
+                                "geocode",
+                                f"{codes[row - first].as_py()!r} has no parent: {code!r} is not a "
+                                f"unit of level {parts.part_level} in State {state}.",
+                            )
+                        if code not in writers:
+                            path = folder / f"{code}-{n}.parquet"
+                            writers[code] = pq.ParquetWriter(path, pfile.schema_arrow)
+                            note = (
+                                f"{source} (its rows of {parts.part_level} {code}, counted from 0)"
+                            )
+                            out[code].append((path, note, kind, level, part))
+                        writers[code].write_table(table.filter(pc.equal(heads, code)))
+                    first += table.num_rows
+            finally:
+                for w in writers.values():
+                    w.close()
+            n += 1
+    return out
+
+
+def _row_group(pfile, g: int, source: str, first: int):
+    """Row group ``g`` of a file, every column; an unreadable one is named."""
+    try:
+        return pfile.read_row_group(g)
+    except Exception as exc:  # pyarrow raises several types for a corrupt page
+        raise InvariantDPError(
+            f"{source}, rows from {first} (row group {g}): the data cannot be read "
+            f"({type(exc).__name__}: {exc})."
+        ) from None
 
 
 class _First:
@@ -300,11 +391,29 @@ def _problem(nm: NoisyMeasurements, root=None):
     return _onto_sole_children(prob)
 
 
-def _county(parts: NMFParts, code: str, root):
+def _county(parts: NMFParts, code: str, root, files):
     """The problem of one county's subtree (its own items from ``root``) and its names."""
     levels = list(parts.geography.names[parts.geography.index(parts.part_level) :])
-    nm = parts._rows(levels, [code])
+    nm = parts._rows(levels, [code], files)
     return _problem(nm, root), _names(nm)
+
+
+class _Spool:
+    """A temporary folder of one state's rows split by county (removed on exit)."""
+
+    def __init__(self, parts, state, counties):
+        self.args = (parts, state, [str(c) for c in counties])
+
+    def __enter__(self):
+        self.folder = Path(tempfile.mkdtemp(prefix="invariantdp-parts-"))
+        try:
+            return _spool(*self.args, self.folder)
+        except BaseException:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            raise
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def _state_up(parts: NMFParts, code: str, root, dense):
@@ -315,21 +424,27 @@ def _state_up(parts: NMFParts, code: str, root, dense):
         nm = parts._rows(list(parts.geography.names[t : t + 2]), [code])
         mid = _problem(nm, root)
         dense = frozenset(dense) | tree_dense(mid)
-        summaries = None
-        while summaries is None:
-            summaries = []
-            for c in range(mid.sizes[1]):
-                sub, names = _county(parts, str(nm.units[1][c]), mid.subtree(1, [(c, c + 1)]))
-                more = tree_dense(sub)
-                if not more <= dense:  # solve the state again in the larger algebra
-                    dense, summaries = dense | more, None
-                    break
-                sol = partitioned_bottom_up(sub, dense, names)
-                summaries.append((sol.z[0], sol.V[0], sol.zero[0]))
+        with _Spool(parts, code, nm.units[1]) as files:
+            summaries = None
+            while summaries is None:
+                summaries, dense = _counties_up(parts, nm.units[1], mid, files, dense)
         leaves = tuple(np.concatenate(a) for a in zip(*summaries, strict=True))
         sol = partitioned_bottom_up(mid, dense, _names(nm), leaves=leaves)
     notes = sorted({str(w.message) for w in caught})
     return {"solution": sol, "units": nm.units, "dense": dense, "notes": notes}
+
+
+def _counties_up(parts, counties, mid, files, dense):
+    """Each county's summary, one county in memory at a time; None if the algebra must grow."""
+    summaries = []
+    for c, county in enumerate(map(str, counties)):
+        sub, names = _county(parts, county, mid.subtree(1, [(c, c + 1)]), files[county])
+        more = tree_dense(sub)
+        if not more <= dense:  # the state again, in the larger algebra
+            return None, dense | more
+        sol = partitioned_bottom_up(sub, dense, names)
+        summaries.append((sol.z[0], sol.V[0], sol.zero[0]))
+    return summaries, dense
 
 
 def _summary(up: dict) -> dict:
@@ -371,14 +486,13 @@ def _state_down(parts: NMFParts, up: dict, root: tuple, spec: dict) -> dict:
     geo = parts.geography
     t = geo.index(parts.state_level)
     mid = partitioned_top_down(up["solution"], root)
-    dense = up["dense"]
-    with warnings.catch_warnings():
+    counties = [str(c) for c in up["units"][1]]
+    pieces = []
+    with warnings.catch_warnings(), _Spool(parts, str(up["units"][0][0]), counties) as files:
         warnings.simplefilter("ignore")  # announced by the bottom-up pass already
-        pieces = []
-        for c in range(mid.problem.sizes[1]):
-            code = str(up["units"][1][c])
-            sub, names = _county(parts, code, mid.problem.subtree(1, [(c, c + 1)]))
-            sol = partitioned_bottom_up(sub, dense, names)
+        for c, code in enumerate(counties):
+            sub, names = _county(parts, code, mid.problem.subtree(1, [(c, c + 1)]), files[code])
+            sol = partitioned_bottom_up(sub, up["dense"], names)
             sl = slice(c, c + 1)
             partitioned_top_down(sol, (mid.x[1][sl], mid.F[1][sl], mid.G[1][sl]))
             pieces.append(
@@ -390,9 +504,8 @@ def _state_down(parts: NMFParts, up: dict, root: tuple, spec: dict) -> dict:
                     for lev in range(1, len(sol.problem.sizes))
                 }
             )
-            del sol, sub
-    out = _join(pieces) if pieces else {}
-    out[geo.names[t + 1]] = {"geocode": np.asarray(up["units"][1]), **_keep(mid, 1, spec)}
+    out = _join(pieces) if pieces and pieces[0] else {}
+    out[geo.names[t + 1]] = {"geocode": np.asarray(counties, dtype=object), **_keep(mid, 1, spec)}
     return out
 
 
