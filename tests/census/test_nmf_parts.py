@@ -85,7 +85,7 @@ def file_rows(root, prefix: str) -> int:
 
 def test_the_solve_holds_one_county_at_a_time(release, monkeypatch):
     root, truth = release
-    steps, groups = [], []
+    steps, spooled = [], []
     chunks, row_group = _nmf_parts._chunks, _nmf_parts._row_group
 
     def counting_chunks(files, names, reader):
@@ -95,7 +95,7 @@ def test_the_solve_holds_one_county_at_a_time(release, monkeypatch):
 
     def counting_row_group(pfile, g, source, first):
         table = row_group(pfile, g, source, first)
-        groups.append(table.num_rows)
+        spooled.append(table.num_rows)
         return table
 
     monkeypatch.setattr(_nmf_parts, "_chunks", counting_chunks)
@@ -104,17 +104,26 @@ def test_the_solve_holds_one_county_at_a_time(release, monkeypatch):
     counties = truth["units"]["County"]
     held = {code: file_rows(root, code) for code in counties}
     # the first step reads the levels above the counties whole (US, the State rows); then
-    # each state its own and its counties' rows, and each county its subtree's, twice
-    county_steps = [codes for codes in steps if codes[0][: WIDTH["County"]] in held]
-    assert all(len(set(c[: WIDTH["County"]] for c in codes)) == 1 for codes in county_steps)
-    order = [codes[0][: WIDTH["County"]] for codes in county_steps]
-    assert order == counties * 2  # in order, once per pass
-    assert all(codes.size == held[code] for code, codes in zip(order, county_steps, strict=True))
-    state_steps = [codes for codes in steps[1:] if codes[0][: WIDTH["County"]] not in held]
-    assert all(max(map(len, codes)) <= WIDTH["County"] for codes in state_steps)
-    assert max(codes.size for codes in steps[1:]) == max(held.values()) < file_rows(root, "") / 4
+    # each state its own and its counties' rows, and consecutive counties their subtrees'
+    # (small ones together), never more rows than the largest county, in each pass
+    w = WIDTH["County"]
+    county_steps = [codes for codes in steps if codes[0][:w] in held]
+    groups = [sorted({c[:w] for c in codes}) for codes in county_steps]
+    assert [c for g in groups for c in g] == counties * 2  # in order, once per pass
+    for group, codes in zip(groups, county_steps, strict=True):
+        assert codes.size == sum(held[c] for c in group) <= max(held.values())
+    state_steps = [codes for codes in steps[1:] if codes[0][:w] not in held]
+    assert all(max(map(len, codes)) <= w for codes in state_steps)
+    assert max(codes.size for codes in steps[1:]) <= max(held.values()) < file_rows(root, "") / 4
     # the state's files are split by county one row group at a time
-    assert groups and max(groups) <= ROW_GROUP
+    assert spooled and max(spooled) <= ROW_GROUP
+
+
+def test_small_counties_are_solved_together_within_the_largest_ones_rows():
+    assert _nmf_parts._groups([5, 1, 1, 3, 5, 2]) == [(0, 1), (1, 4), (4, 5), (5, 6)]
+    assert _nmf_parts._groups([2, 2, 2]) == [(0, 1), (1, 2), (2, 3)]
+    assert _nmf_parts._groups([4, 1, 1, 1, 1]) == [(0, 1), (1, 5)]
+    assert _nmf_parts._groups([]) == []
 
 
 def test_states_and_known_totals_are_read_as_read_nmf_reads_them(release):
@@ -225,3 +234,14 @@ def test_a_row_outside_every_county_is_named_by_file_row_and_field(tmp_path):
         rf"`geocode`: '{stray}' has no parent: '044999999' is not a unit of level County",
     ):
         quiet(gls, parts)
+
+
+@pytest.mark.parametrize("size", [2, 3])
+def test_counties_solved_together_give_the_same_estimates(release, whole, monkeypatch, size):
+    root, _ = release
+
+    def runs(rows):
+        return [(c, min(c + size, len(rows))) for c in range(0, len(rows), size)]
+
+    monkeypatch.setattr(_nmf_parts, "_groups", runs)
+    same_as_whole(whole, quiet(gls, NMFParts.open(root, product="persons"), queries=QUERIES))

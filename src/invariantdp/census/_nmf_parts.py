@@ -297,10 +297,11 @@ def _chunks(files: list, names: tuple, reader) -> list:
 def _spool(parts: NMFParts, state: str, counties, folder: Path) -> dict:
     """Split one state's files below the State level by county, one row group at a time.
 
-    Returns ``{county: [(file, source, kind, level, partition)]}``, files in
-    ``folder`` that hold exactly the county's subtree's rows (in file order),
-    so that each county is read from its own files: every file of the state
-    is read once per pass, whatever the order of its rows.  A row whose
+    Returns ``({county: [(file, source, kind, level, partition)]}, {county:
+    rows})``, files in ``folder`` that hold exactly the county's subtree's
+    rows (in file order), so that each county is read from its own files:
+    every file of the state is read once per pass, whatever the order of its
+    rows.  A row whose
     geocode does not start with a county of the state is refused, as
     :func:`read_nmf` refuses a unit without a parent.
     """
@@ -311,6 +312,7 @@ def _spool(parts: NMFParts, state: str, counties, folder: Path) -> dict:
     wc = geo.width(parts.part_level)
     known = set(counties)
     out: dict = {c: [] for c in counties}
+    counts = dict.fromkeys(counties, 0)
     levels = geo.names[geo.index(parts.part_level) :]
     n = 0
     for level in levels:
@@ -348,13 +350,15 @@ def _spool(parts: NMFParts, state: str, counties, folder: Path) -> dict:
                                 f"{source} (its rows of {parts.part_level} {code}, counted from 0)"
                             )
                             out[code].append((path, note, kind, level, part))
-                        writers[code].write_table(table.filter(pc.equal(heads, code)))
+                        rows = table.filter(pc.equal(heads, code))
+                        writers[code].write_table(rows)
+                        counts[code] += rows.num_rows
                     first += table.num_rows
             finally:
                 for w in writers.values():
                     w.close()
             n += 1
-    return out
+    return out, counts
 
 
 def _row_group(pfile, g: int, source: str, first: int):
@@ -391,15 +395,35 @@ def _problem(nm: NoisyMeasurements, root=None):
     return _onto_sole_children(prob)
 
 
-def _county(parts: NMFParts, code: str, root, files):
-    """The problem of one county's subtree (its own items from ``root``) and its names."""
+def _county(parts: NMFParts, codes: list, root, files: dict):
+    """The problem of consecutive counties' subtrees (their items from ``root``), its names."""
     levels = list(parts.geography.names[parts.geography.index(parts.part_level) :])
-    nm = parts._rows(levels, [code], files)
+    nm = parts._rows(levels, codes, [f for code in codes for f in files[code]])
     return _problem(nm, root), _names(nm)
 
 
+def _groups(rows: list) -> list:
+    """``(first, stop)`` of runs of consecutive counties of at most the largest one's rows.
+
+    Small counties are solved together: fewer reads and smaller overheads,
+    and never more rows at once than the largest county alone.
+    """
+    budget, out, first, held = max(rows, default=0), [], 0, 0
+    for c, n in enumerate(rows):
+        if c > first and held + n > budget:
+            out.append((first, c))
+            first, held = c, 0
+        held += n
+    if rows:
+        out.append((first, len(rows)))
+    return out
+
+
 class _Spool:
-    """A temporary folder of one state's rows split by county (removed on exit)."""
+    """A temporary folder of one state's rows split by county (removed on exit).
+
+    Entering gives ``(files per county, groups of counties solved together)``.
+    """
 
     def __init__(self, parts, state, counties):
         self.args = (parts, state, [str(c) for c in counties])
@@ -407,10 +431,11 @@ class _Spool:
     def __enter__(self):
         self.folder = Path(tempfile.mkdtemp(prefix="invariantdp-parts-"))
         try:
-            return _spool(*self.args, self.folder)
+            files, rows = _spool(*self.args, self.folder)
         except BaseException:
             shutil.rmtree(self.folder, ignore_errors=True)
             raise
+        return files, _groups([rows[c] for c in self.args[2]])
 
     def __exit__(self, *exc):
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -424,21 +449,22 @@ def _state_up(parts: NMFParts, code: str, root, dense):
         nm = parts._rows(list(parts.geography.names[t : t + 2]), [code])
         mid = _problem(nm, root)
         dense = frozenset(dense) | tree_dense(mid)
-        with _Spool(parts, code, nm.units[1]) as files:
+        with _Spool(parts, code, nm.units[1]) as (files, groups):
             summaries = None
             while summaries is None:
-                summaries, dense = _counties_up(parts, nm.units[1], mid, files, dense)
+                summaries, dense = _counties_up(parts, nm.units[1], mid, files, groups, dense)
         leaves = tuple(np.concatenate(a) for a in zip(*summaries, strict=True))
         sol = partitioned_bottom_up(mid, dense, _names(nm), leaves=leaves)
     notes = sorted({str(w.message) for w in caught})
     return {"solution": sol, "units": nm.units, "dense": dense, "notes": notes}
 
 
-def _counties_up(parts, counties, mid, files, dense):
-    """Each county's summary, one county in memory at a time; None if the algebra must grow."""
+def _counties_up(parts, counties, mid, files, groups, dense):
+    """The counties' summaries, a group at a time; None if the algebra must grow."""
     summaries = []
-    for c, county in enumerate(map(str, counties)):
-        sub, names = _county(parts, county, mid.subtree(1, [(c, c + 1)]), files[county])
+    for c0, c1 in groups:
+        codes = [str(c) for c in counties[c0:c1]]
+        sub, names = _county(parts, codes, mid.subtree(1, [(c0, c1)]), files)
         more = tree_dense(sub)
         if not more <= dense:  # the state again, in the larger algebra
             return None, dense | more
@@ -488,12 +514,14 @@ def _state_down(parts: NMFParts, up: dict, root: tuple, spec: dict) -> dict:
     mid = partitioned_top_down(up["solution"], root)
     counties = [str(c) for c in up["units"][1]]
     pieces = []
-    with warnings.catch_warnings(), _Spool(parts, str(up["units"][0][0]), counties) as files:
+    spool = _Spool(parts, str(up["units"][0][0]), counties)
+    with warnings.catch_warnings(), spool as (files, groups):
         warnings.simplefilter("ignore")  # announced by the bottom-up pass already
-        for c, code in enumerate(counties):
-            sub, names = _county(parts, code, mid.problem.subtree(1, [(c, c + 1)]), files[code])
+        for c0, c1 in groups:
+            root = mid.problem.subtree(1, [(c0, c1)])
+            sub, names = _county(parts, counties[c0:c1], root, files)
             sol = partitioned_bottom_up(sub, up["dense"], names)
-            sl = slice(c, c + 1)
+            sl = slice(c0, c1)
             partitioned_top_down(sol, (mid.x[1][sl], mid.F[1][sl], mid.G[1][sl]))
             pieces.append(
                 {
