@@ -447,6 +447,11 @@ def _state_up(parts: NMFParts, code: str, root, dense):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         nm = parts._rows(list(parts.geography.names[t : t + 2]), [code])
+        if len(nm.units) < 2:
+            raise InvariantDPError(
+                f"{parts.state_level} {code} has no unit of level {parts.part_level}: nothing "
+                "below it to solve in parts (read the file whole with read_nmf)."
+            )
         mid = _problem(nm, root)
         dense = frozenset(dense) | tree_dense(mid)
         with _Spool(parts, code, nm.units[1]) as (files, groups):
@@ -491,11 +496,13 @@ def _keep(sol, lev: int, spec: dict) -> dict:
     }
 
 
-def _join(pieces: list) -> dict:
+def _join(pieces: list, levels) -> dict:
     """Per level, the kept estimates of consecutive pieces concatenated."""
     out = {}
-    for level in pieces[0]:
-        parts = [p[level] for p in pieces]
+    for level in levels:
+        parts = [p[level] for p in pieces if level in p]
+        if not parts:
+            continue
         out[level] = {
             "geocode": np.concatenate([p["geocode"] for p in parts]),
             **{
@@ -532,7 +539,7 @@ def _state_down(parts: NMFParts, up: dict, root: tuple, spec: dict) -> dict:
                     for lev in range(1, len(sol.problem.sizes))
                 }
             )
-    out = _join(pieces) if pieces and pieces[0] else {}
+    out = _join(pieces, geo.names[t + 2 :])
     out[geo.names[t + 1]] = {"geocode": np.asarray(counties, dtype=object), **_keep(mid, 1, spec)}
     return out
 
@@ -565,11 +572,9 @@ def solve_parts(parts: NMFParts, queries, scheduler: str, client) -> PartsEstima
     def run(fn, jobs):
         if scheduler == "serial":
             return [fn(*job) for job in jobs]
+        if live is None:  # dask's threads, in this process: nothing moves
+            return run_tasks(fn, jobs, None)
         moved["to_workers"] += sum(_size(job) for job in jobs)
-        if live is None:
-            out = run_tasks(fn, jobs, None)
-            moved["from_workers"] += sum(_size(o) for o in out)
-            return out
         return [live.submit(fn, *job, pure=False) for job in jobs]
 
     def gather(futures, small):
@@ -588,11 +593,11 @@ def solve_parts(parts: NMFParts, queries, scheduler: str, client) -> PartsEstima
         for i, up, s in zip(redo, again, gather(again, _summary), strict=True):
             ups[i], sums[i] = up, s
     notes = sorted({n for s in sums for n in s["notes"]})
-    for note in notes[:1]:
+    for note in notes[:1]:  # one per part would repeat it for every county
         warnings.warn(
-            f"{note} (the parts of the file; {len(notes)} distinct message(s))",
+            f"{note} (the first of {len(notes)} distinct warning(s) from reading the states)",
             UserWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
     leaves = tuple(np.concatenate([s[k] for s in sums]) for k in ("z", "V", "zero"))
     sol = partitioned_bottom_up(top, final, _names(top_nm), leaves=leaves)
@@ -694,7 +699,9 @@ class PartsEstimate:
         The queries kept (canonical names).
     transfer : dict
         Bytes (pickled) sent to and gathered from the tasks during the solve
-        (``to_workers``, ``from_workers``); 0 for ``scheduler="serial"``.
+        (``to_workers``, ``from_workers``); 0 unless the tasks ran on a
+        ``dask.distributed`` client, which must stay open while
+        :meth:`estimate` gathers from it.
 
     References
     ----------
@@ -702,7 +709,23 @@ class PartsEstimate:
 
     Examples
     --------
-    See :class:`NMFParts`.
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> from invariantdp.census import Geography, NMFParts, NoisyMeasurements, Schema, gls
+    >>> dpq = pd.DataFrame({"geocode": ["1", "11", "111", "112"],
+    ...                     "query_name": ["total_dpq"] * 2 + ["detailed_dpq"] * 2,
+    ...                     "value": [[9.0], [8.0], [2.0, 3.0], [1.0, 3.0]], "variance": 1.0})
+    >>> geo = Geography({"State": 1, "County": 2, "Tract": 3})
+    >>> nm = NoisyMeasurements.from_frames(dpq, None, Schema({"sex": 2}), geo)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     nm.to_nmf(d + "/nmf")
+    ...     est = gls(NMFParts.open(d + "/nmf"), queries=["total", "sex"])
+    >>> est.queries  # canonical names: "sex" is the detailed query here
+    ('total', 'detailed')
+    >>> est.estimate("sex", "Tract", geocodes=["112"])[["geocode", "sex", "std_error"]].round(3)
+      geocode  sex  std_error
+    0     112    0      0.882
+    1     112    1      0.882
     """
 
     parts: NMFParts
