@@ -1,5 +1,6 @@
 """A release-layout file solved in parts: county by county, and state by state on Dask."""
 
+import re
 import warnings
 
 import numpy as np
@@ -245,3 +246,20 @@ def test_counties_solved_together_give_the_same_estimates(release, whole, monkey
 
     monkeypatch.setattr(_nmf_parts, "_groups", runs)
     same_as_whole(whole, quiet(gls, NMFParts.open(root, product="persons"), queries=QUERIES))
+
+
+def test_dask_on_measurements_read_whole_points_to_the_parts(release):
+    root, _ = release
+    nm = quiet(read_nmf, root, product="persons")
+    with pytest.raises(InvariantDPError, match=r"open the file with NMFParts.open\(folder\)"):
+        gls(nm, scheduler="dask")
+
+
+def test_the_states_warnings_are_announced_once(release):
+    root, _ = release
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gls(NMFParts.open(root, product="persons"))
+    parts = [w for w in caught if "from reading the states" in str(w.message)]
+    assert len(parts) == 1
+    assert re.search(r"inequality constraints .* kept but not used", str(parts[0].message))

@@ -906,8 +906,9 @@ def gls(measurements, *, scheduler: str = "serial", client=None, queries=None):
             raise InvariantDPError(f"gls cannot combine these recoded queries: {why}.")
         if scheduler != "serial":
             raise InvariantDPError(
-                f"scheduler={scheduler!r} is not available with recoded queries; they are "
-                "combined by the serial dense-factor passes (scheduler='serial')."
+                f"scheduler={scheduler!r} is not available for measurements read whole with "
+                "recoded queries: use scheduler='serial', or open the file with "
+                "NMFParts.open(folder), which gls solves state by state on Dask."
             )
         return GLSEstimate(measurements, solve_blocks(_onto_sole_children(problem), names))
     if scheduler == "serial":
