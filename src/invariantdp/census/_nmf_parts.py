@@ -1,23 +1,31 @@
 r"""A noisy measurement file solved part by part: a state county by county, the nation on Dask.
 
 :meth:`NMFParts.open` reads no rows: it returns the file's folder, schema,
-geography and list of files.  :func:`~invariantdp.census.gls` then solves it in parts, so that no
-more than one county's rows and arrays are in memory at once:
+geography and list of files.  :func:`~invariantdp.census.gls` then solves it
+in parts, so that the rows and arrays of no more than one county (or of a
+run of small counties, never more rows than the largest county) are in
+memory at once:
 
 * the *parts* are the subtrees of the units of the level below ``State``
   (the counties; without a ``State`` level, the subtrees of the units of
   level 1); a *state* is the subtree of a ``State`` unit (without one, of a
   root unit);
-* bottom-up, each state reads its own and its counties' rows, then each
-  county's subtree in turn (a pyarrow scan of the state's partition files
-  that keeps only the rows whose geocode starts with the county's, reading
-  the row groups whose geocode statistics can hold them), solves it to the
-  county's summary (estimate and covariance given the subtree) and drops it;
-  the state is solved from its counties' summaries;
+* bottom-up, each state reads its own and its counties' rows (a pyarrow
+  scan of its partition files that keeps the rows whose geocode starts with
+  the state's, reading only the row groups whose geocode statistics can hold
+  them), then splits its files below the State level by county into
+  temporary files, one row group at a time (every file read once, whatever
+  the order of its rows); each county's subtree is read from its own files,
+  solved to the county's summary (estimate and covariance given the
+  subtree) and dropped; the state is solved from its counties' summaries;
 * the levels above the states (US) are solved from the states' summaries,
-  then top-down; each state, then each county, is read and solved again and
-  finishes top-down from its root's final estimate.  The two passes read
-  each file twice instead of holding it.
+  then top-down; each state is split again, each county read and solved
+  again, finishing top-down from its county's final estimate.  The two
+  passes read each file twice instead of holding it.
+* Parts are solved in the dense-factor algebra of
+  :func:`~invariantdp._gls.solve_blocks` (the persons file's recodes and
+  zeros), which needs every unit identified by its subtree, as the 2020
+  files are (the detailed query is measured at the blocks).
 
 What is kept of every unit of every level is the estimate and variance of
 every cell of the queries asked for (``gls(parts, queries=...)``): a few
@@ -120,8 +128,18 @@ class _Rows:
 class NMFParts:
     """A noisy measurement file to be solved in parts, without holding it (:meth:`open`).
 
-    It holds no rows: :func:`~invariantdp.census.gls` reads them part by
-    part (see the module docstring of ``invariantdp.census._nmf_parts``).
+    It holds no rows: ``gls(parts, queries=[...])`` reads them part by part.
+    Bottom-up, each state's files are split by county (one Parquet row group
+    at a time) and each county's subtree is read, solved to its county's
+    summary and dropped; the levels above the counties are solved from the
+    summaries; top-down, each county is read and solved again from its
+    county's final estimate.  Memory is that of the largest county; the
+    estimates equal those of ``gls(read_nmf(folder))`` to rounding.  With
+    ``gls(parts, scheduler="dask", client=client)`` each state is a task
+    that reads its own files on a worker (see the user guide, "A national
+    run").  The parts are solved in the dense-factor algebra, which needs
+    every unit identified by its subtree (the 2020 files measure the
+    detailed query at the blocks).
 
     Attributes
     ----------
