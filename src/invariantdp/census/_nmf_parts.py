@@ -305,7 +305,7 @@ class NMFParts:
 
 
 def _chunks(files: list, names: tuple, reader) -> list:
-    """The :class:`Chunk` of each file (what one step of a solve in parts holds)."""
+    """The ``Chunk`` of each file (what one step of a solve in parts holds)."""
     return [
         read_chunk(f, source, kind, level, names, part, reader)[0]
         for f, source, kind, level, part in files
