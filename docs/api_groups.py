@@ -409,10 +409,12 @@ GROUPS = {
                 "invariantdp.census.CensusPrivacy",
                 "invariantdp.census.measure",
                 "invariantdp.census.read_nmf",
+                "invariantdp.census.NMFParts",
             ],
             "Estimates (generalised least squares under the invariants)": [
                 "invariantdp.census.gls",
                 "invariantdp.census.GLSEstimate",
+                "invariantdp.census.PartsEstimate",
             ],
             "Published counts (TopDown-like post-processing)": [
                 "invariantdp.census.topdown_postprocess",

@@ -188,7 +188,7 @@ def _table(rows: list, kind: str, attrs) -> pa.Table:
     return pa.table(cols)
 
 
-def _write(product_dir, level: str, kind: str, rows: list, attrs, state_width=3):
+def _write(product_dir, level: str, kind: str, rows: list, attrs, state_width=3, group=None):
     base = product_dir / f"{level}.parquet" / kind
     if level == "US":
         groups = {None: rows}
@@ -199,7 +199,8 @@ def _write(product_dir, level: str, kind: str, rows: list, attrs, state_width=3)
     for state, part in sorted(groups.items(), key=lambda kv: str(kv[0])):
         folder = base if state is None else base / f"State={state}"
         folder.mkdir(parents=True, exist_ok=True)
-        pq.write_table(_table(part, kind, attrs), folder / "part-00000-c000.snappy.parquet")
+        path = folder / "part-00000-c000.snappy.parquet"
+        pq.write_table(_table(part, kind, attrs), path, row_group_size=group)
         (folder / "_SUCCESS").write_text("")
     base.mkdir(parents=True, exist_ok=True)
 
@@ -223,10 +224,11 @@ def bypassed(units: dict) -> set:
     return {b for b in units["Block"] if counts[b[: WIDTH["Block_Group"]]] == 1}
 
 
-def write_release(root, rng, states=("044",), **shape) -> dict:
+def write_release(root, rng, states=("044",), row_group_size=None, **shape) -> dict:
     """Both products under ``root``; returns the truth: units, histograms, facilities, sigma^2.
 
-    ``shape`` (``counties``, ``tracts``, ``groups``, ``blocks``) sizes the spine.
+    ``shape`` (``counties``, ``tracts``, ``groups``, ``blocks``) sizes the spine;
+    ``row_group_size`` the Parquet row groups (default: pyarrow's, one per file here).
     """
     units = spine(states, **shape)
     fac = facilities(rng, units["Block"])
@@ -264,7 +266,7 @@ def write_release(root, rng, states=("044",), **shape) -> dict:
                         **cols,
                     }
                 )
-        _write(persons, level, "DPQuery", rows, PERSON_ATTRS)
+        _write(persons, level, "DPQuery", rows, PERSON_ATTRS, group=row_group_size)
         con = []
         for u, code in enumerate(units[level]):
             star = dict.fromkeys(PERSON_ATTRS, "*")
@@ -315,7 +317,7 @@ def write_release(root, rng, states=("044",), **shape) -> dict:
                         **nurse,
                     }
                 )
-        _write(persons, level, "Constraint", con, PERSON_ATTRS)
+        _write(persons, level, "Constraint", con, PERSON_ATTRS, group=row_group_size)
     units_dir = root / "US_Unit_PL_PROD"
     h1 = np.stack([fac[:, 0] - rng.binomial(fac[:, 0], 0.8), rng.binomial(0, 0.5, len(fac))], 1)
     h1[:, 1] = fac[:, 0] - h1[:, 0]  # occupied = housing units - vacant
@@ -350,8 +352,8 @@ def write_release(root, rng, states=("044",), **shape) -> dict:
                     "h1": "h1",
                 }
             )
-        _write(units_dir, level, "DPQuery", rows, ("h1",))
-        _write(units_dir, level, "Constraint", con, ("h1",))
+        _write(units_dir, level, "DPQuery", rows, ("h1",), group=row_group_size)
+        _write(units_dir, level, "Constraint", con, ("h1",), group=row_group_size)
     return {
         "units": units,
         "hists": hists,

@@ -24,7 +24,8 @@ Modules, by what they hold:
 * ``_dense_factors`` -- the algebra of recoded queries and level-set zeros
   (:class:`FactorAlgebra`: a dense small factor times the eigenspaces of the
   other attributes); ``_block_passes`` -- the passes in it
-  (:func:`solve_blocks`, :class:`BlockSolution`).
+  (:func:`solve_blocks`, :class:`BlockSolution`); ``_partitioned_passes`` --
+  the same passes part by part, one subtree in memory at a time.
 * ``_variances`` and ``_unit_pair_covariances`` -- variances and covariances
   of the estimates, read from a solution.
 * ``_single_release`` -- the one-unit case: a single labelled release.
@@ -41,6 +42,12 @@ from ._dask_passes import solve_dask
 from ._dense_factors import FactorAlgebra, dense_attributes, query_rows
 from ._eigenspace_rules import segment_starts, segment_sum
 from ._eigenspaces import EigenAlgebra
+from ._partitioned_passes import (
+    partitioned_bottom_up,
+    partitioned_top_down,
+    replace_root,
+    tree_dense,
+)
 from ._problem import Equality, Linear, Measurement, Problem, Zeros
 from ._single_release import (
     estimate_release,
@@ -81,11 +88,14 @@ __all__ = [
     "group_sum_laws",
     "marginal_constraints",
     "own_info",
+    "partitioned_bottom_up",
+    "partitioned_top_down",
     "query_cov",
     "query_rows",
     "query_estimates",
     "query_variances",
     "release_problem",
+    "replace_root",
     "rows_cov",
     "rows_variances",
     "rows_estimates",
@@ -97,6 +107,7 @@ __all__ = [
     "solve_dask",
     "solve_release",
     "sum_law",
+    "tree_dense",
     "unit_law",
     "variance_from",
 ]

@@ -12,7 +12,9 @@ discrete Gaussian noise, and the constraints (invariants, structural zeros).
   :data:`PL94_2020_STRATEGY` -- the 2020 production budgets
   (:class:`CensusStrategy`, :class:`ReleaseStrategy`).
 * Files: :func:`read_nmf`, :meth:`NoisyMeasurements.to_nmf` (the layout of
-  the Bureau's 2020 release: products, state partitions, named constraints).
+  the Bureau's 2020 release: products, state partitions, named constraints);
+  :class:`NMFParts` -- a file read lazily, solved county by county or state
+  by state on Dask (:class:`PartsEstimate`).
 * Analyst: :func:`gls` -- best linear unbiased estimates of every count with
   exact standard errors (:class:`GLSEstimate`), invariants imposed exactly,
   in time linear in the number of units.
@@ -34,6 +36,7 @@ from ._curator import measure
 from ._estimate import GLSEstimate, gls
 from ._geography import Geography
 from ._measurements import NoisyMeasurements
+from ._nmf_parts import NMFParts, PartsEstimate
 from ._nmf_read import read_nmf
 from ._privacy import CensusPrivacy
 from ._schema import PL94, PL94_UNITS, Schema
@@ -62,7 +65,9 @@ __all__ = [
     "CensusPrivacy",
     "GLSEstimate",
     "Geography",
+    "NMFParts",
     "NoisyMeasurements",
+    "PartsEstimate",
     "Schema",
     "TopDownHistograms",
     "gls",

@@ -964,22 +964,34 @@ def _onto_sole_children(problem: Problem) -> Problem:
     )
 
 
-def gls(measurements: NoisyMeasurements, *, scheduler: str = "serial", client=None) -> GLSEstimate:
+def gls(measurements, *, scheduler: str = "serial", client=None, queries=None):
     """Generalised least squares on noisy measurements, invariants and zeros imposed exactly.
 
     Parameters
     ----------
-    measurements : NoisyMeasurements
+    measurements : NoisyMeasurements or NMFParts
+        The measurements, or a file opened with ``NMFParts.open(folder)``:
+        it is then solved county by county, each county's rows read and
+        dropped in each pass, so that memory is bounded by the largest county
+        (see :class:`NMFParts`).
     scheduler : {"serial", "dask"}
         With ``"dask"``, the subtrees below the second level (the counties of
         a state) are independent tasks in each pass; the result is identical.
+        For an :class:`NMFParts` each state is a task that reads its own
+        files on a worker; only the states' summaries pass through the driver.
     client : dask.distributed.Client, optional
         The cluster to use with ``scheduler="dask"``; by default the running
         client, if any, else dask's local threads.
+    queries : list of str, optional
+        For an :class:`NMFParts` only: the queries whose estimates and
+        variances are kept for every unit of every level (default
+        ``["total"]``; e.g. ``["total", "votingage"]`` for the voting-age
+        population).
 
     Returns
     -------
-    GLSEstimate
+    GLSEstimate or PartsEstimate
+        A :class:`PartsEstimate` for an :class:`NMFParts`.
 
     Notes
     -----
@@ -1009,9 +1021,19 @@ def gls(measurements: NoisyMeasurements, *, scheduler: str = "serial", client=No
     >>> est.paths()["fast"].tolist()  # every unit in the scalar algebra
     [1, 2]
     """
+    solve_in_parts = getattr(measurements, "_solve", None)
+    if solve_in_parts is not None:  # an NMFParts (whose module imports this one)
+        check_scheduler(scheduler, client)
+        return solve_in_parts(queries, scheduler, client)
     if not isinstance(measurements, NoisyMeasurements):
         raise TypeError(
-            f"`measurements` must be NoisyMeasurements, got {type(measurements).__name__}."
+            "`measurements` must be NoisyMeasurements or NMFParts, got "
+            f"{type(measurements).__name__}."
+        )
+    if queries is not None:
+        raise InvariantDPError(
+            "`queries` applies to a file solved in parts (NMFParts); the estimates of "
+            "NoisyMeasurements answer every query."
         )
     check_scheduler(scheduler, client)
     names = {i: (lev, measurements.units[i]) for i, lev in enumerate(measurements.levels)}
@@ -1024,8 +1046,9 @@ def gls(measurements: NoisyMeasurements, *, scheduler: str = "serial", client=No
             raise InvariantDPError(f"gls cannot combine these recoded queries: {why}.")
         if scheduler != "serial":
             raise InvariantDPError(
-                f"scheduler={scheduler!r} is not available with recoded queries; they are "
-                "combined by the serial dense-factor passes (scheduler='serial')."
+                f"scheduler={scheduler!r} is not available for measurements read whole with "
+                "recoded queries: use scheduler='serial', or open the file with "
+                "NMFParts.open(folder), which gls solves state by state on Dask."
             )
         return GLSEstimate(measurements, solve_blocks(_onto_sole_children(problem), names))
     if scheduler == "serial":

@@ -230,8 +230,14 @@ def _flat_list(column, source: str, name: str):
     return raw.astype(np.float64), offsets - offsets[0]
 
 
-def read_chunk(path: Path, source: str, kind: str, level: str, names: tuple, partition: dict):
-    """One Parquet file of a level's rows as a :class:`Chunk`, and its metadata."""
+def read_chunk(
+    path: Path, source: str, kind: str, level: str, names: tuple, partition: dict, reader=None
+):
+    """One Parquet file of a level's rows as a :class:`Chunk`, and its metadata.
+
+    ``reader(pfile, columns, source)``, if given, reads the table in place of
+    every row (the part of a file a lazily read file needs).
+    """
     pa, pq = pyarrow_modules()
     try:
         pfile = pq.ParquetFile(path)
@@ -255,7 +261,7 @@ def read_chunk(path: Path, source: str, kind: str, level: str, names: tuple, par
     if kind == "DPQuery" and "sign" in cols:
         cols.remove("sign")
     _check_types(source, arrow, cols, attrs)
-    table = _read_table(pfile, cols, source)
+    table = _read_table(pfile, cols, source) if reader is None else reader(pfile, cols, source)
     meta = {
         k.decode(): v.decode()
         for k, v in (arrow.metadata or {}).items()

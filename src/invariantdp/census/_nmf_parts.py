@@ -1,0 +1,848 @@
+r"""A noisy measurement file solved part by part: a state county by county, the nation on Dask.
+
+:meth:`NMFParts.open` reads no rows: it returns the file's folder, schema,
+geography and list of files.  :func:`~invariantdp.census.gls` then solves it
+in parts, so that the rows and arrays of no more than one county (or of a
+run of small counties, never more rows than the largest county) are in
+memory at once:
+
+* the *parts* are the subtrees of the units of the level below ``State``
+  (the counties; without a ``State`` level, the subtrees of the units of
+  level 1); a *state* is the subtree of a ``State`` unit (without one, of a
+  root unit);
+* bottom-up, each state reads its own and its counties' rows (a pyarrow
+  scan of its partition files that keeps the rows whose geocode starts with
+  the state's, reading only the row groups whose geocode statistics can hold
+  them), then splits its files below the State level by county into
+  temporary files, one row group at a time (every file read once, whatever
+  the order of its rows); each county's subtree is read from its own files,
+  solved to the county's summary (estimate and covariance given the
+  subtree) and dropped; the state is solved from its counties' summaries;
+* the levels above the states (US) are solved from the states' summaries,
+  then top-down; each state is split again, each county read and solved
+  again, finishing top-down from its county's final estimate.  The two
+  passes read each file twice instead of holding it.
+* Parts are solved in the dense-factor algebra of
+  :func:`~invariantdp._gls.solve_blocks` (the persons file's recodes and
+  zeros), which needs every unit identified by its subtree, as the 2020
+  files are (the detailed query is measured at the blocks).
+
+What is kept of every unit of every level is the estimate and variance of
+every cell of the queries asked for (``gls(parts, queries=...)``): a few
+numbers per unit, not its histogram (2,016 cells for P.L. 94-171) and
+covariance blocks.  With ``scheduler="dask"`` each state is a task on a
+worker, which reads its state's files there (the folder must be readable
+from the workers); only the states' summaries come to the driver and go back
+down, and the kept estimates stay on the workers until
+:meth:`PartsEstimate.estimate` asks for them.
+
+The estimates equal those of ``gls(read_nmf(folder))`` to rounding (the
+same arithmetic on every unit, in the same dense-factor algebra).
+
+References
+----------
+Cumings-Menon & Zhuravlev (2024), "Least squares estimation for hierarchical
+data", arXiv:2404.13164 (the two passes; the Bureau runs them on Spark, one
+task per state); Apache Arrow, ``pyarrow.parquet.ParquetFile`` (row groups
+and their statistics).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .._dask_tasks import check_scheduler, client_of, run_tasks
+from .._estimates import check_clip, estimate_columns, negative_count
+from .._gls import partitioned_bottom_up, partitioned_top_down, replace_root, tree_dense
+from .._validation import check_confidence_level, format_value
+from ..exceptions import InvariantDPError
+from ._geography import Geography
+from ._ingest import assemble, bad_row
+from ._measurements import NoisyMeasurements
+from ._nmf_read import _level_jobs, _order_levels, _product, _schema_of, read_chunk
+from ._nmf_write import RANDOMNESS_KEY, pyarrow_modules
+from ._schema import Schema
+
+__all__ = ["NMFParts", "PartsEstimate"]
+
+
+def _scan(pfile, cols: list, prefixes: tuple):
+    """The rows of ``cols`` whose geocode starts with one of ``prefixes``, row group by row group.
+
+    A row group whose geocode statistics (min, max) cannot hold such a
+    geocode is not read; the others are read one at a time and filtered, so
+    at most one row group beyond the rows kept is in memory.
+    """
+    pa, _ = pyarrow_modules()
+    import pyarrow.compute as pc
+
+    meta = pfile.metadata
+    col = pfile.schema_arrow.get_field_index("geocode")
+    pieces = []
+    for g in range(meta.num_row_groups):
+        st = meta.row_group(g).column(col).statistics
+        if st is not None and st.has_min_max:
+            lo, hi = str(st.min), str(st.max)
+            # a geocode starting with p lies in [p, p + "\x7f"]: digits sort below it
+            if not any(lo <= p + "\x7f" and hi >= p for p in prefixes):
+                continue
+        part = pfile.read_row_group(g, columns=cols)
+        keep = None
+        for p in prefixes:
+            hit = pc.starts_with(part.column("geocode"), p)
+            keep = hit if keep is None else pc.or_(keep, hit)
+        pieces.append(part.filter(pc.fill_null(keep, False)))
+    if not pieces:
+        return pfile.schema_arrow.empty_table().select(cols)
+    return pa.concat_tables(pieces)
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """The reader :func:`read_chunk` uses for a part: :func:`_scan` with its prefixes."""
+
+    prefixes: tuple
+
+    def __call__(self, pfile, cols, source):
+        try:
+            return _scan(pfile, cols, self.prefixes)
+        except InvariantDPError:
+            raise
+        except Exception as exc:  # pyarrow raises several types for a corrupt page
+            raise InvariantDPError(
+                f"{source}: the data cannot be read ({type(exc).__name__}: {exc})."
+            ) from None
+
+
+@dataclass(frozen=True)
+class NMFParts:
+    """A noisy measurement file to be solved in parts, without holding it (:meth:`open`).
+
+    It holds no rows: ``gls(parts, queries=[...])`` reads them part by part.
+    Bottom-up, each state's files are split by county (one Parquet row group
+    at a time) and each county's subtree is read, solved to its county's
+    summary and dropped; the levels above the counties are solved from the
+    summaries; top-down, each county is read and solved again from its
+    county's final estimate.  Memory is that of the largest county; the
+    estimates equal those of ``gls(read_nmf(folder))`` to rounding.  With
+    ``gls(parts, scheduler="dask", client=client)`` each state is a task
+    that reads its own files on a worker (see the user guide, "A national
+    run").  The parts are solved in the dense-factor algebra, which needs
+    every unit identified by its subtree (the 2020 files measure the
+    detailed query at the blocks).
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The product folder.
+    schema : Schema
+    geography : Geography
+        Read from the folder as :func:`read_nmf` reads it.
+    files : dict
+        ``{level: ((file, source, kind, partition), ...)}``.
+    randomness : str
+        What the files say of their noise's source.
+    invariants : dict or None
+        Exact answers added at the levels down to ``State`` (``read_nmf(invariants=)``).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> from invariantdp.census import (
+    ...     Geography, NMFParts, NoisyMeasurements, Schema, gls, read_nmf)
+    >>> dpq = pd.DataFrame({"geocode": ["1", "11", "12", "111", "121"],
+    ...                     "query_name": ["total_dpq"] * 3 + ["detailed_dpq"] * 2,
+    ...                     "value": [[10.0], [6.0], [3.0], [2.0, 3.0], [1.0, 3.0]],
+    ...                     "variance": 2.0})
+    >>> geo = Geography({"State": 1, "County": 2, "Tract": 3})
+    >>> nm = NoisyMeasurements.from_frames(dpq, None, Schema({"sex": 2}), geo)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     nm.to_nmf(d + "/nmf")
+    ...     parts = NMFParts.open(d + "/nmf")
+    ...     est = gls(parts)
+    ...     whole = gls(read_nmf(d + "/nmf")).estimate("total", "Tract")
+    >>> parts.geography, parts.part_level
+    (Geography({'State': 1, 'County': 2, 'Tract': 3}), 'County')
+    >>> df = est.estimate("total", "Tract")
+    >>> bool(np.allclose(df["estimate"], whole["estimate"], rtol=1e-12))
+    True
+    """
+
+    path: Path
+    schema: Schema
+    geography: Geography
+    files: dict = field(repr=False)
+    randomness: str = "unknown"
+    invariants: dict | None = field(default=None, repr=False)
+
+    @classmethod
+    def open(cls, path, schema=None, geography=None, *, product=None, states=None, invariants=None):
+        """A noisy measurement file to solve in parts: its levels, schema and files, no rows.
+
+        The arguments are those of :func:`~invariantdp.census.read_nmf`; the
+        levels and their widths are read from each level's first row.
+        ``invariants`` apply to the levels down to ``State`` (the others are
+        read by :func:`~invariantdp.census.gls`, part by part).
+
+        Returns
+        -------
+        NMFParts
+        """
+        _, pq = pyarrow_modules()
+        if geography is not None and not isinstance(geography, Geography):
+            raise TypeError(f"`geography` must be a Geography, got {type(geography).__name__}.")
+        root, product = _product(Path(os.fspath(path)), product)
+        jobs, notes = _level_jobs(root, states, geography)
+        if geography is not None:
+            _order_levels(jobs, geography)
+            jobs = {lev: jobs[lev] for lev in geography.names}
+        schema = _schema_of(schema, product, jobs)
+        firsts, marks = {}, set()
+        for level, rows in jobs.items():
+            firsts[level] = []
+            for f, source, _, _ in rows:
+                try:
+                    pfile = pq.ParquetFile(f)
+                except Exception as exc:  # pyarrow raises several types for a broken file
+                    raise InvariantDPError(
+                        f"{source}: not a readable Parquet file ({exc})."
+                    ) from None
+                marks.add((pfile.schema_arrow.metadata or {}).get(RANDOMNESS_KEY))
+                meta = pfile.metadata
+                groups = [g for g in range(meta.num_row_groups) if meta.row_group(g).num_rows]
+                if groups:
+                    first = pfile.read_row_group(groups[0], columns=["geocode"]).column(0)[0]
+                    firsts[level].append(_First(source, np.asarray([first.as_py()], dtype=object)))
+                    break
+        geo = _order_levels(firsts, geography)
+        for note in notes:
+            warnings.warn(note, UserWarning, stacklevel=2)
+        marks.discard(None)
+        randomness = marks.pop().decode() if len(marks) == 1 else "unknown"
+        files = {lev: tuple(jobs[lev]) for lev in geo.names}
+        parts = cls(root, schema, geo, files, randomness)
+        names = geo.names
+        t = geo.index(parts.state_level)
+        if t + 1 >= len(names):
+            raise InvariantDPError(
+                f"a file is solved in parts below its {parts.state_level} level, and this one has "
+                f"no level below it (levels {', '.join(names)}): read it whole with read_nmf."
+            )
+        if invariants is not None:
+            if not hasattr(invariants, "items"):
+                raise InvariantDPError(
+                    f"`invariants` ({format_value(invariants)}) must map levels to {{query: "
+                    "{geocode: value}}."
+                )
+            deep = [lev for lev in invariants if lev not in names[: t + 1]]
+            if deep:
+                raise InvariantDPError(
+                    f"`invariants` at {', '.join(map(str, deep))}: in parts, known answers are "
+                    f"added at the levels {', '.join(names[: t + 1])} only (the parts below are "
+                    "read by gls)."
+                )
+            object.__setattr__(parts, "invariants", invariants)
+        return parts
+
+    @property
+    def state_level(self) -> str:
+        """The level whose units are solved as one task each (``State``, else the root)."""
+        names = self.geography.names
+        return "State" if "State" in names else names[0]
+
+    @property
+    def part_level(self) -> str:
+        """The level whose subtrees are read and solved one at a time (the counties)."""
+        return self.geography.names[self.geography.index(self.state_level) + 1]
+
+    def _solve(self, queries, scheduler, client):
+        """What :func:`gls` does with a file solved in parts."""
+        return solve_parts(self, ["total"] if queries is None else queries, scheduler, client)
+
+    def _files_of(self, level: str, states) -> list:
+        """The files of ``level`` that can hold rows of ``states`` (None: every file)."""
+        rows = self.files[level]
+        if states is None:
+            return list(rows)
+        wanted = set(states)
+        return [r for r in rows if "State" not in r[3] or r[3]["State"] in wanted]
+
+    def _rows(self, levels: list, prefixes=None, files=None) -> NoisyMeasurements:
+        """The rows of ``levels`` whose geocodes start with one of ``prefixes`` (None: all).
+
+        ``files`` ``[(file, source, kind, level, partition)]``, if given, are
+        read whole instead (a county's spool, :func:`_spool`).
+        """
+        if files is None:
+            w = self.geography.width(self.state_level)
+            states = None if prefixes is None else {p[:w] for p in prefixes}
+            reader = None if prefixes is None else _Rows(tuple(prefixes))
+            files = []
+            for level in levels:
+                for f, source, kind, part in self._files_of(level, states):
+                    if prefixes is not None:
+                        source = (
+                            f"{source} (its rows of geocodes {' or '.join(prefixes)}..., counted "
+                            "from 0)"
+                        )
+                    files.append((f, source, kind, level, part))
+        else:
+            reader = None
+        chunks = _chunks(files, self.schema.names, reader)
+        geo = Geography({lev: self.geography.width(lev) for lev in levels})
+        return NoisyMeasurements(**assemble(chunks, self.schema, geo, self.randomness))
+
+
+def _chunks(files: list, names: tuple, reader) -> list:
+    """The ``Chunk`` of each file (what one step of a solve in parts holds)."""
+    return [
+        read_chunk(f, source, kind, level, names, part, reader)[0]
+        for f, source, kind, level, part in files
+    ]
+
+
+def _spool(parts: NMFParts, state: str, counties, folder: Path) -> dict:
+    """Split one state's files below the State level by county, one row group at a time.
+
+    Returns ``({county: [(file, source, kind, level, partition)]}, {county:
+    rows})``, files in ``folder`` that hold exactly the county's subtree's
+    rows (in file order), so that each county is read from its own files:
+    every file of the state is read once per pass, whatever the order of its
+    rows.  A row whose
+    geocode does not start with a county of the state is refused, as
+    :func:`read_nmf` refuses a unit without a parent.
+    """
+    _, pq = pyarrow_modules()
+    import pyarrow.compute as pc
+
+    geo = parts.geography
+    wc = geo.width(parts.part_level)
+    known = set(counties)
+    out: dict = {c: [] for c in counties}
+    counts = dict.fromkeys(counties, 0)
+    levels = geo.names[geo.index(parts.part_level) :]
+    n = 0
+    for level in levels:
+        for f, source, kind, part in parts._files_of(level, {state}):
+            try:
+                pfile = pq.ParquetFile(f)
+            except Exception as exc:  # pyarrow raises several types for a broken file
+                raise InvariantDPError(f"{source}: not a readable Parquet file ({exc}).") from None
+            if "geocode" not in pfile.schema_arrow.names:
+                raise InvariantDPError(f"{source}: the rows lack the column(s) geocode.")
+            writers: dict = {}
+            try:
+                first = 0
+                for g in range(pfile.metadata.num_row_groups):
+                    table = _row_group(pfile, g, source, first)
+                    codes = table.column("geocode")
+                    if codes.null_count:
+                        row = first + int(np.flatnonzero(np.asarray(codes.is_null()))[0])
+                        raise bad_row(source, row, "geocode", "must not be null.")
+                    heads = pc.utf8_slice_codeunits(codes, 0, wc)
+                    for code in pc.unique(heads).to_pylist():
+                        if code not in known:
+                            row = first + pc.index(heads, code).as_py()
+                            raise bad_row(
+                                source,
+                                row,
+                                "geocode",
+                                f"{codes[row - first].as_py()!r} has no parent: {code!r} is not a "
+                                f"unit of level {parts.part_level} in State {state}.",
+                            )
+                        if code not in writers:
+                            path = folder / f"{code}-{n}.parquet"
+                            writers[code] = pq.ParquetWriter(path, pfile.schema_arrow)
+                            note = (
+                                f"{source} (its rows of {parts.part_level} {code}, counted from 0)"
+                            )
+                            out[code].append((path, note, kind, level, part))
+                        rows = table.filter(pc.equal(heads, code))
+                        writers[code].write_table(rows)
+                        counts[code] += rows.num_rows
+                    first += table.num_rows
+            finally:
+                for w in writers.values():
+                    w.close()
+            n += 1
+    return out, counts
+
+
+def _row_group(pfile, g: int, source: str, first: int):
+    """Row group ``g`` of a file, every column; an unreadable one is named."""
+    try:
+        return pfile.read_row_group(g)
+    except Exception as exc:  # pyarrow raises several types for a corrupt page
+        raise InvariantDPError(
+            f"{source}, rows from {first} (row group {g}): the data cannot be read "
+            f"({type(exc).__name__}: {exc})."
+        ) from None
+
+
+class _First:
+    """A level's first geocode, where :func:`_order_levels` reads the level's width."""
+
+    def __init__(self, source, geocode):
+        self.source, self.geocode = source, geocode
+
+
+# -- the tasks ---------------------------------------------------------------------------
+
+
+def _names(nm: NoisyMeasurements) -> dict:
+    return {i: (lev, nm.units[i]) for i, lev in enumerate(nm.levels)}
+
+
+def _problem(nm: NoisyMeasurements, root=None):
+    from ._estimate import _onto_sole_children
+
+    prob = nm.to_problem()
+    if root is not None:
+        prob = replace_root(prob, root)
+    return _onto_sole_children(prob)
+
+
+def _county(parts: NMFParts, codes: list, root, files: dict):
+    """The problem of consecutive counties' subtrees (their items from ``root``), its names."""
+    levels = list(parts.geography.names[parts.geography.index(parts.part_level) :])
+    nm = parts._rows(levels, codes, [f for code in codes for f in files[code]])
+    return _problem(nm, root), _names(nm)
+
+
+def _groups(rows: list) -> list:
+    """``(first, stop)`` of runs of consecutive counties of at most the largest one's rows.
+
+    Small counties are solved together: fewer reads and smaller overheads,
+    and never more rows at once than the largest county alone.
+    """
+    budget, out, first, held = max(rows, default=0), [], 0, 0
+    for c, n in enumerate(rows):
+        if c > first and held + n > budget:
+            out.append((first, c))
+            first, held = c, 0
+        held += n
+    if rows:
+        out.append((first, len(rows)))
+    return out
+
+
+class _Spool:
+    """A temporary folder of one state's rows split by county (removed on exit).
+
+    Entering gives ``(files per county, groups of counties solved together)``.
+    """
+
+    def __init__(self, parts, state, counties):
+        self.args = (parts, state, [str(c) for c in counties])
+
+    def __enter__(self):
+        self.folder = Path(tempfile.mkdtemp(prefix="invariantdp-parts-"))
+        try:
+            files, rows = _spool(*self.args, self.folder)
+        except BaseException:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            raise
+        return files, _groups([rows[c] for c in self.args[2]])
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _state_up(parts: NMFParts, code: str, root, dense):
+    """Bottom-up over one state, county by county: its summary and what top-down needs."""
+    t = parts.geography.index(parts.state_level)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        nm = parts._rows(list(parts.geography.names[t : t + 2]), [code])
+        if len(nm.units) < 2:
+            raise InvariantDPError(
+                f"{parts.state_level} {code} has no unit of level {parts.part_level}: nothing "
+                "below it to solve in parts (read the file whole with read_nmf)."
+            )
+        mid = _problem(nm, root)
+        dense = frozenset(dense) | tree_dense(mid)
+        with _Spool(parts, code, nm.units[1]) as (files, groups):
+            summaries = None
+            while summaries is None:
+                summaries, dense = _counties_up(parts, nm.units[1], mid, files, groups, dense)
+        leaves = tuple(np.concatenate(a) for a in zip(*summaries, strict=True))
+        sol = partitioned_bottom_up(mid, dense, _names(nm), leaves=leaves)
+    notes = sorted({str(w.message) for w in caught})
+    return {"solution": sol, "units": nm.units, "dense": dense, "notes": notes}
+
+
+def _counties_up(parts, counties, mid, files, groups, dense):
+    """The counties' summaries, a group at a time; None if the algebra must grow."""
+    summaries = []
+    for c0, c1 in groups:
+        codes = [str(c) for c in counties[c0:c1]]
+        sub, names = _county(parts, codes, mid.subtree(1, [(c0, c1)]), files)
+        more = tree_dense(sub)
+        if not more <= dense:  # the state again, in the larger algebra
+            return None, dense | more
+        sol = partitioned_bottom_up(sub, dense, names)
+        summaries.append((sol.z[0], sol.V[0], sol.zero[0]))
+    return summaries, dense
+
+
+def _summary(up: dict) -> dict:
+    sol = up["solution"]
+    return {
+        "z": sol.z[0],
+        "V": sol.V[0],
+        "zero": sol.zero[0],
+        "dense": up["dense"],
+        "notes": up["notes"],
+    }
+
+
+def _keep(sol, lev: int, spec: dict) -> dict:
+    return {
+        q: (sol.estimates(lev, attrs, rec), sol.query_variances(lev, attrs, rec))
+        for q, (attrs, rec) in spec.items()
+    }
+
+
+def _join(pieces: list, levels) -> dict:
+    """Per level, the kept estimates of consecutive pieces concatenated."""
+    out = {}
+    for level in levels:
+        parts = [p[level] for p in pieces if level in p]
+        if not parts:
+            continue
+        out[level] = {
+            "geocode": np.concatenate([p["geocode"] for p in parts]),
+            **{
+                q: tuple(np.concatenate([p[q][i] for p in parts]) for i in range(2))
+                for q in parts[0]
+                if q != "geocode"
+            },
+        }
+    return out
+
+
+def _state_down(parts: NMFParts, up: dict, root: tuple, spec: dict) -> dict:
+    """Top-down over one state from its final ``(x, F, G)``; the kept estimates per level."""
+    geo = parts.geography
+    t = geo.index(parts.state_level)
+    mid = partitioned_top_down(up["solution"], root)
+    counties = [str(c) for c in up["units"][1]]
+    pieces = []
+    spool = _Spool(parts, str(up["units"][0][0]), counties)
+    with warnings.catch_warnings(), spool as (files, groups):
+        warnings.simplefilter("ignore")  # announced by the bottom-up pass already
+        for c0, c1 in groups:
+            root = mid.problem.subtree(1, [(c0, c1)])
+            sub, names = _county(parts, counties[c0:c1], root, files)
+            sol = partitioned_bottom_up(sub, up["dense"], names)
+            sl = slice(c0, c1)
+            partitioned_top_down(sol, (mid.x[1][sl], mid.F[1][sl], mid.G[1][sl]))
+            pieces.append(
+                {
+                    geo.names[t + 1 + lev]: {
+                        "geocode": np.asarray(names[lev][1]),
+                        **_keep(sol, lev, spec),
+                    }
+                    for lev in range(1, len(sol.problem.sizes))
+                }
+            )
+    out = _join(pieces, geo.names[t + 2 :])
+    out[geo.names[t + 1]] = {"geocode": np.asarray(counties, dtype=object), **_keep(mid, 1, spec)}
+    return out
+
+
+# -- the driver ---------------------------------------------------------------------------
+
+
+def _size(obj) -> int:
+    return len(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def solve_parts(parts: NMFParts, queries, scheduler: str, client) -> PartsEstimate:
+    """:func:`gls` of a lazily read file (see the module docstring)."""
+    from ._nmf_read import _add_invariants
+
+    check_scheduler(scheduler, client)
+    spec = _spec(parts.schema, queries)
+    geo = parts.geography
+    t = geo.index(parts.state_level)
+    top_nm = parts._rows(list(geo.names[: t + 1]))
+    if parts.invariants is not None:
+        top_nm = _add_invariants(top_nm, parts.invariants)
+    top = _problem(top_nm)
+    states = [str(s) for s in top_nm.units[t]]
+    roots = [top.subtree(t, [(s, s + 1)]) for s in range(len(states))]
+    dense = tree_dense(top)
+    live = client_of(client) if scheduler == "dask" else None
+    moved = {"to_workers": 0, "from_workers": 0}
+
+    def run(fn, jobs):
+        if scheduler == "serial":
+            return [fn(*job) for job in jobs]
+        if live is None:  # dask's threads, in this process: nothing moves
+            return run_tasks(fn, jobs, None)
+        moved["to_workers"] += sum(_size(job) for job in jobs)
+        return [live.submit(fn, *job, pure=False) for job in jobs]
+
+    def gather(futures, small):
+        if scheduler == "serial" or live is None:
+            return [small(f) for f in futures]
+        out = live.gather([live.submit(small, f, pure=False) for f in futures])
+        moved["from_workers"] += sum(_size(o) for o in out)
+        return out
+
+    ups = run(_state_up, [(parts, s, r, dense) for s, r in zip(states, roots, strict=True)])
+    sums = gather(ups, _summary)
+    final = dense.union(*(s["dense"] for s in sums))
+    redo = [i for i, s in enumerate(sums) if s["dense"] != final]
+    if redo:  # a state found attributes the others did not: all in the one algebra
+        again = run(_state_up, [(parts, states[i], roots[i], final) for i in redo])
+        for i, up, s in zip(redo, again, gather(again, _summary), strict=True):
+            ups[i], sums[i] = up, s
+    notes = sorted({n for s in sums for n in s["notes"]})
+    for note in notes[:1]:  # one per part would repeat it for every county
+        warnings.warn(
+            f"{note} (the first of {len(notes)} distinct warning(s) from reading the states)",
+            UserWarning,
+            stacklevel=4,
+        )
+    leaves = tuple(np.concatenate([s[k] for s in sums]) for k in ("z", "V", "zero"))
+    sol = partitioned_bottom_up(top, final, _names(top_nm), leaves=leaves)
+    partitioned_top_down(sol)
+    kept_top = {
+        lev: {"geocode": np.asarray(top_nm.units[i]), **_keep(sol, i, spec)}
+        for i, lev in enumerate(geo.names[: t + 1])
+    }
+    downs = run(
+        _state_down,
+        [
+            (parts, up, (sol.x[t][s : s + 1], sol.F[t][s : s + 1], sol.G[t][s : s + 1]), spec)
+            for s, up in enumerate(ups)
+        ],
+    )
+    if scheduler == "dask" and live is not None:
+        from distributed import wait
+
+        wait(downs)
+        for f in downs:
+            if f.status == "error":
+                f.result()  # raises the task's error here
+    return PartsEstimate(parts, tuple(spec), kept_top, list(downs), moved, live)
+
+
+def _spec(schema: Schema, queries) -> dict:
+    if isinstance(queries, str) or not hasattr(queries, "__iter__"):
+        raise InvariantDPError(
+            f"`queries` ({format_value(queries)}) must be a list of query names (e.g. "
+            "['total', 'votingage'])."
+        )
+    queries = list(queries)
+    if not queries:
+        raise InvariantDPError("`queries` must name at least one query.")
+    out = {}
+    for q in queries:
+        if not isinstance(q, str):
+            raise InvariantDPError(f"`queries`: {format_value(q)} is not a query name.")
+        out[schema.canonical(q)] = schema.query_spec(q)
+    return out
+
+
+# -- the result ---------------------------------------------------------------------------
+
+
+def _piece(kept: dict, level: str, query: str, schema: Schema, cl: float, clip: bool, codes):
+    """The estimate frame of one piece's units of ``level``."""
+    if level not in kept:  # no rows, with the column types of a frame that has some
+        c = schema.query_cells(query)
+        one = np.zeros((1, c))
+        return _frame(schema, query, np.array([""], dtype=object), one, one, cl, clip).iloc[:0]
+    got = kept[level]
+    rows = slice(None)
+    if codes is not None:
+        rows = np.flatnonzero(np.isin(got["geocode"], codes))
+    est, var = got[query]
+    return _frame(schema, query, got["geocode"][rows], est[rows], var[rows], cl, clip)
+
+
+def _found(kept: dict, level: str, codes) -> set:
+    """Which of ``codes`` are units of ``level`` in this piece."""
+    if level not in kept:
+        return set()
+    return set(np.asarray(codes)[np.isin(codes, kept[level]["geocode"])].tolist())
+
+
+def _frame(schema, query, geocodes, est, var, cl, clip):
+    cells = schema.cell_frame(query)
+    c = max(len(cells), 1)
+    n = len(geocodes)
+    est = np.asarray(est, dtype=float).reshape(n, c)
+    var = np.asarray(var, dtype=float).reshape(n, c)
+    se = np.sqrt(np.maximum(var, 0.0))
+    half = stats.norm.ppf(0.5 + cl / 2.0) * se
+    out = pd.DataFrame({"geocode": np.repeat(np.asarray(geocodes, dtype=object), c)})
+    for name in cells.columns:
+        out[name] = np.tile(cells[name].to_numpy(), n)
+    for name, col in estimate_columns(est.ravel(), se.ravel(), half.ravel(), clip=clip).items():
+        out[name] = col
+    out.attrs["confidence_level"] = cl
+    out.attrs["negative"] = negative_count(est)
+    out.attrs["clipped"] = clip
+    return out
+
+
+@dataclass(frozen=True)
+class PartsEstimate:
+    """GLS estimates of a file solved in parts; what :func:`gls` returns for :class:`NMFParts`.
+
+    It holds the estimate and variance of every cell of the queries named
+    in ``gls(parts, queries=...)``, for every unit of every level: those of
+    the levels down to ``State`` here, the others per state (on the Dask
+    workers with ``scheduler="dask"``, until :meth:`estimate` asks).
+
+    Attributes
+    ----------
+    parts : NMFParts
+    queries : tuple of str
+        The queries kept (canonical names).
+    transfer : dict
+        Bytes (pickled) sent to and gathered from the tasks during the solve
+        (``to_workers``, ``from_workers``); 0 unless the tasks ran on a
+        ``dask.distributed`` client, which must stay open while
+        :meth:`estimate` gathers from it.
+
+    References
+    ----------
+    Cumings-Menon & Zhuravlev (2024), arXiv:2404.13164.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> from invariantdp.census import Geography, NMFParts, NoisyMeasurements, Schema, gls
+    >>> dpq = pd.DataFrame({"geocode": ["1", "11", "111", "112"],
+    ...                     "query_name": ["total_dpq"] * 2 + ["detailed_dpq"] * 2,
+    ...                     "value": [[9.0], [8.0], [2.0, 3.0], [1.0, 3.0]], "variance": 1.0})
+    >>> geo = Geography({"State": 1, "County": 2, "Tract": 3})
+    >>> nm = NoisyMeasurements.from_frames(dpq, None, Schema({"sex": 2}), geo)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     nm.to_nmf(d + "/nmf")
+    ...     est = gls(NMFParts.open(d + "/nmf"), queries=["total", "sex"])
+    >>> est.queries  # canonical names: "sex" is the detailed query here
+    ('total', 'detailed')
+    >>> est.estimate("sex", "Tract", geocodes=["112"])[["geocode", "sex", "std_error"]].round(3)
+      geocode  sex  std_error
+    0     112    0      0.882
+    1     112    1      0.882
+    """
+
+    parts: NMFParts
+    queries: tuple
+    _top: dict = field(repr=False)
+    _pieces: list = field(repr=False)
+    transfer: dict = field(default_factory=dict)
+    _client: object = field(default=None, repr=False)
+
+    def estimate(
+        self,
+        query: str,
+        level: str,
+        confidence_level=0.95,
+        *,
+        geocodes=None,
+        clip=False,
+        frame="pandas",
+    ):
+        """Estimates, standard errors and Gaussian intervals of a kept query at ``level``.
+
+        Parameters
+        ----------
+        query : str
+            One of :attr:`queries` (any spelling of it).
+        level : str
+        confidence_level : float, optional
+            In (0, 1); default 0.95.
+        geocodes : sequence of str, optional
+            The units to report (default all).
+        clip : bool, optional
+            Floor the estimates and interval ends at 0, for display only.
+        frame : {"pandas", "dask"}, optional
+            ``"pandas"`` (default) gathers the rows into one DataFrame;
+            ``"dask"`` returns a ``dask.dataframe.DataFrame`` with one
+            partition per state, computed where the state's results are
+            (on the workers after ``gls(..., scheduler="dask")``).
+
+        Returns
+        -------
+        pandas.DataFrame or dask.dataframe.DataFrame
+            The columns of :meth:`GLSEstimate.estimate`: ``geocode``, one
+            column per attribute of the query, ``estimate``, ``std_error``,
+            ``moe``, ``ci_lower``, ``ci_upper``, ``note``; rows in geocode
+            order.
+        """
+        schema = self.parts.schema
+        q = schema.canonical(query) if isinstance(query, str) else query
+        if q not in self.queries:
+            raise InvariantDPError(
+                f"`query` ({format_value(query)}) was not kept: this solve kept "
+                f"{', '.join(self.queries)} (pass queries= to gls)."
+            )
+        li = self.parts.geography.index(level)
+        cl = float(check_confidence_level(confidence_level))
+        clip = check_clip(clip)
+        if frame not in ("pandas", "dask"):
+            raise InvariantDPError(f"`frame` ({format_value(frame)}) must be 'pandas' or 'dask'.")
+        codes = None
+        if geocodes is not None:
+            if isinstance(geocodes, str) or not hasattr(geocodes, "__iter__"):
+                raise InvariantDPError(
+                    f"`geocodes` ({format_value(geocodes)}) must be a list of geocodes."
+                )
+            codes = np.asarray([str(g) for g in geocodes], dtype=object)
+        args = (level, q, schema, cl, clip, codes)
+        if li <= self.parts.geography.index(self.parts.state_level):
+            pieces, local = [self._top], True
+        else:
+            pieces, local = self._pieces, self._client is None
+        if codes is not None:
+            if local:
+                found = [_found(p, level, codes) for p in pieces]
+            else:
+                found = self._client.gather(
+                    [self._client.submit(_found, p, level, codes, pure=False) for p in pieces]
+                )
+            missing = sorted(set(codes.tolist()).difference(*found))
+            if missing:
+                raise InvariantDPError(
+                    f"`geocodes`: {', '.join(map(repr, missing[:5]))} "
+                    f"{'is' if len(missing) == 1 else 'are'} not units of {level}."
+                )
+        if frame == "pandas":
+            if local:
+                out = [_piece(p, *args) for p in pieces]
+            else:
+                out = self._client.gather(
+                    [self._client.submit(_piece, p, *args, pure=False) for p in pieces]
+                )
+            frame_ = pd.concat(out, ignore_index=True) if len(out) > 1 else out[0]
+            frame_.attrs = dict(out[0].attrs)
+            frame_.attrs["negative"] = sum(p.attrs["negative"] for p in out)
+            return frame_
+        import dask.dataframe as dd
+        from dask import delayed
+
+        if local:
+            parts = [delayed(_piece)(p, *args) for p in pieces]
+        else:
+            parts = [self._client.submit(_piece, p, *args, pure=False) for p in pieces]
+        return dd.from_delayed(parts, meta=_piece({}, *args))
