@@ -315,3 +315,18 @@ def test_a_saturated_poisson_fit_of_the_tract_totals_warns_nothing(state):
     np.testing.assert_allclose(res.params, np.log(rel.value), atol=0.02)
     # the response is named as the release names its values, not "y"
     assert re.search(r"Dep\. Variable:\s+estimate\s", str(res.summary()))
+
+
+@pytest.mark.slow
+def test_negative_binomial_and_fay_herriot_intervals_cover_over_200_releases():
+    # the helpers and streams of tests/inference (their comments give the Monte Carlo
+    # evidence beyond these 200 releases each)
+    from inference.test_fay_herriot import _coverage as fay_herriot_coverage
+    from inference.test_negative_binomial import _coverage as nb_coverage
+
+    for noise, seed in (("discrete_gaussian", 2029), ("projected_gaussian", 2030)):
+        slope, alpha = nb_coverage(200, seed, noise)
+        assert 0.93 <= slope <= 0.97, (noise, slope)
+        assert abs(alpha - 0.95) < 3 * np.sqrt(0.95 * 0.05 / 200), (noise, alpha)
+    cover, _ = fay_herriot_coverage(200, 2029)
+    assert 0.93 <= cover <= 0.97, cover
