@@ -193,11 +193,11 @@ def test_coverage_over_200_releases(noise, seed):
     # published beside it, or projected Gaussian noise of sd 5 keeping them; the exact
     # likelihood either way.  The likelihood is the release's (the score has mean 0 and
     # variance the expected information over 1,500 releases), and the slope's Wald
-    # interval covered 0.941 over 2,100 releases under projected noise (Poisson counts
-    # under the same noise: 0.95 over 500); the first 200 of the stream 2029 covered 0.905,
-    # the next 600 0.945.  The dispersion's log-scale interval covered 0.92-0.94 over three
-    # streams of 200 (its symmetric Wald interval 0.89; statsmodels' NegativeBinomial on
-    # the counts themselves 0.903).  The Monte Carlo standard error of 200 releases is 0.015.
+    # interval covered 0.941 over 1,800 releases under projected noise (MC se 0.006;
+    # Poisson counts under the same noise: 0.95 over 500); the first 200 of the stream 2029
+    # covered 0.905, the next 600 0.945.  The dispersion's log-scale interval covered
+    # 0.92-0.94 over three streams of 200 (its symmetric Wald interval 0.89; statsmodels'
+    # NegativeBinomial on the counts themselves 0.903).  The MC se of 200 releases: 0.015.
     slope, alpha = _coverage(200, seed, noise)
     assert 0.93 <= slope <= 0.97, slope
     assert abs(alpha - 0.95) < 3 * np.sqrt(0.95 * 0.05 / 200), alpha
