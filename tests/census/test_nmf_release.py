@@ -433,3 +433,25 @@ def test_read_nmf_with_dask_reads_the_release_layout_the_same(release):
         assert mine.keys() == theirs.keys()
         for key in mine:
             assert np.array_equal(mine[key].values, theirs[key].values)
+
+
+def test_the_layout_is_documented_in_the_public_guide_and_the_readers_point_there():
+    from pathlib import Path
+
+    from invariantdp.census import NoisyMeasurements
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "guide"
+    page = (docs / "nmf_layout.md").read_text(encoding="utf-8")
+    title = page.splitlines()[0].removeprefix("# ")
+    assert title == "The 2020 noisy measurement files: layout reference"
+    assert "nmf_layout" in (docs / "index.md").read_text(encoding="utf-8")  # in the toctree
+    # every column the reader takes, and every product and constraint name, on the page
+    columns = ["geocode", "query_name", "value", "variance", "sign", "query_shape"]
+    names = ["State=044", "US_Person_PL_PROD", "US_Unit_PL_PROD", "hhgq_total_ub", "nurse_nva_0"]
+    for fact in columns + names:
+        assert f"`{fact}" in page, fact
+    # help() on the public functions sends a newcomer to that page, not to a private module
+    for doc in (read_nmf.__doc__, NoisyMeasurements.to_nmf.__doc__):
+        flat = " ".join(doc.split())
+        assert title in flat and "docs/guide/nmf_layout.md" in flat
+        assert "module docstring" not in flat

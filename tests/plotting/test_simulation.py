@@ -113,3 +113,26 @@ def test_plot_power_curves_labels_a_size_panel_size():
     plot_power_curves([1, 2, 4], {"DP": [0.05, 0.3, 0.7]}, ax=right)
     assert (left.get_ylabel(), right.get_ylabel()) == ("size", "power")
     assert left.get_xlabel() == "epsilon"
+
+
+def test_logx_draws_a_budget_on_a_log_axis_and_keeps_the_bars():
+    study = simulate(_test_run, {"effect": [0.01, 0.1, 1.0], "n": [20]}, replicates=60, seed=3)
+    ax = study.plot("effect", logx=True)
+    assert ax.get_xscale() == "log"
+    ((xs, ys, _),) = _bars(ax)
+    rates = study.rejection_rate(0.05).sort_values("effect")
+    np.testing.assert_allclose(xs, rates["effect"])
+    np.testing.assert_allclose(ys, rates["rejection_rate"])
+    assert plot_simulation(study, "effect").get_xscale() == "linear"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"logx": True, "where": {"n": 40}}, InvariantDPError, r"`logx` \(True\).*'effect'.*0\.0"),
+        ({"logx": "yes", "where": {"n": 40}}, TypeError, "`logx` must be True or False"),
+    ],
+)
+def test_logx_refuses_non_positive_settings_and_non_booleans(study, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        study.plot("effect", **kwargs)

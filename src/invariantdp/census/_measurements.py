@@ -537,5 +537,10 @@ class NoisyMeasurements:
         return cls(**assemble(chunks, schema, geography))
 
     def to_nmf(self, path) -> None:
-        """Write the measurements in the noisy measurement file layout (see :func:`read_nmf`)."""
+        """Write the measurements in the Bureau's 2020 noisy measurement file layout.
+
+        The layout, and what is written where, is the user guide's page "The
+        2020 noisy measurement files: layout reference"
+        (``docs/guide/nmf_layout.md``); :func:`read_nmf` reads it back.
+        """
         write_nmf(self, path)

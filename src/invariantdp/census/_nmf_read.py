@@ -609,7 +609,10 @@ def read_nmf(
     path : str or path-like
         A product folder (``US_Person_PL_PROD``) holding ``<Level>.parquet``
         directories, or a folder holding product folders (then ``product``
-        chooses one if there are several).  See the module docstring.
+        chooses one if there are several).  The layout (folders, partitions,
+        levels and geocodes, columns, schemas, constraints), each fact with
+        its source in the Bureau's code, is the user guide's page "The 2020
+        noisy measurement files: layout reference" (``docs/guide/nmf_layout.md``).
     schema : Schema, optional
         Default: the one the file names (written by :meth:`NoisyMeasurements.to_nmf`),
         else the product's (:data:`~invariantdp.census.PL94` for persons,

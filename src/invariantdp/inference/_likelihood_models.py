@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy import stats
+from statsmodels.base import wrapper as wrap
 from statsmodels.base.data import PandasData
 from statsmodels.base.model import GenericLikelihoodModel, LikelihoodResultsWrapper
 from statsmodels.tools.numdiff import approx_fprime
@@ -265,7 +267,8 @@ class PrivatizedCountModel(GenericLikelihoodModel):
                 f"{self.sigma:.4g} against counts this small, or a design of deficient rank)."
             ) from None
         # pandas in, pandas out (named params, bse, ...), as statsmodels' own models do
-        return LikelihoodResultsWrapper(res) if isinstance(self.data, PandasData) else res
+        wrapper = getattr(self, "_results_wrapper", LikelihoodResultsWrapper)
+        return wrapper(res) if isinstance(self.data, PandasData) else res
 
 
 class PrivatizedPoisson(PrivatizedCountModel):
@@ -372,6 +375,37 @@ def _response_name(y, release) -> str:
     return recorded or "y"
 
 
+class _NegativeBinomialResults(PrivatizedResults):
+    r"""Results of :class:`PrivatizedNegativeBinomial`: the dispersion's interval on the log scale.
+
+    The Wald interval :math:`\hat\alpha \pm z\,\mathrm{se}` of a dispersion
+    undercovers at the sample sizes of small-area counts (0.89-0.90 at 60
+    counties, with or without noise): :math:`\hat\alpha` is skewed to the
+    right and biased down, so the symmetric interval misses above.  The
+    interval of :math:`\log\alpha`, :math:`\log\hat\alpha \pm
+    z\,\mathrm{se}/\hat\alpha` (the delta method), mapped back, is
+    asymmetric as the law of :math:`\hat\alpha` is, stays in
+    :math:`(0, \infty)`, and covers 0.92-0.97 where the symmetric one
+    covers 0.87-0.90 (tests/inference/test_negative_binomial.py).  The
+    coefficients keep their Wald intervals.
+    """
+
+    def conf_int(self, alpha=0.05):
+        ci = np.array(super().conf_int(alpha), dtype=float)
+        a, se = float(self.params[-1]), float(self.bse[-1])
+        half = stats.norm.ppf(1.0 - alpha / 2.0) * se / a
+        ci[-1] = a * np.exp([-half, half])
+        return ci
+
+
+class _NegativeBinomialResultsWrapper(LikelihoodResultsWrapper):
+    """pandas results of :class:`PrivatizedNegativeBinomial` (statsmodels' wrapper binds the
+    methods of the class it is populated from, so the log-scale interval needs its own)."""
+
+
+wrap.populate_wrapper(_NegativeBinomialResultsWrapper, _NegativeBinomialResults)
+
+
 class PrivatizedNegativeBinomial(PrivatizedCountModel):
     r"""Negative binomial (NB2) regression of counts released with Gaussian-type noise.
 
@@ -419,6 +453,13 @@ class PrivatizedNegativeBinomial(PrivatizedCountModel):
     chi-squared laws there, not chi-squared with one degree of freedom, so
     the two fits are not compared by ``compare_lr_test``).
 
+    ``conf_int`` gives the coefficients Wald intervals and ``alpha`` the
+    Wald interval of :math:`\log\alpha` mapped back,
+    :math:`\hat\alpha\exp(\pm z\,\mathrm{se}/\hat\alpha)`: the symmetric
+    interval of a dispersion misses above (:math:`\hat\alpha` is skewed to
+    the right and biased down at small-area sample sizes), covering 0.87-0.90
+    at 30-60 counts where this one covers 0.92-0.97.
+
     References
     ----------
     A. C. Cameron and P. K. Trivedi (2013), *Regression Analysis of Count
@@ -448,6 +489,8 @@ class PrivatizedNegativeBinomial(PrivatizedCountModel):
     (True, True)
     """
 
+    results_class = _NegativeBinomialResults
+    _results_wrapper = _NegativeBinomialResultsWrapper
     count_law = "negative binomial"
     _surrogate_steps = False
     _exact_gaussian = True

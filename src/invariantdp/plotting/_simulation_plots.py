@@ -61,6 +61,7 @@ def plot_simulation(
     pvalue: str = "pvalue",
     null: Mapping | None = None,
     n_se: float = 2.0,
+    logx: bool = False,
     ax=None,
 ):
     """Per-setting results of a simulation study with Monte Carlo error bars.
@@ -95,6 +96,10 @@ def plot_simulation(
         plotted setting is null, "power" when none is.
     n_se : float, optional
         Half-length of the error bars in standard errors (2: about 95%).
+    logx : bool, optional
+        Draw ``x`` on a logarithmic scale: budgets (``epsilon``, ``rho``,
+        ``mu``) swept over orders of magnitude read evenly on it.  Every
+        plotted value of ``x`` must then be positive.
     ax : matplotlib Axes, optional
 
     Returns
@@ -117,6 +122,13 @@ def plot_simulation(
     >>> ax = res.plot("shift", null={"shift": 0.0})
     >>> ax.get_xlabel(), ax.get_ylabel()
     ('shift', 'rejection rate (size at shift = 0, power elsewhere) ± 2 Monte Carlo s.e.')
+
+    A privacy budget swept over orders of magnitude, on a log axis:
+
+    >>> res = simulate(lambda rng, rho: {"pvalue": rng.uniform() ** (1 + rho)},
+    ...                {"rho": [0.01, 0.1, 1.0]}, replicates=50, seed=0)
+    >>> res.plot("rho", logx=True).get_xscale()
+    'log'
     """
     settings = tuple(result.settings)
     for name, value in (("x", x), ("hue", hue)):
@@ -125,6 +137,8 @@ def plot_simulation(
     if hue == x:
         raise InvariantDPError(f"`hue` ({hue!r}) must be another setting than `x`.")
     n_se = check_positive("n_se", n_se)
+    if not isinstance(logx, bool | np.bool_):
+        raise TypeError(f"`logx` must be True or False, got {type(logx).__name__}.")
     if y == "rejection_rate":
         table = result.rejection_rate(alpha, pvalue=pvalue)
     else:
@@ -136,6 +150,19 @@ def plot_simulation(
             f"the settings {tuple(varying)} take several values in the plot: draw one as "
             f"`hue`, or choose one value with `where={{{varying[0]!r}: ...}}`."
         )
+    if logx:
+        bad = [
+            v
+            for v in table[x].to_numpy()
+            if isinstance(v, bool | np.bool_)
+            or not isinstance(v, int | float | np.number)
+            or not v > 0
+        ]
+        if bad:
+            raise InvariantDPError(
+                f"`logx` (True) needs every plotted value of the setting {x!r} to be a "
+                f"positive number, got {bad[0]!r}."
+            )
     ax = get_ax(ax)
     groups = [(None, table)] if hue is None else list(table.groupby(hue, sort=False))
     for value, group in groups:
@@ -154,6 +181,8 @@ def plot_simulation(
         label = _rate_label(table, null)
     else:
         label = f"mean of {y}"
+    if logx:
+        ax.set_xscale("log")
     ax.set_xlabel(x)
     ax.set_ylabel(f"{label} ± {n_se:g} Monte Carlo s.e.")
     if hue is not None or y == "rejection_rate":

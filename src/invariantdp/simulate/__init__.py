@@ -211,8 +211,9 @@ class SimulationResult:
 
         ``result.plot(x, ...)`` is
         :func:`invariantdp.plotting.plot_simulation` ``(result, x, ...)``;
-        see there for ``y``, ``hue``, ``where``, ``alpha``, ``null`` and
-        ``n_se`` (needs matplotlib, the ``plot`` extra).
+        see there for ``y``, ``hue``, ``where``, ``alpha``, ``null``,
+        ``n_se`` and ``logx`` (a log scale for budgets swept over orders of
+        magnitude; needs matplotlib, the ``plot`` extra).
         """
         return plot_simulation(self, x, **kwargs)
 
