@@ -304,31 +304,44 @@ class BlockSolution:
         :math:`K_a = \sum_c K_c G_c` and residual covariance
         :math:`D_a = \sum_c D_c + \sum_c K_c V_c K_c^\top - B S_a^+ B^\top`,
         :math:`B = \sum_c K_c V_c` (children given their parent); at the roots
-        :math:`\operatorname{Var} = \sum_r D_r + K_r F_r K_r^\top`.
+        :math:`\operatorname{Var} = \sum_r D_r + K_r F_r K_r^\top`.  Only the
+        chosen units and their ancestors have a nonzero ``K``: the recursion
+        runs over them alone, so its cost is linear in the chosen units (``K = I``
+        on them: their ``K V = K V K^T = V`` and ``K G = G`` need no product).
         """
-        ns, m = self.fa.n_spaces, self.fa.m
-        n = self.problem.sizes[level]
-        k = np.zeros((n, ns, m, m))
-        k[np.asarray(units, dtype=np.int64)] = np.eye(m)
-        d = np.zeros_like(k)
+        idx = np.unique(np.asarray(units, dtype=np.int64))
+        k = None  # None: the identity on the chosen units
+        d = None
         for lev in range(level, 0, -1):
-            st = self.starts[lev]
-            kv = k @ self.V[lev]
-            b = segment_sum(kv, st)
-            kvk = kv @ np.swapaxes(k, -1, -2)
+            if k is None:
+                kv = self.V[lev][idx]
+                dk = kv.copy()
+                kg = self.G[lev][idx]
+            else:
+                kv = k @ self.V[lev][idx]
+                dk = d + kv @ np.swapaxes(k, -1, -2)
+                kg = k @ self.G[lev][idx]
+            par = self.problem.parents[lev][idx]
+            first = np.flatnonzero(np.r_[True, par[1:] != par[:-1]])
+            b = np.add.reduceat(kv, first, axis=0)
+            d = np.add.reduceat(dk, first, axis=0)
+            k = np.add.reduceat(kg, first, axis=0)
+            idx = par[first]
             sinv = self.sinv[lev - 1]
-            d = segment_sum(d + kvk, st)
             if sinv is not None:
-                d -= b @ sinv @ np.swapaxes(b, -1, -2)
-            k = segment_sum(k @ self.G[lev], st)
-        total = d + k @ self.F[0] @ np.swapaxes(k, -1, -2)
+                d -= b @ sinv[idx] @ np.swapaxes(b, -1, -2)
+        if k is None:  # the roots themselves
+            total = self.F[0][idx]
+        else:
+            total = d + k @ self.F[0][idx] @ np.swapaxes(k, -1, -2)
         return _sym(total.sum(axis=0))
 
     def sum_cov(self, level: int, units, attrs, recodes=None):
         """``(estimate, covariance)`` of a query's cells summed over ``units`` of ``level``."""
         attrs, recodes = tuple(attrs), dict(recodes or {})
         units = np.asarray(units, dtype=np.int64)
-        est = self.estimates(level, attrs, recodes)[units].sum(axis=0)
+        hist = self.fa.from_block(self.x[level][units])  # the chosen units only
+        est = self.fa.marginal(hist, attrs, recodes).sum(axis=0)
         exact = self._exact_cells(level, self.fa.dense_rows(attrs, recodes), units)
         pairs = self.sum_blocks(level, units)[None, None]
         return est, self._query_cov(pairs, exact.all(axis=0, keepdims=True), attrs, recodes)
