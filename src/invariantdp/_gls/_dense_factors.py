@@ -45,7 +45,7 @@ import numpy as np
 
 from ._eigenspaces import EigenAlgebra
 
-__all__ = ["FactorAlgebra", "dense_attributes", "query_rows"]
+__all__ = ["FactorAlgebra", "dense_attributes", "query_rows", "sum_broadcast"]
 
 
 def query_rows(shape, attrs, recodes, over=None) -> np.ndarray:
@@ -64,6 +64,25 @@ def query_rows(shape, attrs, recodes, over=None) -> np.ndarray:
             f = np.ones((1, n))
         out = np.kron(out, f)
     return out
+
+
+def sum_broadcast(parts) -> list:
+    """Sum arrays that broadcast into one another: the fewest passes over the largest.
+
+    Each part, smallest first, is added in place into the smallest later part
+    it broadcasts into (the parts must be fresh, writable arrays); returns the
+    parts that broadcast into no other, whose sum (by broadcasting) is the total.
+    """
+    parts = sorted(parts, key=lambda p: p.size)
+    roots = []
+    for i, p in enumerate(parts):
+        later = (q for q in parts[i + 1 :] if np.broadcast_shapes(p.shape, q.shape) == q.shape)
+        host = next(later, None)
+        if host is None:
+            roots.append(p)
+        else:
+            host += p
+    return roots
 
 
 def dense_attributes(problem) -> tuple:
@@ -121,6 +140,25 @@ class FactorAlgebra:
         n = x.shape[0]
         x = x.reshape(n, *self.shape).transpose(0, *(1 + a for a in self._perm))
         return x.reshape(n, *self.sshape, self.m)
+
+    def detailed_view(self, xb) -> np.ndarray:
+        """A block-layout array ``(N, *sshape, m)`` seen with the detailed axes ``(N, *shape)``."""
+        dims = [self.shape[a] for a in self._perm]
+        return xb.reshape(xb.shape[0], *dims).transpose(0, *(1 + a for a in self._inv))
+
+    def block_sum(self, roots, n) -> np.ndarray:
+        """The sum of detailed-layout arrays ``roots`` (broadcast to ``(n, *shape)``), blocked."""
+        out = np.empty((n, *self.sshape, self.m))
+        view = self.detailed_view(out)
+        if not roots:
+            out.fill(0.0)
+        elif len(roots) == 1:
+            np.copyto(view, roots[0])
+        else:
+            np.add(roots[0], roots[1], out=view)
+            for r in roots[2:]:
+                view += r
+        return out
 
     def from_block(self, xb) -> np.ndarray:
         """The inverse of :meth:`to_block`: histograms ``(N, *shape)``."""
@@ -220,9 +258,14 @@ class FactorAlgebra:
 
     def zero_coords(self, attrs, recodes, mask) -> np.ndarray:
         """The dense coordinates ``Z`` (``(N, m)`` bool) of zero query cells ``mask``."""
-        hist = self.spread(np.asarray(mask, dtype=float), attrs, recodes)
-        inner = int(np.prod(self.sshape, dtype=np.int64))
-        return self.to_block(hist).reshape(hist.shape[0], inner, self.m)[:, 0, :] > 0
+        arr = self.spread(np.asarray(mask, dtype=float), attrs, recodes, broadcast=False)
+        n = arr.shape[0]
+        # the first level of each scalar attribute (a zero query sums them out, so every
+        # level alike): the histogram is never spread over them
+        first = (0 if a in self.scalar else slice(None) for a in range(self.d))
+        dense = arr[(slice(None), *first)]
+        dense = np.broadcast_to(dense, (n, *(self.shape[a] for a in self.dense)))
+        return dense.reshape(n, self.m) > 0
 
     # -- block operators -----------------------------------------------------------
 
@@ -232,14 +275,16 @@ class FactorAlgebra:
         return self.eig.dims if self.scalar else np.array([1.0, 0.0])
 
     def moebius(self, mats) -> np.ndarray:
-        """``b_U = sum_{T >= U} (-1)^{|T - U|} M_T``, transposed per block and contiguous."""
-        b = np.array(np.swapaxes(np.asarray(mats, dtype=float), -1, -2), copy=True, order="C")
+        """``b_U = sum_{T >= U} (-1)^{|T - U|} M_T``, transposed per block (a view)."""
+        # combined untransposed (a plain copy), then seen transposed: products with a
+        # transposed operand cost what plain ones do, a transposing copy does not
+        b = np.array(mats, dtype=float, copy=True, order="C")
         for a in range(self.eig.d):
             bit = 1 << a
             for t in range(self.n_spaces):
                 if not t & bit:
                     b[..., t, :, :] -= b[..., t | bit, :, :]
-        return b
+        return np.swapaxes(b, -1, -2)
 
     def apply(self, xb, mats, index=None, moebius=None) -> np.ndarray:
         """``sum_T (P_T kron M_T) x`` for block-layout ``xb``; ``mats``: ``([N,] 2^|C|, m, m)``.
@@ -250,19 +295,19 @@ class FactorAlgebra:
         """
         xb = np.asarray(xb, dtype=float)
         b = self.moebius(mats) if moebius is None else moebius
-        if index is not None:
-            b = b[index]
         means = self.eig.means(xb)
-        out = None
+        terms = []
         for u, mean in means.items():
             n = mean.shape[0]
             inner = int(np.prod(mean.shape[1:-1], dtype=np.int64))
-            flat = mean.reshape(n, inner, self.m) @ b[..., u, :, :]
-            term = flat.reshape(mean.shape)  # a fresh array: summed into in place
-            if out is None:
-                out = term
-            elif out.shape != np.broadcast_shapes(out.shape, term.shape):
-                out = term + out
+            if b.ndim == 3:  # one operator for every unit: a single product
+                flat = mean.reshape(n * inner, self.m) @ b[u]
             else:
-                out += term
+                bu = b[:, u] if index is None else b[index, u]
+                flat = mean.reshape(n, inner, self.m) @ bu
+            terms.append(flat.reshape(mean.shape))  # fresh arrays: summed into in place
+        roots = sum_broadcast(terms)
+        out = roots[0]
+        for r in roots[1:]:
+            out = out + r
         return np.broadcast_to(out, xb.shape).copy() if out.shape != xb.shape else out
