@@ -22,6 +22,10 @@ GQ types and the upper bounds) and ``nurse_nva_0`` (= 0: nursing x under 18);
 the blocks known only from those rows (bypassed: their block group's only
 block) go with them, so the cost is compared per unit.
 
+Every time is printed twice: wall seconds, and the CPU seconds of the
+process (``time.process_time``), which a machine shared with other jobs
+inflates less.
+
 Targets (issue's acceptance, at 25,000 blocks on 2 cores): the whole pipeline
 < 60 s and < 4 GB peak; gls cost per unit with the real constraints <= 2x
 the same without them; read <= 3x the baseline; gls + estimates <= 5x.
@@ -78,36 +82,56 @@ def drop_constraints(src: Path, dst: Path) -> int:
     return dropped
 
 
+class Clock:
+    """Wall and CPU seconds of the steps of one process (the machine may be shared)."""
+
+    def __init__(self):
+        self.wall, self.cpu = {}, {}
+
+    def __call__(self, name, fn):
+        w0, c0 = time.perf_counter(), time.process_time()
+        out = fn()
+        self.wall[name] = time.perf_counter() - w0
+        self.cpu[name] = time.process_time() - c0
+        return out
+
+
 def pipeline(folder: Path, estimates: bool) -> dict:
     """Read, gls and (optionally) the estimates; seconds of each step and the sizes."""
     from invariantdp.census import gls, read_nmf
 
+    clock = Clock()
+
+    def read():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # the kept inequalities, reported
+            return read_nmf(folder)
+
+    nm = clock("read", read)
+    est = clock("gls", lambda: gls(nm))
     out = {}
-    t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # the kept inequalities, reported
-        nm = read_nmf(folder)
-    out["read"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    est = gls(nm)
-    out["gls"] = time.perf_counter() - t0
     out["units"] = int(sum(len(nm.geocodes(lev)) for lev in nm.levels))
     out["blocks"] = len(nm.geocodes("Block"))
     if estimates:
-        t0 = time.perf_counter()
-        for level in ("Tract", "Block_Group"):
-            est.estimate("total", level)
-            est.estimate("votingage", level)
-        out["levels"] = time.perf_counter() - t0
+
+        def levels():
+            for level in ("Tract", "Block_Group"):
+                est.estimate("total", level)
+                est.estimate("votingage", level)
+
+        clock("levels", levels)
         blocks = list(nm.geocodes("Block"))
         size = -(-len(blocks) // DISTRICTS)
         crosswalk = {g: f"district {i // size + 1:02d}" for i, g in enumerate(blocks)}
-        t0 = time.perf_counter()
-        tot = est.estimate("total", "Block", groups=crosswalk)
-        vap = est.estimate("votingage", "Block", groups=crosswalk)
-        out["districts"] = time.perf_counter() - t0
-        out["n_districts"] = int(tot.shape[0])
-        assert vap.shape[0] == 2 * DISTRICTS  # votingage: two cells per district
+
+        def districts():
+            tot = est.estimate("total", "Block", groups=crosswalk)
+            vap = est.estimate("votingage", "Block", groups=crosswalk)
+            assert vap.shape[0] == 2 * tot.shape[0]  # votingage: two cells per district
+            return int(tot.shape[0])
+
+        out["n_districts"] = clock("districts", districts)
+    out["wall"], out["cpu"] = clock.wall, clock.cpu
     return out
 
 
@@ -148,38 +172,40 @@ def main(counties, tracts, groups, blocks) -> None:
         folder = root / "US_Person_PL_PROD"
         free = root / "free" / "US_Person_PL_PROD"
         dropped = drop_constraints(folder, free)
-        t0 = time.perf_counter()
-        rows = arrow_read(folder)
-        t_base = time.perf_counter() - t0
+        base = Clock()
+        rows = base("arrow", lambda: arrow_read(folder))
         real, peak = run_child(folder, True)
         bare, _ = run_child(free, False)
-    est = real["levels"] + real["districts"]
-    whole = real["read"] + real["gls"] + est
-    per_real = real["gls"] / real["units"]
-    per_bare = bare["gls"] / bare["units"]
     print(
         f"persons file: {real['blocks']} blocks, {real['units']} units, {rows} rows "
-        f"(default size: 25,000 blocks)"
+        f"(default size: 25,000 blocks); seconds are wall (CPU of the process)"
     )
-    print(f"pyarrow.dataset read (baseline): {t_base:.2f} s")
-    print(f"read_nmf: {real['read']:.2f} s = {real['read'] / t_base:.1f}x baseline (target <= 3x)")
-    print(
-        f"gls: {real['gls']:.2f} s; estimates: tracts and block groups {real['levels']:.2f} s, "
-        f"{real['n_districts']} voting districts {real['districts']:.2f} s"
-    )
-    print(
-        f"gls + estimates: {real['gls'] + est:.2f} s = {(real['gls'] + est) / t_base:.1f}x "
-        "baseline (target <= 5x)"
-    )
-    print(f"whole pipeline: {whole:.1f} s (target < 60 s)")
+    for kind in ("wall", "cpu"):
+        w, b = real[kind], bare[kind]
+        t_base = base.wall["arrow"] if kind == "wall" else base.cpu["arrow"]
+        est = w["levels"] + w["districts"]
+        per_real, per_bare = w["gls"] / real["units"], b["gls"] / bare["units"]
+        print(f"-- {kind} time")
+        print(f"pyarrow.dataset read (baseline): {t_base:.2f} s")
+        print(f"read_nmf: {w['read']:.2f} s = {w['read'] / t_base:.1f}x baseline (target <= 3x)")
+        print(
+            f"gls: {w['gls']:.2f} s; estimates: tracts and block groups {w['levels']:.2f} s, "
+            f"{real['n_districts']} voting districts {w['districts']:.2f} s"
+        )
+        print(
+            f"gls + estimates: {w['gls'] + est:.2f} s = {(w['gls'] + est) / t_base:.1f}x "
+            "baseline (target <= 5x)"
+        )
+        print(f"whole pipeline: {w['read'] + w['gls'] + est:.1f} s (target < 60 s)")
+        print(
+            f"without constraints: gls {b['gls']:.2f} s; cost per unit {1e6 * per_real:.0f} us "
+            f"with the real constraints, {1e6 * per_bare:.0f} us without = "
+            f"{per_real / per_bare:.2f}x (target <= 2x)"
+        )
     print(f"peak memory of the pipeline's process: {peak:.2f} GB (target < 4 GB)")
     print(
-        f"without constraints ({dropped} Constraint rows dropped: hhgq_total_lb, hhgq_total_ub, "
-        f"nurse_nva_0; {bare['units']} units): gls {bare['gls']:.2f} s"
-    )
-    print(
-        f"gls cost per unit: {1e6 * per_real:.0f} us with the real constraints, "
-        f"{1e6 * per_bare:.0f} us without = {per_real / per_bare:.2f}x (target <= 2x)"
+        f"constraints removed: {dropped} Constraint rows (hhgq_total_lb, hhgq_total_ub, "
+        f"nurse_nva_0; every one but the US total invariant): {bare['units']} units"
     )
 
 

@@ -495,16 +495,18 @@ def _check_own(fa, prob, level, z, zero, names=None):
     if not zero.any():
         return
     n, k = z.shape[0], int(np.prod(z.shape[1:], dtype=np.int64))
-    size = np.abs(z)
+    flat = z.reshape(n, k // fa.m, fa.m)
     # the largest |z| on each dense coordinate, kept where it is a structural zero
-    top = size.reshape(n, k // fa.m, fa.m).max(axis=1, initial=0.0)
+    top = np.maximum(flat.max(axis=1, initial=-np.inf), -flat.min(axis=1, initial=np.inf))
     left = np.where(zero, top, 0.0).max(axis=1, initial=0.0)
-    scale = 1.0 + size.reshape(n, k).sum(axis=1)
-    del size
-    if np.any(left > _CONSISTENCY * scale):
+    # the scale 1 + sum |z| is at least 1: only units with more left than that can fail
+    maybe = np.flatnonzero(left > _CONSISTENCY)
+    scale = 1.0 + np.abs(z[maybe]).reshape(maybe.size, k).sum(axis=1)
+    bad = maybe[left[maybe] > _CONSISTENCY * scale]
+    if bad.size:
         raise InvariantDPError(
             "the structural zeros of "
-            f"{_where(level, int(np.argmax(left > _CONSISTENCY * scale)), names)} contradict its "
+            f"{_where(level, int(bad[0]), names)} contradict its "
             "invariants: no histogram satisfies both."
         )
     _zero_out(fa, z, zero)

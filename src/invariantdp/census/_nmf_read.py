@@ -217,8 +217,14 @@ def _flat_list(column, source: str, name: str):
         )
         raise bad_row(source, row - 1, name, "holds a null number.")
     raw = np.asarray(values)
-    if raw.dtype.kind in "iu":
-        big = (raw > _EXACT) | (raw < -_EXACT) if raw.dtype.kind == "i" else raw > _EXACT
+    # two reductions decide; the mask that names the row is built only for a bad file
+    signed = raw.dtype.kind == "i"
+    if (
+        raw.dtype.kind in "iu"
+        and raw.size
+        and (raw.max() > _EXACT or (signed and raw.min() < -_EXACT))
+    ):
+        big = (raw > _EXACT) | (raw < -_EXACT) if signed else raw > _EXACT
         if big.any():
             row = int(np.searchsorted(offsets, np.flatnonzero(big)[0] + offsets[0], "right")) - 1
             raise bad_row(
@@ -227,7 +233,9 @@ def _flat_list(column, source: str, name: str):
                 name,
                 "holds an integer beyond 2^53, which a float64 does not hold exactly.",
             )
-    return raw.astype(np.float64), offsets - offsets[0]
+    if raw.dtype != np.float64:  # arrow's cast: its memory pool spares fresh pages
+        raw = values.cast(pa.float64(), safe=False).to_numpy(zero_copy_only=False)
+    return raw, offsets - offsets[0]
 
 
 def read_chunk(path: Path, source: str, kind: str, level: str, names: tuple, partition: dict):
