@@ -83,13 +83,6 @@ def _children_sum(x, starts):
     return np.asarray(mat @ x.reshape(n, -1)).reshape(n_par, *x.shape[1:])
 
 
-def _sym_fresh(a):
-    """:func:`_sym` of a fresh array ``a``, with one temporary."""
-    out = a + np.swapaxes(a, -1, -2)
-    out *= 0.5
-    return out
-
-
 def _outer(q, w):
     """``q diag(w) q^T`` for stacks of eigenvector matrices ``q`` and weights ``w``."""
     return (q * w[..., None, :]) @ np.swapaxes(q, -1, -2)
@@ -201,16 +194,17 @@ def _level_sum(fa: FactorAlgebra, n: int, groups: dict) -> np.ndarray:
     broadcast into, so the level's histograms are written a few times, not once per query.
     """
     out = None
-    for units, parts in groups.values():
-        part = fa.block_sum(sum_broadcast(parts), units.size)
+    # the largest set first: it is written into the level's array, the others added to it
+    for units, parts in sorted(groups.values(), key=lambda g: -g[0].size):
+        roots = sum_broadcast(parts)
         if out is None and _every_row(units, n):
-            out = part
-            continue
-        if out is None:  # zero pages cost nothing until written: only the units' rows are
-            out = np.zeros((n, *fa.sshape, fa.m))
-            out[units] = part
+            out = fa.block_sum(roots, n)
+        elif out is None and np.all(np.diff(units) > 0):
+            out = fa.block_sum(roots, n, rows=units)
         else:
-            _add_rows(out, units, part)
+            if out is None:
+                out = np.zeros((n, *fa.sshape, fa.m))
+            _add_rows(out, units, fa.block_sum(roots, units.size))
     return np.zeros((n, *fa.sshape, fa.m)) if out is None else out
 
 
@@ -588,8 +582,11 @@ def _top_down(sol: BlockSolution) -> None:
         x = fa.apply(d[pidx], g)
         x += sol.z[lev]  # a fresh array: the sum in place
         _zero_out(fa, x, sol.zero[lev])
-        f = g @ sol.F[lev - 1][pidx]
-        f = f @ np.swapaxes(g, -1, -2)
+        # F = G F_p G^T + V - G V, with one scratch array reused for every product
+        scratch = g @ sol.F[lev - 1][pidx]
+        f = scratch @ np.swapaxes(g, -1, -2)
         f += vc
-        f -= g @ vc
-        sol.x[lev], sol.F[lev], sol.G[lev] = x, _sym_fresh(f), g
+        f -= np.matmul(g, vc, out=scratch)
+        f_sym = np.add(f, np.swapaxes(f, -1, -2), out=scratch)
+        f_sym *= 0.5
+        sol.x[lev], sol.F[lev], sol.G[lev] = x, f_sym, g

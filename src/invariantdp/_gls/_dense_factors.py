@@ -146,18 +146,37 @@ class FactorAlgebra:
         dims = [self.shape[a] for a in self._perm]
         return xb.reshape(xb.shape[0], *dims).transpose(0, *(1 + a for a in self._inv))
 
-    def block_sum(self, roots, n) -> np.ndarray:
-        """The sum of detailed-layout arrays ``roots`` (broadcast to ``(n, *shape)``), blocked."""
-        out = np.empty((n, *self.sshape, self.m))
-        view = self.detailed_view(out)
-        if not roots:
-            out.fill(0.0)
-        elif len(roots) == 1:
-            np.copyto(view, roots[0])
+    def block_sum(self, roots, n, rows=None) -> np.ndarray:
+        """The sum of detailed-layout arrays ``roots`` (broadcast to ``(n, *shape)``), blocked.
+
+        With ``rows`` (increasing indices into ``N`` rows, one per row of the
+        roots) the sum lands on those rows of a zero ``(N, *sshape, m)`` array,
+        written run by run of consecutive rows (no scatter of a copy).
+        """
+        if rows is None:
+            out = np.empty((n, *self.sshape, self.m))
+            runs = [(0, out.shape[0], 0, out.shape[0])]
         else:
-            np.add(roots[0], roots[1], out=view)
-            for r in roots[2:]:
-                view += r
+            out = np.zeros((n, *self.sshape, self.m))  # pages untouched until written
+            cut = np.flatnonzero(np.diff(rows) != 1) + 1
+            first, last = np.r_[0, cut], np.r_[cut, rows.size]
+            runs = [
+                (int(rows[a]), int(rows[b - 1]) + 1, int(a), int(b))
+                for a, b in zip(first, last, strict=True)
+                if b > a
+            ]
+        view = self.detailed_view(out)
+        for lo, hi, a, b in runs:
+            part = [r[a:b] if r.shape[0] > 1 else r for r in roots]
+            dst = view[lo:hi]
+            if not part:
+                dst[...] = 0.0
+            elif len(part) == 1:
+                np.copyto(dst, part[0])
+            else:
+                np.add(part[0], part[1], out=dst)
+                for r in part[2:]:
+                    dst += r
         return out
 
     def from_block(self, xb) -> np.ndarray:
