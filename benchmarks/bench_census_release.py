@@ -14,7 +14,8 @@ pipeline, timed in a child process (whose peak resident memory is read from
    crosswalk ``{block geocode: district}`` over all blocks (consecutive runs
    of blocks in geocode order, as districts are contiguous).
 
-Baseline: a ``pyarrow.dataset`` read of the same files, in the same run.  The
+Baseline: a ``pyarrow.dataset`` read of the same files, in the same run, in a
+fresh process as the pipeline (neither finds memory pools warmed by the other).  The
 same pipeline (read + ``gls``) runs on the file with its constraints removed:
 every Constraint row except the US ``total`` invariant is dropped, that is
 ``hhgq_total_lb`` (>=), ``hhgq_total_ub`` (<=: the structural zeros of absent
@@ -135,15 +136,34 @@ def pipeline(folder: Path, estimates: bool) -> dict:
     return out
 
 
-def child(folder: str, estimates: str) -> None:
-    print(json.dumps(pipeline(Path(folder), estimates == "1")))
+def baseline(folder: Path) -> dict:
+    """The ``pyarrow.dataset`` read, timed in its own process as the pipeline is."""
+    clock = Clock()
+    rows = clock("arrow", lambda: arrow_read(folder))
+    return {"rows": rows, "wall": clock.wall, "cpu": clock.cpu}
 
 
-def run_child(folder: Path, estimates: bool) -> tuple[dict, float]:
-    """The pipeline in a fresh process: its figures and the peak RSS of the children (GB)."""
+def child(folder: str, what: str) -> None:
+    # imports are not what is timed, in either process
+    import pyarrow.dataset
+    import pyarrow.parquet
+
+    import invariantdp.census
+
+    del pyarrow, invariantdp
+
+    out = baseline(Path(folder)) if what == "arrow" else pipeline(Path(folder), what == "1")
+    print(json.dumps(out))
+
+
+def run_child(folder: Path, what: str) -> tuple[dict, float]:
+    """A fresh process (``what``: "arrow", or "1"/"0" the pipeline with/without estimates).
+
+    Returns its figures and the peak RSS of the children so far (GB).
+    """
     env = dict(os.environ)
     proc = subprocess.run(
-        [sys.executable, __file__, "--child", str(folder), "1" if estimates else "0"],
+        [sys.executable, __file__, "--child", str(folder), what],
         env=env,
         check=True,
         capture_output=True,
@@ -172,17 +192,17 @@ def main(counties, tracts, groups, blocks) -> None:
         folder = root / "US_Person_PL_PROD"
         free = root / "free" / "US_Person_PL_PROD"
         dropped = drop_constraints(folder, free)
-        base = Clock()
-        rows = base("arrow", lambda: arrow_read(folder))
-        real, peak = run_child(folder, True)
-        bare, _ = run_child(free, False)
+        real, peak = run_child(folder, "1")  # first: the peak RSS is the pipeline's
+        base, _ = run_child(folder, "arrow")
+        bare, _ = run_child(free, "0")
+        rows = base["rows"]
     print(
         f"persons file: {real['blocks']} blocks, {real['units']} units, {rows} rows "
-        f"(default size: 25,000 blocks); seconds are wall (CPU of the process)"
+        "(default size: 25,000 blocks)"
     )
     for kind in ("wall", "cpu"):
         w, b = real[kind], bare[kind]
-        t_base = base.wall["arrow"] if kind == "wall" else base.cpu["arrow"]
+        t_base = base[kind]["arrow"]
         est = w["levels"] + w["districts"]
         per_real, per_bare = w["gls"] / real["units"], b["gls"] / bare["units"]
         print(f"-- {kind} time")
