@@ -70,6 +70,12 @@ def _sym(a):
     return 0.5 * (a + np.swapaxes(a, -1, -2))
 
 
+def _runs_sum(x, first):
+    """Sums of the runs of rows of ``x`` that start at ``first`` (increasing, from 0)."""
+    starts = np.append(first, x.shape[0])
+    return _children_sum(x, starts)
+
+
 def _children_sum(x, starts):
     """:func:`segment_sum` of every unit's children, as one sparse (parents x children) product.
 
@@ -366,9 +372,7 @@ class BlockSolution:
                 kg = k @ self.G[lev][idx]
             par = self.problem.parents[lev][idx]
             first = np.flatnonzero(np.r_[True, par[1:] != par[:-1]])
-            b = np.add.reduceat(kv, first, axis=0)
-            d = np.add.reduceat(dk, first, axis=0)
-            k = np.add.reduceat(kg, first, axis=0)
+            b, d, k = (_runs_sum(a, first) for a in (kv, dk, kg))
             idx = par[first]
             sinv = self.sinv[lev - 1]
             if sinv is not None:
@@ -383,8 +387,8 @@ class BlockSolution:
         """``(estimate, covariance)`` of a query's cells summed over ``units`` of ``level``."""
         attrs, recodes = tuple(attrs), dict(recodes or {})
         units = np.asarray(units, dtype=np.int64)
-        hist = self.fa.from_block(self.x[level][units])  # the chosen units only
-        est = self.fa.marginal(hist, attrs, recodes).sum(axis=0)
+        total = self.x[level][units].sum(axis=0, keepdims=True)  # the query is linear
+        est = self.fa.marginal(self.fa.from_block(total), attrs, recodes)[0]
         exact = self._exact_cells(level, self.fa.dense_rows(attrs, recodes), units)
         pairs = self.sum_blocks(level, units)[None, None]
         return est, self._query_cov(pairs, exact.all(axis=0, keepdims=True), attrs, recodes)

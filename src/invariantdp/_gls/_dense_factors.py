@@ -141,23 +141,35 @@ class FactorAlgebra:
         x = x.reshape(n, *self.shape).transpose(0, *(1 + a for a in self._perm))
         return x.reshape(n, *self.sshape, self.m)
 
-    def detailed_view(self, xb) -> np.ndarray:
-        """A block-layout array ``(N, *sshape, m)`` seen with the detailed axes ``(N, *shape)``."""
-        dims = [self.shape[a] for a in self._perm]
-        return xb.reshape(xb.shape[0], *dims).transpose(0, *(1 + a for a in self._inv))
+    def block_view(self, x) -> np.ndarray:
+        """Histograms ``(N, *shape)`` seen in the block layout ``(N, *sshape, m)``.
+
+        A view, not a copy, when the scalar and the dense attributes are each
+        consecutive (as in P.L. 94-171: products then take the transposed
+        blocks as they lie, at no cost).
+        """
+        n = x.shape[0]
+        v = x.reshape(n, *self.shape).transpose(0, *(1 + a for a in self._perm))
+        return v.reshape(n, *self.sshape, self.m)
 
     def block_sum(self, roots, n, rows=None) -> np.ndarray:
         """The sum of detailed-layout arrays ``roots`` (broadcast to ``(n, *shape)``), blocked.
 
-        With ``rows`` (increasing indices into ``N`` rows, one per row of the
-        roots) the sum lands on those rows of a zero ``(N, *sshape, m)`` array,
-        written run by run of consecutive rows (no scatter of a copy).
+        Summed into histograms in the detailed layout, returned seen in the
+        block layout (:meth:`block_view`).  With ``rows`` (increasing indices
+        into ``N`` rows, one per row of the roots) the sum lands on those rows
+        of zero histograms, written run by run of consecutive rows.
         """
+        full = (n, *self.shape)
+        if rows is None and len(roots) == 1 and roots[0].shape == full:
+            # a fresh sum of the parts: it is the histograms itself
+            if roots[0].flags.c_contiguous and roots[0].flags.writeable:
+                return self.block_view(roots[0])
         if rows is None:
-            out = np.empty((n, *self.sshape, self.m))
-            runs = [(0, out.shape[0], 0, out.shape[0])]
+            out = np.empty(full)
+            runs = [(0, n, 0, n)]
         else:
-            out = np.zeros((n, *self.sshape, self.m))  # pages untouched until written
+            out = np.zeros(full)  # pages untouched until written
             cut = np.flatnonzero(np.diff(rows) != 1) + 1
             first, last = np.r_[0, cut], np.r_[cut, rows.size]
             runs = [
@@ -165,10 +177,9 @@ class FactorAlgebra:
                 for a, b in zip(first, last, strict=True)
                 if b > a
             ]
-        view = self.detailed_view(out)
         for lo, hi, a, b in runs:
             part = [r[a:b] if r.shape[0] > 1 else r for r in roots]
-            dst = view[lo:hi]
+            dst = out[lo:hi]
             if not part:
                 dst[...] = 0.0
             elif len(part) == 1:
@@ -177,7 +188,7 @@ class FactorAlgebra:
                 np.add(part[0], part[1], out=dst)
                 for r in part[2:]:
                     dst += r
-        return out
+        return self.block_view(out)
 
     def from_block(self, xb) -> np.ndarray:
         """The inverse of :meth:`to_block`: histograms ``(N, *shape)``."""

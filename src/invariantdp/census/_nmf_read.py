@@ -712,6 +712,9 @@ def read_nmf(
     randomness = marks.pop() if len(marks) == 1 else "unknown"
     ordered = [ch for level in geo.names for ch in chunks[level]]
     nm = NoisyMeasurements(**assemble(ordered, schema, geo, randomness))
+    pool = pyarrow_modules()[0].default_memory_pool()
+    if hasattr(pool, "release_unused"):  # the files' integer pages, now cast: back to the OS
+        pool.release_unused()
     if invariants is not None:
         nm = _add_invariants(nm, invariants)
     return nm
