@@ -427,10 +427,10 @@ def _bottom_up(fa, own, starts, child, level, names=None):
             h0 = fa.apply(own.b[leaves[pinned]], mpinv[inv[pinned]])
             z_l[pinned] += h0 - fa.apply(h0, vk[inv[pinned]] @ lam_u[keys][inv[pinned]])
         if every:
-            z = z_l
+            z, v = z_l, vk[inv]
         else:
             z[leaves] = z_l
-        v[leaves] = vk[inv]
+            v[leaves] = vk[inv]
     inner = np.flatnonzero(kids)
     if inner.size:
         zc, vc = child
