@@ -45,7 +45,7 @@ import numpy as np
 
 from ._eigenspaces import EigenAlgebra
 
-__all__ = ["FactorAlgebra", "dense_attributes", "query_rows"]
+__all__ = ["FactorAlgebra", "dense_attributes", "query_rows", "sum_broadcast"]
 
 
 def query_rows(shape, attrs, recodes, over=None) -> np.ndarray:
@@ -64,6 +64,25 @@ def query_rows(shape, attrs, recodes, over=None) -> np.ndarray:
             f = np.ones((1, n))
         out = np.kron(out, f)
     return out
+
+
+def sum_broadcast(parts) -> list:
+    """Sum arrays that broadcast into one another: the fewest passes over the largest.
+
+    Each part, smallest first, is added in place into the smallest later part
+    it broadcasts into (the parts must be fresh, writable arrays); returns the
+    parts that broadcast into no other, whose sum (by broadcasting) is the total.
+    """
+    parts = sorted(parts, key=lambda p: p.size)
+    roots = []
+    for i, p in enumerate(parts):
+        later = (q for q in parts[i + 1 :] if np.broadcast_shapes(p.shape, q.shape) == q.shape)
+        host = next(later, None)
+        if host is None:
+            roots.append(p)
+        else:
+            host += p
+    return roots
 
 
 def dense_attributes(problem) -> tuple:
@@ -121,6 +140,55 @@ class FactorAlgebra:
         n = x.shape[0]
         x = x.reshape(n, *self.shape).transpose(0, *(1 + a for a in self._perm))
         return x.reshape(n, *self.sshape, self.m)
+
+    def block_view(self, x) -> np.ndarray:
+        """Histograms ``(N, *shape)`` seen in the block layout ``(N, *sshape, m)``.
+
+        A view, not a copy, when the scalar and the dense attributes are each
+        consecutive (as in P.L. 94-171: products then take the transposed
+        blocks as they lie, at no cost).
+        """
+        n = x.shape[0]
+        v = x.reshape(n, *self.shape).transpose(0, *(1 + a for a in self._perm))
+        return v.reshape(n, *self.sshape, self.m)
+
+    def block_sum(self, roots, n, rows=None) -> np.ndarray:
+        """The sum of detailed-layout arrays ``roots`` (broadcast to ``(n, *shape)``), blocked.
+
+        Summed into histograms in the detailed layout, returned seen in the
+        block layout (:meth:`block_view`).  With ``rows`` (increasing indices
+        into ``N`` rows, one per row of the roots) the sum lands on those rows
+        of zero histograms, written run by run of consecutive rows.
+        """
+        full = (n, *self.shape)
+        if rows is None and len(roots) == 1 and roots[0].shape == full:
+            # a fresh sum of the parts: it is the histograms itself
+            if roots[0].flags.c_contiguous and roots[0].flags.writeable:
+                return self.block_view(roots[0])
+        if rows is None:
+            out = np.empty(full)
+            runs = [(0, n, 0, n)]
+        else:
+            out = np.zeros(full)  # pages untouched until written
+            cut = np.flatnonzero(np.diff(rows) != 1) + 1
+            first, last = np.r_[0, cut], np.r_[cut, rows.size]
+            runs = [
+                (int(rows[a]), int(rows[b - 1]) + 1, int(a), int(b))
+                for a, b in zip(first, last, strict=True)
+                if b > a
+            ]
+        for lo, hi, a, b in runs:
+            part = [r[a:b] if r.shape[0] > 1 else r for r in roots]
+            dst = out[lo:hi]
+            if not part:
+                dst[...] = 0.0
+            elif len(part) == 1:
+                np.copyto(dst, part[0])
+            else:
+                np.add(part[0], part[1], out=dst)
+                for r in part[2:]:
+                    dst += r
+        return self.block_view(out)
 
     def from_block(self, xb) -> np.ndarray:
         """The inverse of :meth:`to_block`: histograms ``(N, *shape)``."""
@@ -220,9 +288,14 @@ class FactorAlgebra:
 
     def zero_coords(self, attrs, recodes, mask) -> np.ndarray:
         """The dense coordinates ``Z`` (``(N, m)`` bool) of zero query cells ``mask``."""
-        hist = self.spread(np.asarray(mask, dtype=float), attrs, recodes)
-        inner = int(np.prod(self.sshape, dtype=np.int64))
-        return self.to_block(hist).reshape(hist.shape[0], inner, self.m)[:, 0, :] > 0
+        arr = self.spread(np.asarray(mask, dtype=float), attrs, recodes, broadcast=False)
+        n = arr.shape[0]
+        # the first level of each scalar attribute (a zero query sums them out, so every
+        # level alike): the histogram is never spread over them
+        first = (0 if a in self.scalar else slice(None) for a in range(self.d))
+        dense = arr[(slice(None), *first)]
+        dense = np.broadcast_to(dense, (n, *(self.shape[a] for a in self.dense)))
+        return dense.reshape(n, self.m) > 0
 
     # -- block operators -----------------------------------------------------------
 
@@ -232,14 +305,16 @@ class FactorAlgebra:
         return self.eig.dims if self.scalar else np.array([1.0, 0.0])
 
     def moebius(self, mats) -> np.ndarray:
-        """``b_U = sum_{T >= U} (-1)^{|T - U|} M_T``, transposed per block and contiguous."""
-        b = np.array(np.swapaxes(np.asarray(mats, dtype=float), -1, -2), copy=True, order="C")
+        """``b_U = sum_{T >= U} (-1)^{|T - U|} M_T``, transposed per block (a view)."""
+        # combined untransposed (a plain copy), then seen transposed: products with a
+        # transposed operand cost what plain ones do, a transposing copy does not
+        b = np.array(mats, dtype=float, copy=True, order="C")
         for a in range(self.eig.d):
             bit = 1 << a
             for t in range(self.n_spaces):
                 if not t & bit:
                     b[..., t, :, :] -= b[..., t | bit, :, :]
-        return b
+        return np.swapaxes(b, -1, -2)
 
     def apply(self, xb, mats, index=None, moebius=None) -> np.ndarray:
         """``sum_T (P_T kron M_T) x`` for block-layout ``xb``; ``mats``: ``([N,] 2^|C|, m, m)``.
@@ -250,19 +325,19 @@ class FactorAlgebra:
         """
         xb = np.asarray(xb, dtype=float)
         b = self.moebius(mats) if moebius is None else moebius
-        if index is not None:
-            b = b[index]
         means = self.eig.means(xb)
-        out = None
+        terms = []
         for u, mean in means.items():
             n = mean.shape[0]
             inner = int(np.prod(mean.shape[1:-1], dtype=np.int64))
-            flat = mean.reshape(n, inner, self.m) @ b[..., u, :, :]
-            term = flat.reshape(mean.shape)  # a fresh array: summed into in place
-            if out is None:
-                out = term
-            elif out.shape != np.broadcast_shapes(out.shape, term.shape):
-                out = term + out
+            if b.ndim == 3:  # one operator for every unit: a single product
+                flat = mean.reshape(n * inner, self.m) @ b[u]
             else:
-                out += term
+                bu = b[:, u] if index is None else b[index, u]
+                flat = mean.reshape(n, inner, self.m) @ bu
+            terms.append(flat.reshape(mean.shape))  # fresh arrays: summed into in place
+        roots = sum_broadcast(terms)
+        out = roots[0]
+        for r in roots[1:]:
+            out = out + r
         return np.broadcast_to(out, xb.shape).copy() if out.shape != xb.shape else out

@@ -154,13 +154,18 @@ def _check_chunk(ch: Chunk, schema, geography: Geography):
         )
     if ch.shapes is not None:
         _check_shapes(ch, schema, queries, inv, lengths)
-    finite = np.isfinite(ch.flat)
-    if ch.sign is not None and not finite.all():
+    # NaN propagates through min and max: both finite means every number is
+    finite = (
+        True
+        if not ch.flat.size or np.isfinite(ch.flat.min() + ch.flat.max())
+        else np.isfinite(ch.flat)
+    )
+    if ch.sign is not None and not np.all(finite):
         # an absent bound: +inf in a "<=" row, -inf in a ">=" row (never NaN, never "=")
         row_of = np.searchsorted(ch.offsets, np.arange(ch.flat.size), side="right") - 1
         sign = np.asarray(ch.sign, dtype=object).astype(str)[row_of]
         finite |= ((sign == "<=") & (ch.flat == np.inf)) | ((sign == ">=") & (ch.flat == -np.inf))
-    if not finite.all():
+    if not np.all(finite):
         i = int(np.searchsorted(ch.offsets, _first(~finite), side="right") - 1)
         raise bad_row(
             ch.source, i, "value", "must hold finite numbers (or an absent bound, +-inf)."
@@ -342,7 +347,22 @@ def _check_shapes(ch: Chunk, schema, queries, inv, lengths) -> None:
 
 
 def _row_values(ch: Chunk, rows: np.ndarray, cells: int) -> np.ndarray:
-    return ch.flat[ch.offsets[rows][:, None] + np.arange(cells)[None, :]]
+    """``(rows, cells)`` values of rows of one query: a read-only view where they lie evenly.
+
+    Rows written query by query (or unit by unit, each with the same queries)
+    start at evenly spaced offsets: a strided view of the file's values, not a copy.
+    """
+    starts = ch.offsets[rows]
+    stride = int(starts[1] - starts[0]) if rows.size > 1 else cells
+    if rows.size and stride >= cells and np.all(np.diff(starts) == stride):
+        base = ch.flat[starts[0] :]
+        return np.lib.stride_tricks.as_strided(
+            base,
+            shape=(rows.size, cells),
+            strides=(stride * base.itemsize, base.itemsize),
+            writeable=False,
+        )
+    return ch.flat[starts[:, None] + np.arange(cells)[None, :]]
 
 
 def assemble(chunks: list, schema, geography: Geography, randomness="unknown") -> dict:
@@ -422,8 +442,13 @@ def _tables(groups, schema, geo: Geography, units, randomness) -> dict:
                     continue
                 key = ("eq", level, q) if key[0] == "=" else key
                 bucket = seen.setdefault(key, [])
+                every = bool(sel.all())  # then no copies of the rows' values
+
+                def pick(a, sel=sel, every=every):
+                    return a if every else a[sel]
+
                 bucket.append(
-                    (ch, rows[sel], idx[sel], vals[sel], var[sel] if key[0] == "dpq" else None)
+                    (ch, pick(rows), pick(idx), pick(vals), pick(var) if key[0] == "dpq" else None)
                 )
     for key, parts in seen.items():
         kind, level, q = key
@@ -440,10 +465,10 @@ def _tables(groups, schema, geo: Geography, units, randomness) -> dict:
                 f"repeats unit {str(units[geo.index(level)][idx[where]])!r} for query {q!r} "
                 f"({'noisy answers' if kind == 'dpq' else kind + ' constraint'}).",
             )
-        vals = np.concatenate([p[3] for p in parts])[order]
+        vals = _in_order([p[3] for p in parts], order)
         table_units = idx[order]
         if kind == "dpq":
-            var = np.concatenate([p[4] for p in parts])[order]
+            var = _in_order([p[4] for p in parts], order)
             meas[(level, q)] = QueryTable(table_units, vals, var)
         elif kind == "eq":
             # an exact 0 of every cell is a structural zero (counts are non-negative): the
@@ -491,6 +516,13 @@ def _tables(groups, schema, geo: Geography, units, randomness) -> dict:
         inequalities=ineq,
         randomness=randomness,
     )
+
+
+def _in_order(arrays: list, order: np.ndarray) -> np.ndarray:
+    """The arrays' rows joined and put in ``order``; the array itself where nothing moves."""
+    if len(arrays) == 1 and np.array_equal(order, np.arange(order.size)):
+        return arrays[0]
+    return np.concatenate(arrays)[order]
 
 
 def _add_zeros(zeros: dict, key, units: np.ndarray, mask: np.ndarray) -> None:

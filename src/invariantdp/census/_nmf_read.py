@@ -217,8 +217,14 @@ def _flat_list(column, source: str, name: str):
         )
         raise bad_row(source, row - 1, name, "holds a null number.")
     raw = np.asarray(values)
-    if raw.dtype.kind in "iu":
-        big = (raw > _EXACT) | (raw < -_EXACT) if raw.dtype.kind == "i" else raw > _EXACT
+    # two reductions decide; the mask that names the row is built only for a bad file
+    signed = raw.dtype.kind == "i"
+    if (
+        raw.dtype.kind in "iu"
+        and raw.size
+        and (raw.max() > _EXACT or (signed and raw.min() < -_EXACT))
+    ):
+        big = (raw > _EXACT) | (raw < -_EXACT) if signed else raw > _EXACT
         if big.any():
             row = int(np.searchsorted(offsets, np.flatnonzero(big)[0] + offsets[0], "right")) - 1
             raise bad_row(
@@ -227,7 +233,8 @@ def _flat_list(column, source: str, name: str):
                 name,
                 "holds an integer beyond 2^53, which a float64 does not hold exactly.",
             )
-    return raw.astype(np.float64), offsets - offsets[0]
+    # numpy's cast: its large arrays take huge pages, far fewer faults than arrow's pool
+    return raw.astype(np.float64, copy=raw.dtype != np.float64), offsets - offsets[0]
 
 
 def read_chunk(
@@ -713,6 +720,9 @@ def read_nmf(
     randomness = marks.pop() if len(marks) == 1 else "unknown"
     ordered = [ch for level in geo.names for ch in chunks[level]]
     nm = NoisyMeasurements(**assemble(ordered, schema, geo, randomness))
+    pool = pyarrow_modules()[0].default_memory_pool()
+    if hasattr(pool, "release_unused"):  # the files' integer pages, now cast: back to the OS
+        pool.release_unused()
     if invariants is not None:
         nm = _add_invariants(nm, invariants)
     return nm
