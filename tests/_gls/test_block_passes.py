@@ -187,7 +187,7 @@ def test_invariants_and_structural_zeros_hold_in_every_output():
         got = sol.estimates(e.level, e.attrs, e.recodes)[e.units]
         assert np.allclose(got, e.values, rtol=0, atol=1e-9 * (1 + np.abs(e.values).max()))
         var = sol.query_variances(e.level, e.attrs, e.recodes, e.units)
-        assert np.abs(var).max() <= 1e-9
+        assert np.all(var == 0.0)  # exactly: rounding of an exact 0 is not an error
     shape = prob.shape
     for z in prob.zeros:
         cells = (z.mask.astype(float) @ query_matrix(shape, z.attrs, z.recodes)) > 0
@@ -195,6 +195,25 @@ def test_invariants_and_structural_zeros_hold_in_every_output():
         assert np.all(x[cells] == 0.0)  # exactly, not to rounding
         var = sol.query_variances(z.level, tuple(range(len(shape))), {}, z.units)
         assert np.all(var[cells] == 0.0)
+
+
+def test_tiny_variances_are_kept_only_rounding_of_exact_zeros_is_dropped():
+    # the rounding test is relative: measurement variances scaled by 1e-20 scale every
+    # variance by 1e-20, and the zeros (invariants, structural zeros) stay where they were
+    from dataclasses import replace
+
+    rng = np.random.default_rng(7)
+    prob, _ = random_recoded_problem(rng, (4, 2, 3), (3, 3, 2), 1)
+    tiny = replace(
+        prob, measurements=[replace(m, variance=m.variance * 1e-20) for m in prob.measurements]
+    )
+    sol, sol_t = solve_blocks(prob), solve_blocks(tiny)
+    for lev in range(len(prob.sizes)):
+        for attrs in ((), (0,), (1, 2), (0, 1, 2)):
+            var = sol.query_variances(lev, attrs)
+            var_t = sol_t.query_variances(lev, attrs)
+            assert np.array_equal(var == 0.0, var_t == 0.0)
+            np.testing.assert_allclose(var_t, 1e-20 * var, rtol=1e-6, atol=0)
 
 
 def _free_cells_gls(prob, free, total):

@@ -62,6 +62,8 @@ __all__ = ["BlockSolution", "block_path_refusal", "solve_blocks"]
 
 #: a sum of constraint projectors: eigenvalues below this (relative) are not constrained
 _PROJ_TOL = 1e-9
+#: a variance below this fraction of its Cauchy-Schwarz bound is rounding of an exact 0
+_CANCEL = 1e-10
 #: invariants that disagree with the estimate by more than this (relative) contradict
 _CONSISTENCY = 1e-7
 
@@ -92,6 +94,31 @@ def _children_sum(x, starts):
 def _outer(q, w):
     """``q diag(w) q^T`` for stacks of eigenvector matrices ``q`` and weights ``w``."""
     return (q * w[..., None, :]) @ np.swapaxes(q, -1, -2)
+
+
+def _spreads(qd, blocks):
+    """``sum_m |q_gm| sqrt(max F_tmm)`` per unit, eigenspace and query row: ``(n, 2^|C|, G)``.
+
+    By Cauchy-Schwarz ``|q' F_t q|`` is at most the square of it: the scale
+    against which a variance's rounding is measured.  The largest variance of
+    the unit, not of the cell's own coordinates: those of an exactly known
+    direction are themselves rounding.
+    """
+    diag = np.diagonal(blocks, axis1=-2, axis2=-1)
+    top = np.sqrt(np.maximum(diag.max(axis=(-1, -2)), 0.0))
+    out = np.abs(qd).sum(axis=1)[None, None, :] * top[:, None, None]
+    return np.broadcast_to(out, (*blocks.shape[:2], qd.shape[0]))
+
+
+def _cancelled(var, bound):
+    """``var`` floored at 0, and 0 where it is rounding of its Cauchy-Schwarz ``bound``.
+
+    A combination the invariants fix exactly (a US total, the sum of the
+    counties of an exact state total) has variance 0 in exact arithmetic; in
+    floating point its terms cancel to about 1e-16 of ``bound`` times the
+    number of terms, and would otherwise show as a standard error of 1e-7.
+    """
+    return np.where(var > _CANCEL * bound, var, 0.0)
 
 
 def _children_obs(big_s):
@@ -273,7 +300,8 @@ class BlockSolution:
         f = self.F[level][units]
         dense = np.einsum("gm,ntmk,gk->ntg", qd, f, qd)
         var_d = np.einsum("t,ntg->ng", wt, dense)
-        var_d = np.where(self._exact_cells(level, qd, units), 0.0, np.maximum(var_d, 0.0))
+        bound = np.einsum("t,ntg->ng", wt, _spreads(qd, f) ** 2)
+        var_d = np.where(self._exact_cells(level, qd, units), 0.0, _cancelled(var_d, bound))
         n_c = int(np.prod([fa.shape[a] for a in attrs if a in fa.scalar], dtype=np.int64))
         pairs = np.repeat(var_d[:, None, :], n_c, axis=1).reshape(units.size, -1)
         out = np.empty_like(pairs)
@@ -438,7 +466,9 @@ class BlockSolution:
         qd = self.fa.dense_rows(attrs, recodes)
         dense = np.einsum("gm,ntmk,hk->ntgh", qd, blocks, qd)
         forms = self.selection_forms(attrs, recodes, rows)
-        return np.maximum(np.einsum("ntgh,stgh->ns", dense, forms), 0.0)
+        spread = _spreads(qd, blocks)
+        bound = np.einsum("ntg,stgh,nth->ns", spread, np.abs(forms), spread)
+        return _cancelled(np.einsum("ntgh,stgh->ns", dense, forms), bound)
 
     def group_sum_blocks(self, level: int, units, codes, n_groups: int) -> np.ndarray:
         r"""``Var(sum of h_u over each group's units)`` as blocks ``(n_groups, 2^|C|, m, m)``.
