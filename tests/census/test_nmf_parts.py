@@ -4,10 +4,20 @@ import re
 import warnings
 
 import numpy as np
+import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from invariantdp.census import NMFParts, PartsEstimate, _nmf_parts, gls, read_nmf
+from invariantdp.census import (
+    Geography,
+    NMFParts,
+    NoisyMeasurements,
+    PartsEstimate,
+    Schema,
+    _nmf_parts,
+    gls,
+    read_nmf,
+)
 from invariantdp.exceptions import InvariantDPError
 
 from .nmf_layout import LEVELS, WIDTH, write_release
@@ -263,3 +273,76 @@ def test_the_states_warnings_are_announced_once(release):
     parts = [w for w in caught if "from reading the states" in str(w.message)]
     assert len(parts) == 1
     assert re.search(r"inequality constraints .* kept but not used", str(parts[0].message))
+
+
+def two_roots(tmp_path):
+    """A file without a State level (roots 1 and 2, one file per level) written by to_nmf."""
+    codes = ["1", "11", "12", "111", "121", "2", "21", "211"]
+    dpq = pd.DataFrame(
+        {
+            "geocode": codes,
+            "query_name": ["total_dpq"] * 3 + ["detailed_dpq"] * 2 + ["total_dpq"] * 2
+            + ["detailed_dpq"],
+            "value": [[10.0], [6.0], [3.0], [2.0, 3.0], [1.0, 3.0], [5.0], [4.0], [1.0, 2.0]],
+            "variance": 2.0,
+        }
+    )  # fmt: skip
+    geo = Geography({"A": 1, "B": 2, "C": 3})
+    nm = NoisyMeasurements.from_frames(dpq, None, Schema({"sex": 2}), geo)
+    nm.to_nmf(tmp_path / "nmf")
+    return tmp_path / "nmf"
+
+
+def test_roots_sharing_unpartitioned_files_are_split_by_root(tmp_path):
+    folder = two_roots(tmp_path)
+    whole = gls(read_nmf(folder))
+    parts = NMFParts.open(folder)
+    assert parts.state_level == "A" and parts.part_level == "B"
+    est = gls(parts, queries=["total", "detailed"])
+    for level in ("A", "B", "C"):
+        for q in ("total", "detailed"):
+            a, b = whole.estimate(q, level), est.estimate(q, level)
+            assert a["geocode"].tolist() == b["geocode"].tolist()
+            assert np.allclose(a["estimate"], b["estimate"], rtol=1e-12, atol=1e-12)
+            assert np.allclose(a["std_error"], b["std_error"], rtol=1e-12, atol=1e-12)
+
+
+def test_a_row_outside_the_counties_is_named_with_the_real_state_level(tmp_path):
+    # "231" starts with root 2, whose only unit of level B is "21"
+    folder = two_roots(tmp_path)
+    path = folder / "C.parquet" / "DPQuery" / "part-00000.parquet"
+    table = pq.read_table(path)
+    codes = ["231" if c == "211" else c for c in table.column("geocode").to_pylist()]
+    pq.write_table(table.set_column(0, "geocode", [codes]), path)
+    parts = NMFParts.open(folder)
+    with pytest.raises(
+        InvariantDPError, match=r"'231' has no parent: '23' is not a unit of level B in A 2\."
+    ):
+        gls(parts)
+
+
+@pytest.mark.parametrize("buffer", [1 << 16, 7])
+def test_the_split_writes_a_county_s_rows_in_large_row_groups(release, whole, monkeypatch, buffer):
+    # a county's rows from many row groups of a file are written as one row group when they
+    # fit the buffer (not one per row group read); a small buffer changes no estimate
+    root, _ = release
+    monkeypatch.setattr(_nmf_parts, "_SPOOL_ROWS", buffer)
+    groups = []
+    chunks = _nmf_parts._chunks
+
+    def spool_groups(files, names, reader):
+        groups.extend(
+            (pq.ParquetFile(f).metadata.num_row_groups, pq.ParquetFile(f).metadata.num_rows)
+            for f, *_ in files
+            if "invariantdp-parts-" in str(f)
+        )
+        return chunks(files, names, reader)
+
+    monkeypatch.setattr(_nmf_parts, "_chunks", spool_groups)
+    same_as_whole(whole, quiet(gls, NMFParts.open(root, product="persons"), queries=QUERIES))
+    assert groups
+    if buffer > 1000:
+        assert all(g == 1 for g, _ in groups)
+        assert max(n for _, n in groups) > ROW_GROUP  # rows of several row groups read
+    else:
+        assert max(g for g, _ in groups) > 1

@@ -76,6 +76,20 @@ from ._schema import Schema
 __all__ = ["NMFParts", "PartsEstimate"]
 
 
+_SPOOL_ROWS = 1 << 16
+"""Rows a state's split holds before writing them (one row group per county)."""
+
+
+def _may_hold(group, col: int, prefixes: tuple) -> bool:
+    """Whether a row group's geocode statistics (min, max) allow a geocode with a prefix."""
+    st = group.column(col).statistics
+    if st is None or not st.has_min_max:
+        return True
+    lo, hi = str(st.min), str(st.max)
+    # a geocode starting with p lies in [p, p + "\x7f"]: digits sort below it
+    return any(lo <= p + "\x7f" and hi >= p for p in prefixes)
+
+
 def _scan(pfile, cols: list, prefixes: tuple):
     """The rows of ``cols`` whose geocode starts with one of ``prefixes``, row group by row group.
 
@@ -90,12 +104,8 @@ def _scan(pfile, cols: list, prefixes: tuple):
     col = pfile.schema_arrow.get_field_index("geocode")
     pieces = []
     for g in range(meta.num_row_groups):
-        st = meta.row_group(g).column(col).statistics
-        if st is not None and st.has_min_max:
-            lo, hi = str(st.min), str(st.max)
-            # a geocode starting with p lies in [p, p + "\x7f"]: digits sort below it
-            if not any(lo <= p + "\x7f" and hi >= p for p in prefixes):
-                continue
+        if not _may_hold(meta.row_group(g), col, prefixes):
+            continue
         part = pfile.read_row_group(g, columns=cols)
         keep = None
         for p in prefixes:
@@ -319,18 +329,21 @@ def _spool(parts: NMFParts, state: str, counties, folder: Path) -> dict:
     rows})``, files in ``folder`` that hold exactly the county's subtree's
     rows (in file order), so that each county is read from its own files:
     every file of the state is read once per pass, whatever the order of its
-    rows.  A row whose
-    geocode does not start with a county of the state is refused, as
-    :func:`read_nmf` refuses a unit without a parent.
+    rows.  Only the rows whose geocode starts with the state's are kept (a
+    file may hold several states' rows when it has no partition by state), and
+    row groups whose geocode statistics cannot hold one are not read.  A kept
+    row whose geocode does not start with a county of the state is refused,
+    as :func:`read_nmf` refuses a unit without a parent.  A row group's rows
+    are put in county order by one stable sort and cut into runs, each run
+    buffered for its county; the buffers are written (one row group per
+    county) when they hold :data:`_SPOOL_ROWS` rows, and at the end of the file.
     """
-    _, pq = pyarrow_modules()
-    import pyarrow.compute as pc
-
+    pa, pq = pyarrow_modules()
     geo = parts.geography
     wc = geo.width(parts.part_level)
-    known = set(counties)
-    out: dict = {c: [] for c in counties}
-    counts = dict.fromkeys(counties, 0)
+    known = pa.array(sorted(str(c) for c in counties), type=pa.string())
+    out: dict = {str(c): [] for c in counties}
+    counts = dict.fromkeys(out, 0)
     levels = geo.names[geo.index(parts.part_level) :]
     n = 0
     for level in levels:
@@ -341,42 +354,96 @@ def _spool(parts: NMFParts, state: str, counties, folder: Path) -> dict:
                 raise InvariantDPError(f"{source}: not a readable Parquet file ({exc}).") from None
             if "geocode" not in pfile.schema_arrow.names:
                 raise InvariantDPError(f"{source}: the rows lack the column(s) geocode.")
-            writers: dict = {}
+            sink = _Sink(pfile.schema_arrow, folder, n, source, kind, level, part, parts, out)
             try:
-                first = 0
-                for g in range(pfile.metadata.num_row_groups):
-                    table = _row_group(pfile, g, source, first)
-                    codes = table.column("geocode")
-                    if codes.null_count:
-                        row = first + int(np.flatnonzero(np.asarray(codes.is_null()))[0])
-                        raise bad_row(source, row, "geocode", "must not be null.")
-                    heads = pc.utf8_slice_codeunits(codes, 0, wc)
-                    for code in pc.unique(heads).to_pylist():
-                        if code not in known:
-                            row = first + pc.index(heads, code).as_py()
-                            raise bad_row(
-                                source,
-                                row,
-                                "geocode",
-                                f"{codes[row - first].as_py()!r} has no parent: {code!r} is not a "
-                                f"unit of level {parts.part_level} in State {state}.",
-                            )
-                        if code not in writers:
-                            path = folder / f"{code}-{n}.parquet"
-                            writers[code] = pq.ParquetWriter(path, pfile.schema_arrow)
-                            note = (
-                                f"{source} (its rows of {parts.part_level} {code}, counted from 0)"
-                            )
-                            out[code].append((path, note, kind, level, part))
-                        rows = table.filter(pc.equal(heads, code))
-                        writers[code].write_table(rows)
-                        counts[code] += rows.num_rows
-                    first += table.num_rows
+                _split_file(pfile, source, state, known, wc, sink, counts)
             finally:
-                for w in writers.values():
-                    w.close()
+                sink.close()
             n += 1
     return out, counts
+
+
+def _split_file(pfile, source: str, state: str, known, wc: int, sink, counts: dict) -> None:
+    """Hand one file's rows of ``state`` to ``sink`` by county, one row group at a time."""
+    pa, _ = pyarrow_modules()
+    import pyarrow.compute as pc
+
+    meta = pfile.metadata
+    col = pfile.schema_arrow.get_field_index("geocode")
+    first = 0
+    for g in range(meta.num_row_groups):
+        size = meta.row_group(g).num_rows
+        if not _may_hold(meta.row_group(g), col, (state,)):
+            first += size
+            continue
+        table = _row_group(pfile, g, source, first)
+        codes = table.column("geocode")
+        if codes.null_count:
+            row = first + int(np.flatnonzero(np.asarray(codes.is_null()))[0])
+            raise bad_row(source, row, "geocode", "must not be null.")
+        # a file without a partition by state holds other states' rows: not this state's
+        mine = np.flatnonzero(np.asarray(pc.starts_with(codes, state)))
+        if mine.size < table.num_rows:
+            table = table.take(mine)
+        if table.num_rows:
+            heads = pc.utf8_slice_codeunits(table.column("geocode"), 0, wc).cast(pa.string())
+            pos = np.asarray(pc.index_in(heads, value_set=known).fill_null(-1))
+            if pos.min() < 0:
+                bad = int(np.flatnonzero(pos < 0)[0])
+                raise bad_row(
+                    source,
+                    first + int(mine[bad]),
+                    "geocode",
+                    f"{table.column('geocode')[bad].as_py()!r} has no parent: "
+                    f"{heads[bad].as_py()!r} is not a unit of level {sink.parts.part_level} "
+                    f"in {sink.parts.state_level} {state}.",
+                )
+            # one stable sort puts the rows in county order, file order kept within a county
+            order = np.argsort(pos, kind="stable")
+            ranked = pos[order]
+            table = table.take(order)
+            cuts = np.flatnonzero(np.diff(ranked)) + 1
+            ends = np.r_[cuts, ranked.size].tolist()
+            for lo, hi in zip(np.r_[0, cuts].tolist(), ends, strict=True):
+                code = known[int(ranked[lo])].as_py()
+                sink.add(code, table.slice(lo, hi - lo))
+                counts[code] += hi - lo
+        first += size
+    sink.flush()
+
+
+class _Sink:
+    """One file's rows of a state, buffered per county and written to the county's own file."""
+
+    def __init__(self, schema, folder, n, source, kind, level, part, parts, out):
+        self.schema, self.folder, self.n = schema, folder, n
+        self.source, self.kind, self.level, self.part = source, kind, level, part
+        self.parts, self.out = parts, out
+        self.writers, self.buffers, self.held = {}, {}, 0
+
+    def add(self, code: str, rows) -> None:
+        self.buffers.setdefault(code, []).append(rows)
+        self.held += rows.num_rows
+        if self.held >= _SPOOL_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write each county's buffered rows as one row group."""
+        pa, pq = pyarrow_modules()
+        for code, pieces in self.buffers.items():
+            if code not in self.writers:
+                path = self.folder / f"{code}-{self.n}.parquet"
+                self.writers[code] = pq.ParquetWriter(path, self.schema)
+                note = f"{self.source} (its rows of {self.parts.part_level} {code}, counted from 0)"
+                self.out[code].append((path, note, self.kind, self.level, self.part))
+            table = pa.concat_tables(pieces)
+            self.writers[code].write_table(table, row_group_size=max(table.num_rows, 1))
+        self.buffers.clear()
+        self.held = 0
+
+    def close(self) -> None:
+        for w in self.writers.values():
+            w.close()
 
 
 def _row_group(pfile, g: int, source: str, first: int):
