@@ -265,14 +265,47 @@ def test_dask_on_measurements_read_whole_points_to_the_parts(release):
         gls(nm, scheduler="dask")
 
 
-def test_the_states_warnings_are_announced_once(release):
+def test_every_distinct_note_of_the_states_is_announced_once(release):
     root, _ = release
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        gls(NMFParts.open(root, product="persons"))
-    parts = [w for w in caught if "from reading the states" in str(w.message)]
-    assert len(parts) == 1
-    assert re.search(r"inequality constraints .* kept but not used", str(parts[0].message))
+        est = gls(NMFParts.open(root, product="persons"))
+    said = [str(w.message) for w in caught if "from reading the states" in str(w.message)]
+    assert len(est.notes) > 1 and said == [f"{n} (from reading the states)" for n in est.notes]
+    assert all(re.search(r"inequality constraints .* kept but not used", n) for n in est.notes)
+
+
+class Watched:
+    """The ``warnings`` module seen by the solve, its filter-changing calls recorded."""
+
+    def __init__(self, calls):
+        self.calls = calls
+
+    def __getattr__(self, name):
+        real = getattr(warnings, name)
+        if name in ("catch_warnings", "simplefilter", "filterwarnings", "resetwarnings"):
+            self.calls.append(name)
+        return real
+
+
+def test_a_threaded_dask_solve_leaves_the_warnings_filters_alone(release, monkeypatch):
+    pytest.importorskip("dask")
+    root, _ = release
+    parts = NMFParts.open(root, product="persons")
+    serial = quiet(gls, parts, queries=QUERIES)
+    calls = []
+    monkeypatch.setattr(_nmf_parts, "warnings", Watched(calls))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        before = list(warnings.filters)
+        est = gls(parts, queries=QUERIES, scheduler="dask")  # dask's threads, this process
+        after = list(warnings.filters)
+    assert after == before and calls == []
+    said = [str(w.message) for w in caught if "from reading the states" in str(w.message)]
+    assert said == [f"{n} (from reading the states)" for n in est.notes] and est.notes
+    assert est.notes == serial.notes
+    for q in QUERIES:
+        assert serial.estimate(q, "Block").equals(est.estimate(q, "Block"))
 
 
 def two_roots(tmp_path):

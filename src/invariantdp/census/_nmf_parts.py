@@ -288,11 +288,12 @@ class NMFParts:
         wanted = set(states)
         return [r for r in rows if "State" not in r[3] or r[3]["State"] in wanted]
 
-    def _rows(self, levels: list, prefixes=None, files=None) -> NoisyMeasurements:
+    def _rows(self, levels: list, prefixes=None, files=None, notes=None) -> NoisyMeasurements:
         """The rows of ``levels`` whose geocodes start with one of ``prefixes`` (None: all).
 
         ``files`` ``[(file, source, kind, level, partition)]``, if given, are
-        read whole instead (a county's spool, :func:`_spool`).
+        read whole instead (a county's spool, :func:`_spool`).  What reading
+        them would announce by a warning is appended to ``notes``, a list.
         """
         if files is None:
             w = self.geography.width(self.state_level)
@@ -311,7 +312,7 @@ class NMFParts:
             reader = None
         chunks = _chunks(files, self.schema.names, reader)
         geo = Geography({lev: self.geography.width(lev) for lev in levels})
-        return NoisyMeasurements(**assemble(chunks, self.schema, geo, self.randomness))
+        return NoisyMeasurements(**assemble(chunks, self.schema, geo, self.randomness, notes))
 
 
 def _chunks(files: list, names: tuple, reader) -> list:
@@ -480,10 +481,10 @@ def _problem(nm: NoisyMeasurements, root=None):
     return _onto_sole_children(prob)
 
 
-def _county(parts: NMFParts, codes: list, root, files: dict):
+def _county(parts: NMFParts, codes: list, root, files: dict, notes: list):
     """The problem of consecutive counties' subtrees (their items from ``root``), its names."""
     levels = list(parts.geography.names[parts.geography.index(parts.part_level) :])
-    nm = parts._rows(levels, codes, [f for code in codes for f in files[code]])
+    nm = parts._rows(levels, codes, [f for code in codes for f in files[code]], notes)
     return _problem(nm, root), _names(nm)
 
 
@@ -527,34 +528,38 @@ class _Spool:
 
 
 def _state_up(parts: NMFParts, code: str, root, dense):
-    """Bottom-up over one state, county by county: its summary and what top-down needs."""
+    """Bottom-up over one state, county by county: its summary and what top-down needs.
+
+    What reading the state's rows would announce by a warning is returned as
+    ``notes`` (each distinct text once), for the driver to announce: a task
+    does not touch the warnings filters, which every thread shares.
+    """
     t = parts.geography.index(parts.state_level)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        nm = parts._rows(list(parts.geography.names[t : t + 2]), [code])
-        if len(nm.units) < 2:
-            raise InvariantDPError(
-                f"{parts.state_level} {code} has no unit of level {parts.part_level}: nothing "
-                "below it to solve in parts (read the file whole with read_nmf)."
-            )
-        mid = _problem(nm, root)
-        dense = frozenset(dense) | tree_dense(mid)
-        with _Spool(parts, code, nm.units[1]) as (files, groups):
-            summaries = None
-            while summaries is None:
-                summaries, dense = _counties_up(parts, nm.units[1], mid, files, groups, dense)
-        leaves = tuple(np.concatenate(a) for a in zip(*summaries, strict=True))
-        sol = partitioned_bottom_up(mid, dense, _names(nm), leaves=leaves)
-    notes = sorted({str(w.message) for w in caught})
+    notes: list = []
+    nm = parts._rows(list(parts.geography.names[t : t + 2]), [code], notes=notes)
+    if len(nm.units) < 2:
+        raise InvariantDPError(
+            f"{parts.state_level} {code} has no unit of level {parts.part_level}: nothing "
+            "below it to solve in parts (read the file whole with read_nmf)."
+        )
+    mid = _problem(nm, root)
+    dense = frozenset(dense) | tree_dense(mid)
+    with _Spool(parts, code, nm.units[1]) as (files, groups):
+        summaries = None
+        while summaries is None:
+            summaries, dense = _counties_up(parts, nm.units[1], mid, files, groups, dense, notes)
+    leaves = tuple(np.concatenate(a) for a in zip(*summaries, strict=True))
+    sol = partitioned_bottom_up(mid, dense, _names(nm), leaves=leaves)
+    notes = sorted(set(notes))
     return {"solution": sol, "units": nm.units, "dense": dense, "notes": notes}
 
 
-def _counties_up(parts, counties, mid, files, groups, dense):
+def _counties_up(parts, counties, mid, files, groups, dense, notes):
     """The counties' summaries, a group at a time; None if the algebra must grow."""
     summaries = []
     for c0, c1 in groups:
         codes = [str(c) for c in counties[c0:c1]]
-        sub, names = _county(parts, codes, mid.subtree(1, [(c0, c1)]), files)
+        sub, names = _county(parts, codes, mid.subtree(1, [(c0, c1)]), files, notes)
         more = tree_dense(sub)
         if not more <= dense:  # the state again, in the larger algebra
             return None, dense | more
@@ -599,19 +604,18 @@ def _join(pieces: list, levels) -> dict:
     return out
 
 
-def _state_down(parts: NMFParts, up: dict, root: tuple, spec: dict) -> dict:
+def _state_down(parts: NMFParts, up: dict, final: tuple, spec: dict) -> dict:
     """Top-down over one state from its final ``(x, F, G)``; the kept estimates per level."""
     geo = parts.geography
     t = geo.index(parts.state_level)
-    mid = partitioned_top_down(up["solution"], root)
+    mid = partitioned_top_down(up["solution"], final)
     counties = [str(c) for c in up["units"][1]]
     pieces = []
-    spool = _Spool(parts, str(up["units"][0][0]), counties)
-    with warnings.catch_warnings(), spool as (files, groups):
-        warnings.simplefilter("ignore")  # announced by the bottom-up pass already
+    again: list = []  # the notes of the bottom-up pass's reading, announced already
+    with _Spool(parts, str(up["units"][0][0]), counties) as (files, groups):
         for c0, c1 in groups:
-            root = mid.problem.subtree(1, [(c0, c1)])
-            sub, names = _county(parts, counties[c0:c1], root, files)
+            items = mid.problem.subtree(1, [(c0, c1)])
+            sub, names = _county(parts, counties[c0:c1], items, files, again)
             sol = partitioned_bottom_up(sub, up["dense"], names)
             sl = slice(c0, c1)
             partitioned_top_down(sol, (mid.x[1][sl], mid.F[1][sl], mid.G[1][sl]))
@@ -644,7 +648,8 @@ def solve_parts(parts: NMFParts, queries, scheduler: str, client) -> PartsEstima
     spec = _spec(parts.schema, queries)
     geo = parts.geography
     t = geo.index(parts.state_level)
-    top_nm = parts._rows(list(geo.names[: t + 1]))
+    read_notes: list = []
+    top_nm = parts._rows(list(geo.names[: t + 1]), notes=read_notes)
     if parts.invariants is not None:
         top_nm = _add_invariants(top_nm, parts.invariants)
     top = _problem(top_nm)
@@ -677,13 +682,10 @@ def solve_parts(parts: NMFParts, queries, scheduler: str, client) -> PartsEstima
         again = run(_state_up, [(parts, states[i], roots[i], final) for i in redo])
         for i, up, s in zip(redo, again, gather(again, _summary), strict=True):
             ups[i], sums[i] = up, s
-    notes = sorted({n for s in sums for n in s["notes"]})
-    for note in notes[:1]:  # one per part would repeat it for every county
-        warnings.warn(
-            f"{note} (the first of {len(notes)} distinct warning(s) from reading the states)",
-            UserWarning,
-            stacklevel=4,
-        )
+    # each distinct note once: one per part would repeat it for every county
+    notes = tuple(sorted({*read_notes, *(n for s in sums for n in s["notes"])}))
+    for note in notes:
+        warnings.warn(f"{note} (from reading the states)", UserWarning, stacklevel=4)
     leaves = tuple(np.concatenate([s[k] for s in sums]) for k in ("z", "V", "zero"))
     sol = partitioned_bottom_up(top, final, _names(top_nm), leaves=leaves)
     partitioned_top_down(sol)
@@ -705,7 +707,7 @@ def solve_parts(parts: NMFParts, queries, scheduler: str, client) -> PartsEstima
         for f in downs:
             if f.status == "error":
                 f.result()  # raises the task's error here
-    return PartsEstimate(parts, tuple(spec), kept_top, list(downs), moved, live)
+    return PartsEstimate(parts, tuple(spec), kept_top, list(downs), moved, live, notes)
 
 
 def _spec(schema: Schema, queries) -> dict:
@@ -787,6 +789,9 @@ class PartsEstimate:
         (``to_workers``, ``from_workers``); 0 unless the tasks ran on a
         ``dask.distributed`` client, which must stay open while
         :meth:`estimate` gathers from it.
+    notes : tuple of str
+        Every distinct warning that reading the file gave (each announced
+        once by :func:`gls`, on the driver).
 
     References
     ----------
@@ -819,6 +824,7 @@ class PartsEstimate:
     _pieces: list = field(repr=False)
     transfer: dict = field(default_factory=dict)
     _client: object = field(default=None, repr=False)
+    notes: tuple = ()
 
     def estimate(
         self,
