@@ -160,7 +160,9 @@ def test_estimate_selects_units_and_refuses_what_was_not_kept(release):
     sel = est.estimate("votingage", "Tract", geocodes=pick, confidence_level=0.9)
     assert sel["geocode"].tolist() == [pick[1]] * 2 + [pick[0]] * 2
     assert sel["moe"].to_numpy() == pytest.approx(1.6448536269514722 * sel["std_error"])
-    with pytest.raises(InvariantDPError, match=r"`geocodes`: '999' .*not units of Tract"):
+    with pytest.raises(
+        InvariantDPError, match=r"`geocodes` holds \['999'\], not units of level `Tract`"
+    ):
         est.estimate("votingage", "Tract", geocodes=["999"])
     with pytest.raises(InvariantDPError, match=r"`query` \('total'\) was not kept.*votingage"):
         est.estimate("total", "Tract")
@@ -379,3 +381,34 @@ def test_the_split_writes_a_county_s_rows_in_large_row_groups(release, whole, mo
         assert max(n for _, n in groups) > ROW_GROUP  # rows of several row groups read
     else:
         assert max(g for g, _ in groups) > 1
+
+
+def test_estimate_takes_the_shared_arguments_as_the_whole_file_s_estimate(release, whole):
+    root, _ = release
+    est = quiet(gls, NMFParts.open(root, product="persons"), queries=QUERIES)
+    tracts = whole.estimate("total", "Tract")["geocode"]
+    one, two = tracts.iloc[3], tracts.iloc[1]
+    for geocodes in (one, [one, two]):
+        a = whole.estimate("votingage", "Tract", 0.9, geocodes=geocodes, clip=True)
+        b = est.estimate("votingage", "Tract", 0.9, geocodes=geocodes, clip=True)
+        assert list(a.columns) == list(b.columns) and a["geocode"].tolist() == b["geocode"].tolist()
+        assert np.allclose(a["ci_lower"], b["ci_lower"], rtol=1e-9)
+        assert set(a.attrs) == set(b.attrs)
+        assert b.attrs["interval"] == ["gaussian"] * len(b) == a.attrs["interval"]
+        assert b.attrs["coverage"] == [0.9] * len(b)
+    # every row's attrs across the states' pieces, in row order
+    full = est.estimate("total", "Block")
+    assert len(full.attrs["interval"]) == len(full.attrs["coverage"]) == len(full)
+    for bad, kind, message in [
+        ([], InvariantDPError, r"`geocodes` must name at least one unit"),
+        ([one, one], InvariantDPError, rf"`geocodes` lists the unit '{one}' twice"),
+        ([int(one)], TypeError, r"`geocodes` holds \d+ \(int\): a geocode is a string"),
+    ]:
+        with pytest.raises(kind, match=message):
+            est.estimate("total", "Tract", geocodes=bad)
+    with pytest.raises(TypeError, match=r"`query` must be a str, got NoneType"):
+        est.estimate(None, "Tract")
+    with pytest.raises(InvariantDPError, match=r"`groups` is not available .* in parts"):
+        est.estimate("total", "Tract", 0.95, {one: "a"})
+    with pytest.raises(InvariantDPError, match=r"`cells` is not available .* in parts"):
+        est.estimate("votingage", "Tract", cells={"adults": {"votingage": ["18 and over"]}})

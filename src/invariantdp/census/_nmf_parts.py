@@ -59,13 +59,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from .._dask_tasks import check_scheduler, client_of, run_tasks
-from .._estimates import check_clip, estimate_columns, negative_count
+from .._estimates import check_clip
 from .._gls import partitioned_bottom_up, partitioned_top_down, replace_root, tree_dense
 from .._validation import check_confidence_level, format_value
 from ..exceptions import InvariantDPError
+from ._estimate import _UNIDENTIFIED
+from ._estimate_frames import check_geocodes, estimate_frame
 from ._geography import Geography
 from ._ingest import assemble, bad_row
 from ._measurements import NoisyMeasurements
@@ -731,17 +732,18 @@ def _spec(schema: Schema, queries) -> dict:
 
 
 def _piece(kept: dict, level: str, query: str, schema: Schema, cl: float, clip: bool, codes):
-    """The estimate frame of one piece's units of ``level``."""
+    """The estimate frame of one piece's units of ``level`` (those of ``codes``, if given)."""
+    cells = schema.cell_frame(query)
+    c = max(len(cells), 1)
     if level not in kept:  # no rows, with the column types of a frame that has some
-        c = schema.query_cells(query)
         one = np.zeros((1, c))
-        return _frame(schema, query, np.array([""], dtype=object), one, one, cl, clip).iloc[:0]
-    got = kept[level]
-    rows = slice(None)
-    if codes is not None:
-        rows = np.flatnonzero(np.isin(got["geocode"], codes))
-    est, var = got[query]
-    return _frame(schema, query, got["geocode"][rows], est[rows], var[rows], cl, clip)
+        frame = estimate_frame({"geocode": [""]}, one, one, cells, cl, [_UNIDENTIFIED], clip=clip)
+        return frame.iloc[:0]
+    geocodes = kept[level]["geocode"]
+    est, var = (np.asarray(a, dtype=float).reshape(len(geocodes), c) for a in kept[level][query])
+    rows = None if codes is None else np.flatnonzero(np.isin(geocodes, codes))
+    reasons = [_UNIDENTIFIED] * len(geocodes)
+    return estimate_frame({"geocode": geocodes}, est, var, cells, cl, reasons, rows=rows, clip=clip)
 
 
 def _found(kept: dict, level: str, codes) -> set:
@@ -749,25 +751,6 @@ def _found(kept: dict, level: str, codes) -> set:
     if level not in kept:
         return set()
     return set(np.asarray(codes)[np.isin(codes, kept[level]["geocode"])].tolist())
-
-
-def _frame(schema, query, geocodes, est, var, cl, clip):
-    cells = schema.cell_frame(query)
-    c = max(len(cells), 1)
-    n = len(geocodes)
-    est = np.asarray(est, dtype=float).reshape(n, c)
-    var = np.asarray(var, dtype=float).reshape(n, c)
-    se = np.sqrt(np.maximum(var, 0.0))
-    half = stats.norm.ppf(0.5 + cl / 2.0) * se
-    out = pd.DataFrame({"geocode": np.repeat(np.asarray(geocodes, dtype=object), c)})
-    for name in cells.columns:
-        out[name] = np.tile(cells[name].to_numpy(), n)
-    for name, col in estimate_columns(est.ravel(), se.ravel(), half.ravel(), clip=clip).items():
-        out[name] = col
-    out.attrs["confidence_level"] = cl
-    out.attrs["negative"] = negative_count(est)
-    out.attrs["clipped"] = clip
-    return out
 
 
 @dataclass(frozen=True)
@@ -831,12 +814,23 @@ class PartsEstimate:
         query: str,
         level: str,
         confidence_level=0.95,
+        groups=None,
         *,
         geocodes=None,
         clip=False,
+        cells=None,
         frame="pandas",
     ):
         """Estimates, standard errors and Gaussian intervals of a kept query at ``level``.
+
+        The frame of :meth:`GLSEstimate.estimate` for the same file read
+        whole (the same construction, the same checks of the shared
+        arguments).  Sums over ``groups``, selections of ``cells`` and
+        :meth:`GLSEstimate.cov` or :meth:`GLSEstimate.to_release` need the
+        covariances between units or between a unit's cells, which a solve
+        in parts does not keep (only each cell's variance): ``groups`` and
+        ``cells`` are refused; read the file whole with :func:`read_nmf`
+        for them.
 
         Parameters
         ----------
@@ -845,15 +839,22 @@ class PartsEstimate:
         level : str
         confidence_level : float, optional
             In (0, 1); default 0.95.
-        geocodes : sequence of str, optional
-            The units to report (default all).
+        groups : None
+            Not available in parts (refused).
+        geocodes : str or sequence of str, optional
+            The units to report (default all), each once.
         clip : bool, optional
             Floor the estimates and interval ends at 0, for display only.
+        cells : None
+            Not available in parts (refused).
         frame : {"pandas", "dask"}, optional
             ``"pandas"`` (default) gathers the rows into one DataFrame;
             ``"dask"`` returns a ``dask.dataframe.DataFrame`` with one
             partition per state, computed where the state's results are
-            (on the workers after ``gls(..., scheduler="dask")``).
+            (on the workers after ``gls(..., scheduler="dask")``); its
+            ``attrs`` are not kept (dask keeps no per-row metadata): the
+            intervals are Gaussian at ``confidence_level``, as
+            ``attrs["interval"]`` of the pandas frame says.
 
         Returns
         -------
@@ -861,27 +862,49 @@ class PartsEstimate:
             The columns of :meth:`GLSEstimate.estimate`: ``geocode``, one
             column per attribute of the query, ``estimate``, ``std_error``,
             ``moe``, ``ci_lower``, ``ci_upper``, ``note``; rows in geocode
-            order.
+            order; ``attrs`` as :meth:`GLSEstimate.estimate`'s
+            (``confidence_level``, ``interval``, ``coverage``, ``negative``,
+            ``clipped``).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> import pandas as pd
+        >>> from invariantdp.census import Geography, NMFParts, NoisyMeasurements, Schema, gls
+        >>> dpq = pd.DataFrame({"geocode": ["1", "11", "111", "112"],
+        ...                     "query_name": ["total_dpq"] * 2 + ["detailed_dpq"] * 2,
+        ...                     "value": [[9.0], [8.0], [2.0, 3.0], [1.0, 3.0]], "variance": 1.0})
+        >>> nm = NoisyMeasurements.from_frames(
+        ...     dpq, None, Schema({"sex": 2}), Geography({"State": 1, "County": 2, "Tract": 3}))
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     nm.to_nmf(d + "/nmf")
+        ...     est = gls(NMFParts.open(d + "/nmf"))
+        >>> df = est.estimate("total", "Tract", geocodes="111")
+        >>> df["geocode"].tolist(), df.attrs["interval"]
+        (['111'], ['gaussian'])
         """
+        if not isinstance(query, str):
+            raise TypeError(f"`query` must be a str, got {type(query).__name__}.")
         schema = self.parts.schema
-        q = schema.canonical(query) if isinstance(query, str) else query
+        q = schema.canonical(query)
         if q not in self.queries:
             raise InvariantDPError(
                 f"`query` ({format_value(query)}) was not kept: this solve kept "
                 f"{', '.join(self.queries)} (pass queries= to gls)."
             )
+        for name, value in (("groups", groups), ("cells", cells)):
+            if value is not None:
+                raise InvariantDPError(
+                    f"`{name}` is not available for a file solved in parts: its sums need the "
+                    "covariances between units and cells, which the parts do not keep (read "
+                    "the file whole with read_nmf)."
+                )
         li = self.parts.geography.index(level)
         cl = float(check_confidence_level(confidence_level))
         clip = check_clip(clip)
         if frame not in ("pandas", "dask"):
             raise InvariantDPError(f"`frame` ({format_value(frame)}) must be 'pandas' or 'dask'.")
-        codes = None
-        if geocodes is not None:
-            if isinstance(geocodes, str) or not hasattr(geocodes, "__iter__"):
-                raise InvariantDPError(
-                    f"`geocodes` ({format_value(geocodes)}) must be a list of geocodes."
-                )
-            codes = np.asarray([str(g) for g in geocodes], dtype=object)
+        codes = None if geocodes is None else check_geocodes(geocodes)
         args = (level, q, schema, cl, clip, codes)
         if li <= self.parts.geography.index(self.parts.state_level):
             pieces, local = [self._top], True
@@ -894,11 +917,10 @@ class PartsEstimate:
                 found = self._client.gather(
                     [self._client.submit(_found, p, level, codes, pure=False) for p in pieces]
                 )
-            missing = sorted(set(codes.tolist()).difference(*found))
+            missing = [c for c in codes.tolist() if c not in set().union(*found)]
             if missing:
                 raise InvariantDPError(
-                    f"`geocodes`: {', '.join(map(repr, missing[:5]))} "
-                    f"{'is' if len(missing) == 1 else 'are'} not units of {level}."
+                    f"`geocodes` holds {format_value(missing[:3])}, not units of level `{level}`."
                 )
         if frame == "pandas":
             if local:
@@ -909,6 +931,8 @@ class PartsEstimate:
                 )
             frame_ = pd.concat(out, ignore_index=True) if len(out) > 1 else out[0]
             frame_.attrs = dict(out[0].attrs)
+            for key in ("interval", "coverage"):  # per row: the pieces' rows in order
+                frame_.attrs[key] = [v for p in out for v in p.attrs[key]]
             frame_.attrs["negative"] = sum(p.attrs["negative"] for p in out)
             return frame_
         import dask.dataframe as dd
