@@ -412,3 +412,60 @@ def test_estimate_takes_the_shared_arguments_as_the_whole_file_s_estimate(releas
         est.estimate("total", "Tract", 0.95, {one: "a"})
     with pytest.raises(InvariantDPError, match=r"`cells` is not available .* in parts"):
         est.estimate("votingage", "Tract", cells={"adults": {"votingage": ["18 and over"]}})
+
+
+def test_invariants_are_checked_before_a_file_is_opened(release, monkeypatch):
+    root, truth = release
+    real = _nmf_parts.pyarrow_modules
+
+    class Closed:
+        def __getattr__(self, name):
+            if name == "ParquetFile":
+                raise AssertionError("a file was opened")
+            return getattr(real()[1], name)
+
+    monkeypatch.setattr(_nmf_parts, "pyarrow_modules", lambda: (real()[0], Closed()))
+    block = truth["units"]["Block"][0]
+    for bad, message in [
+        (5, r"`invariants` \(5\) must map levels to"),
+        ({"State": 5}, r"`invariants\['State'\]` \(5\) must map queries"),
+        ({"State": {"total": 5}}, r"`invariants\['State'\]\['total'\]` must map geocodes"),
+        ({"Nowhere": {"total": {"044": 1}}}, r"`invariants` at Nowhere: not a level read"),
+    ]:
+        with pytest.raises(InvariantDPError, match=message):
+            NMFParts.open(root, product="persons", invariants=bad)
+    monkeypatch.setattr(_nmf_parts, "pyarrow_modules", real)
+    geo = NMFParts.open(root, product="persons").geography
+    monkeypatch.setattr(_nmf_parts, "pyarrow_modules", lambda: (real()[0], Closed()))
+    with pytest.raises(InvariantDPError, match=r"`invariants` at Block: in parts, .*US, State"):
+        NMFParts.open(
+            root, geography=geo, product="persons", invariants={"Block": {"total": {block: 1}}}
+        )
+
+
+def test_a_top_the_dense_factor_path_refuses_is_refused_before_any_state(release, monkeypatch):
+    root, _ = release
+    started = []
+    monkeypatch.setattr(_nmf_parts, "block_path_refusal", lambda problem: "a reason")
+    monkeypatch.setattr(_nmf_parts, "_state_up", lambda *args: started.append(args))
+    with pytest.raises(InvariantDPError, match=r"cannot be solved in parts: a reason\."):
+        quiet(gls, NMFParts.open(root, product="persons"))
+    assert started == []
+
+
+def test_gls_checks_the_scheduler_once(release, monkeypatch):
+    from invariantdp.census import _estimate
+
+    root, _ = release
+    calls = []
+    check = _estimate.check_scheduler
+
+    def counting(*args):
+        calls.append(args)
+        return check(*args)
+
+    # wherever the solve in parts would check it
+    for module in (_estimate, _nmf_parts):
+        monkeypatch.setattr(module, "check_scheduler", counting, raising=False)
+    quiet(gls, NMFParts.open(root, product="persons"))
+    assert calls == [("serial", None)]

@@ -4,7 +4,10 @@ r"""A noisy measurement file solved part by part: a state county by county, the 
 geography and list of files.  :func:`~invariantdp.census.gls` then solves it
 in parts, so that the rows and arrays of no more than one county (or of a
 run of small counties, never more rows than the largest county) are in
-memory at once:
+memory at once, besides what is kept across the passes: the kept estimates
+of every unit (below) and, per state, the solution of its State and county
+levels from the bottom-up pass (a few ``m x m`` blocks per county, about
+24 kB each for the persons file), which the top-down pass starts from:
 
 * the *parts* are the subtrees of the units of the level below ``State``
   (the counties; without a ``State`` level, the subtrees of the units of
@@ -60,9 +63,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._dask_tasks import check_scheduler, client_of, run_tasks
+from .._dask_tasks import client_of, run_tasks
 from .._estimates import check_clip
-from .._gls import partitioned_bottom_up, partitioned_top_down, replace_root, tree_dense
+from .._gls import (
+    block_path_refusal,
+    partitioned_bottom_up,
+    partitioned_top_down,
+    replace_root,
+    tree_dense,
+)
 from .._validation import check_confidence_level, format_value
 from ..exceptions import InvariantDPError
 from ._estimate import _UNIDENTIFIED
@@ -144,8 +153,13 @@ class NMFParts:
     at a time) and each county's subtree is read, solved to its county's
     summary and dropped; the levels above the counties are solved from the
     summaries; top-down, each county is read and solved again from its
-    county's final estimate.  Memory is that of the largest county; the
-    estimates equal those of ``gls(read_nmf(folder))`` to rounding.  With
+    county's final estimate.  Memory is that of the largest county's rows
+    and arrays, plus what the passes keep: the kept estimates of every unit
+    (a few numbers per unit and query) and each state's State- and
+    county-level solution between the passes (a few ``m x m`` blocks per
+    county), on the driver in a serial run, on the workers with Dask (the
+    driver then holds the levels above the states and the states'
+    summaries).  The estimates equal those of ``gls(read_nmf(folder))`` to rounding.  With
     ``gls(parts, scheduler="dask", client=client)`` each state is a task
     that reads its own files on a worker (see the user guide, "A national
     run").  The parts are solved in the dense-factor algebra, which needs
@@ -213,8 +227,16 @@ class NMFParts:
         _, pq = pyarrow_modules()
         if geography is not None and not isinstance(geography, Geography):
             raise TypeError(f"`geography` must be a Geography, got {type(geography).__name__}.")
+        _check_invariants(invariants, geography)
         root, product = _product(Path(os.fspath(path)), product)
         jobs, notes = _level_jobs(root, states, geography)
+        if invariants is not None:  # levels the folder has, before any file is opened
+            unknown = [lev for lev in invariants if lev not in jobs]
+            if unknown:
+                raise InvariantDPError(
+                    f"`invariants` at {', '.join(map(str, unknown))}: not a level read from the "
+                    f"file (levels {', '.join(jobs)})."
+                )
         if geography is not None:
             _order_levels(jobs, geography)
             jobs = {lev: jobs[lev] for lev in geography.names}
@@ -251,18 +273,7 @@ class NMFParts:
                 f"no level below it (levels {', '.join(names)}): read it whole with read_nmf."
             )
         if invariants is not None:
-            if not hasattr(invariants, "items"):
-                raise InvariantDPError(
-                    f"`invariants` ({format_value(invariants)}) must map levels to {{query: "
-                    "{geocode: value}}."
-                )
-            deep = [lev for lev in invariants if lev not in names[: t + 1]]
-            if deep:
-                raise InvariantDPError(
-                    f"`invariants` at {', '.join(map(str, deep))}: in parts, known answers are "
-                    f"added at the levels {', '.join(names[: t + 1])} only (the parts below are "
-                    "read by gls)."
-                )
+            _check_invariants(invariants, geo)
             object.__setattr__(parts, "invariants", invariants)
         return parts
 
@@ -314,6 +325,43 @@ class NMFParts:
         chunks = _chunks(files, self.schema.names, reader)
         geo = Geography({lev: self.geography.width(lev) for lev in levels})
         return NoisyMeasurements(**assemble(chunks, self.schema, geo, self.randomness, notes))
+
+
+def _check_invariants(invariants, geography) -> None:
+    """Refuse ``invariants`` that are not ``{level: {query: {geocode: value}}}`` at the top levels.
+
+    With ``geography`` (None: not known yet) the levels must be those down to
+    its state level (the levels below are read part by part, by :func:`gls`).
+    """
+    if invariants is None:
+        return
+    if not hasattr(invariants, "items"):
+        raise InvariantDPError(
+            f"`invariants` ({format_value(invariants)}) must map levels to {{query: "
+            "{geocode: value}}."
+        )
+    for level, queries in invariants.items():
+        if not hasattr(queries, "items"):
+            raise InvariantDPError(
+                f"`invariants[{level!r}]` ({format_value(queries)}) must map queries to "
+                "{geocode: value}."
+            )
+        for query, answers in queries.items():
+            if not hasattr(answers, "items"):
+                raise InvariantDPError(
+                    f"`invariants[{level!r}][{query!r}]` must map geocodes to values "
+                    "(a dict or a pandas Series)."
+                )
+    if geography is None:
+        return
+    names = geography.names
+    top = names[: names.index("State" if "State" in names else names[0]) + 1]
+    deep = [lev for lev in invariants if lev not in top]
+    if deep:
+        raise InvariantDPError(
+            f"`invariants` at {', '.join(map(str, deep))}: in parts, known answers are "
+            f"added at the levels {', '.join(top)} only (the parts below are read by gls)."
+        )
 
 
 def _chunks(files: list, names: tuple, reader) -> list:
@@ -645,7 +693,6 @@ def solve_parts(parts: NMFParts, queries, scheduler: str, client) -> PartsEstima
     """:func:`gls` of a lazily read file (see the module docstring)."""
     from ._nmf_read import _add_invariants
 
-    check_scheduler(scheduler, client)
     spec = _spec(parts.schema, queries)
     geo = parts.geography
     t = geo.index(parts.state_level)
@@ -654,6 +701,9 @@ def solve_parts(parts: NMFParts, queries, scheduler: str, client) -> PartsEstima
     if parts.invariants is not None:
         top_nm = _add_invariants(top_nm, parts.invariants)
     top = _problem(top_nm)
+    why = block_path_refusal(top)  # before any state is read
+    if why is not None:
+        raise InvariantDPError(f"the file cannot be solved in parts: {why}.")
     states = [str(s) for s in top_nm.units[t]]
     roots = [top.subtree(t, [(s, s + 1)]) for s in range(len(states))]
     dense = tree_dense(top)
