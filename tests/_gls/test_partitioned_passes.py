@@ -123,3 +123,19 @@ def test_an_algebra_without_the_problems_dense_attributes_is_refused():
     leaves = tuple(np.concatenate([a, a]) for a in (sol.z[1], sol.V[1], sol.zero[1]))
     with pytest.raises(InvariantDPError, match=rf"`leaves` summarise {2 * n} units; .* has {n}\."):
         partitioned_bottom_up(above(prob, 1), tree_dense(prob), leaves=leaves)
+
+
+def test_top_down_from_a_root_keeps_the_bottom_up_summaries():
+    rng = np.random.default_rng(5)
+    prob, _ = random_recoded_problem(rng, (4, 2, 3), (3, 2, 2), 1)
+    top, _ = solve_in_parts(prob, 1)
+    blocks = subtrees(prob, 1)[0]
+    sol = partitioned_bottom_up(prob.subtree(1, blocks), tree_dense(prob))
+    z0, v0 = sol.z[0].copy(), sol.V[0].copy()
+    root = (top.x[1][:1], top.F[1][:1], top.G[1][:1])
+    partitioned_top_down(sol, root)
+    # the summary a parent needs stays the subtree's own; the final values are the root's
+    assert np.array_equal(sol.z[0], z0) and np.array_equal(sol.V[0], v0)
+    assert np.array_equal(sol.x[0], root[0]) and np.array_equal(sol.F[0], root[1])
+    assert np.array_equal(sol.G[0], root[2])
+    assert not np.allclose(z0, root[0])  # the test can tell them apart

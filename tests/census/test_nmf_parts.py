@@ -4,10 +4,20 @@ import re
 import warnings
 
 import numpy as np
+import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from invariantdp.census import NMFParts, PartsEstimate, _nmf_parts, gls, read_nmf
+from invariantdp.census import (
+    Geography,
+    NMFParts,
+    NoisyMeasurements,
+    PartsEstimate,
+    Schema,
+    _nmf_parts,
+    gls,
+    read_nmf,
+)
 from invariantdp.exceptions import InvariantDPError
 
 from .nmf_layout import LEVELS, WIDTH, write_release
@@ -150,7 +160,9 @@ def test_estimate_selects_units_and_refuses_what_was_not_kept(release):
     sel = est.estimate("votingage", "Tract", geocodes=pick, confidence_level=0.9)
     assert sel["geocode"].tolist() == [pick[1]] * 2 + [pick[0]] * 2
     assert sel["moe"].to_numpy() == pytest.approx(1.6448536269514722 * sel["std_error"])
-    with pytest.raises(InvariantDPError, match=r"`geocodes`: '999' .*not units of Tract"):
+    with pytest.raises(
+        InvariantDPError, match=r"`geocodes` holds \['999'\], not units of level `Tract`"
+    ):
         est.estimate("votingage", "Tract", geocodes=["999"])
     with pytest.raises(InvariantDPError, match=r"`query` \('total'\) was not kept.*votingage"):
         est.estimate("total", "Tract")
@@ -255,11 +267,205 @@ def test_dask_on_measurements_read_whole_points_to_the_parts(release):
         gls(nm, scheduler="dask")
 
 
-def test_the_states_warnings_are_announced_once(release):
+def test_every_distinct_note_of_the_states_is_announced_once(release):
     root, _ = release
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        gls(NMFParts.open(root, product="persons"))
-    parts = [w for w in caught if "from reading the states" in str(w.message)]
-    assert len(parts) == 1
-    assert re.search(r"inequality constraints .* kept but not used", str(parts[0].message))
+        est = gls(NMFParts.open(root, product="persons"))
+    said = [str(w.message) for w in caught if "from reading the states" in str(w.message)]
+    assert len(est.notes) > 1 and said == [f"{n} (from reading the states)" for n in est.notes]
+    assert all(re.search(r"inequality constraints .* kept but not used", n) for n in est.notes)
+
+
+class Watched:
+    """The ``warnings`` module seen by the solve, its filter-changing calls recorded."""
+
+    def __init__(self, calls):
+        self.calls = calls
+
+    def __getattr__(self, name):
+        real = getattr(warnings, name)
+        if name in ("catch_warnings", "simplefilter", "filterwarnings", "resetwarnings"):
+            self.calls.append(name)
+        return real
+
+
+def test_a_threaded_dask_solve_leaves_the_warnings_filters_alone(release, monkeypatch):
+    pytest.importorskip("dask")
+    root, _ = release
+    parts = NMFParts.open(root, product="persons")
+    serial = quiet(gls, parts, queries=QUERIES)
+    calls = []
+    monkeypatch.setattr(_nmf_parts, "warnings", Watched(calls))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        before = list(warnings.filters)
+        est = gls(parts, queries=QUERIES, scheduler="dask")  # dask's threads, this process
+        after = list(warnings.filters)
+    assert after == before and calls == []
+    said = [str(w.message) for w in caught if "from reading the states" in str(w.message)]
+    assert said == [f"{n} (from reading the states)" for n in est.notes] and est.notes
+    assert est.notes == serial.notes
+    for q in QUERIES:
+        assert serial.estimate(q, "Block").equals(est.estimate(q, "Block"))
+
+
+def two_roots(tmp_path):
+    """A file without a State level (roots 1 and 2, one file per level) written by to_nmf."""
+    codes = ["1", "11", "12", "111", "121", "2", "21", "211"]
+    dpq = pd.DataFrame(
+        {
+            "geocode": codes,
+            "query_name": ["total_dpq"] * 3 + ["detailed_dpq"] * 2 + ["total_dpq"] * 2
+            + ["detailed_dpq"],
+            "value": [[10.0], [6.0], [3.0], [2.0, 3.0], [1.0, 3.0], [5.0], [4.0], [1.0, 2.0]],
+            "variance": 2.0,
+        }
+    )  # fmt: skip
+    geo = Geography({"A": 1, "B": 2, "C": 3})
+    nm = NoisyMeasurements.from_frames(dpq, None, Schema({"sex": 2}), geo)
+    nm.to_nmf(tmp_path / "nmf")
+    return tmp_path / "nmf"
+
+
+def test_roots_sharing_unpartitioned_files_are_split_by_root(tmp_path):
+    folder = two_roots(tmp_path)
+    whole = gls(read_nmf(folder))
+    parts = NMFParts.open(folder)
+    assert parts.state_level == "A" and parts.part_level == "B"
+    est = gls(parts, queries=["total", "detailed"])
+    for level in ("A", "B", "C"):
+        for q in ("total", "detailed"):
+            a, b = whole.estimate(q, level), est.estimate(q, level)
+            assert a["geocode"].tolist() == b["geocode"].tolist()
+            assert np.allclose(a["estimate"], b["estimate"], rtol=1e-12, atol=1e-12)
+            assert np.allclose(a["std_error"], b["std_error"], rtol=1e-12, atol=1e-12)
+
+
+def test_a_row_outside_the_counties_is_named_with_the_real_state_level(tmp_path):
+    # "231" starts with root 2, whose only unit of level B is "21"
+    folder = two_roots(tmp_path)
+    path = folder / "C.parquet" / "DPQuery" / "part-00000.parquet"
+    table = pq.read_table(path)
+    codes = ["231" if c == "211" else c for c in table.column("geocode").to_pylist()]
+    pq.write_table(table.set_column(0, "geocode", [codes]), path)
+    parts = NMFParts.open(folder)
+    with pytest.raises(
+        InvariantDPError, match=r"'231' has no parent: '23' is not a unit of level B in A 2\."
+    ):
+        gls(parts)
+
+
+@pytest.mark.parametrize("buffer", [1 << 16, 7])
+def test_the_split_writes_a_county_s_rows_in_large_row_groups(release, whole, monkeypatch, buffer):
+    # a county's rows from many row groups of a file are written as one row group when they
+    # fit the buffer (not one per row group read); a small buffer changes no estimate
+    root, _ = release
+    monkeypatch.setattr(_nmf_parts, "_SPOOL_ROWS", buffer)
+    groups = []
+    chunks = _nmf_parts._chunks
+
+    def spool_groups(files, names, reader):
+        groups.extend(
+            (pq.ParquetFile(f).metadata.num_row_groups, pq.ParquetFile(f).metadata.num_rows)
+            for f, *_ in files
+            if "invariantdp-parts-" in str(f)
+        )
+        return chunks(files, names, reader)
+
+    monkeypatch.setattr(_nmf_parts, "_chunks", spool_groups)
+    same_as_whole(whole, quiet(gls, NMFParts.open(root, product="persons"), queries=QUERIES))
+    assert groups
+    if buffer > 1000:
+        assert all(g == 1 for g, _ in groups)
+        assert max(n for _, n in groups) > ROW_GROUP  # rows of several row groups read
+    else:
+        assert max(g for g, _ in groups) > 1
+
+
+def test_estimate_takes_the_shared_arguments_as_the_whole_file_s_estimate(release, whole):
+    root, _ = release
+    est = quiet(gls, NMFParts.open(root, product="persons"), queries=QUERIES)
+    tracts = whole.estimate("total", "Tract")["geocode"]
+    one, two = tracts.iloc[3], tracts.iloc[1]
+    for geocodes in (one, [one, two]):
+        a = whole.estimate("votingage", "Tract", 0.9, geocodes=geocodes, clip=True)
+        b = est.estimate("votingage", "Tract", 0.9, geocodes=geocodes, clip=True)
+        assert list(a.columns) == list(b.columns) and a["geocode"].tolist() == b["geocode"].tolist()
+        assert np.allclose(a["ci_lower"], b["ci_lower"], rtol=1e-9)
+        assert set(a.attrs) == set(b.attrs)
+        assert b.attrs["interval"] == ["gaussian"] * len(b) == a.attrs["interval"]
+        assert b.attrs["coverage"] == [0.9] * len(b)
+    # every row's attrs across the states' pieces, in row order
+    full = est.estimate("total", "Block")
+    assert len(full.attrs["interval"]) == len(full.attrs["coverage"]) == len(full)
+    for bad, kind, message in [
+        ([], InvariantDPError, r"`geocodes` must name at least one unit"),
+        ([one, one], InvariantDPError, rf"`geocodes` lists the unit '{one}' twice"),
+        ([int(one)], TypeError, r"`geocodes` holds \d+ \(int\): a geocode is a string"),
+    ]:
+        with pytest.raises(kind, match=message):
+            est.estimate("total", "Tract", geocodes=bad)
+    with pytest.raises(TypeError, match=r"`query` must be a str, got NoneType"):
+        est.estimate(None, "Tract")
+    with pytest.raises(InvariantDPError, match=r"`groups` is not available .* in parts"):
+        est.estimate("total", "Tract", 0.95, {one: "a"})
+    with pytest.raises(InvariantDPError, match=r"`cells` is not available .* in parts"):
+        est.estimate("votingage", "Tract", cells={"adults": {"votingage": ["18 and over"]}})
+
+
+def test_invariants_are_checked_before_a_file_is_opened(release, monkeypatch):
+    root, truth = release
+    real = _nmf_parts.pyarrow_modules
+
+    class Closed:
+        def __getattr__(self, name):
+            if name == "ParquetFile":
+                raise AssertionError("a file was opened")
+            return getattr(real()[1], name)
+
+    monkeypatch.setattr(_nmf_parts, "pyarrow_modules", lambda: (real()[0], Closed()))
+    block = truth["units"]["Block"][0]
+    for bad, message in [
+        (5, r"`invariants` \(5\) must map levels to"),
+        ({"State": 5}, r"`invariants\['State'\]` \(5\) must map queries"),
+        ({"State": {"total": 5}}, r"`invariants\['State'\]\['total'\]` must map geocodes"),
+        ({"Nowhere": {"total": {"044": 1}}}, r"`invariants` at Nowhere: not a level read"),
+    ]:
+        with pytest.raises(InvariantDPError, match=message):
+            NMFParts.open(root, product="persons", invariants=bad)
+    monkeypatch.setattr(_nmf_parts, "pyarrow_modules", real)
+    geo = NMFParts.open(root, product="persons").geography
+    monkeypatch.setattr(_nmf_parts, "pyarrow_modules", lambda: (real()[0], Closed()))
+    with pytest.raises(InvariantDPError, match=r"`invariants` at Block: in parts, .*US, State"):
+        NMFParts.open(
+            root, geography=geo, product="persons", invariants={"Block": {"total": {block: 1}}}
+        )
+
+
+def test_a_top_the_dense_factor_path_refuses_is_refused_before_any_state(release, monkeypatch):
+    root, _ = release
+    started = []
+    monkeypatch.setattr(_nmf_parts, "block_path_refusal", lambda problem: "a reason")
+    monkeypatch.setattr(_nmf_parts, "_state_up", lambda *args: started.append(args))
+    with pytest.raises(InvariantDPError, match=r"cannot be solved in parts: a reason\."):
+        quiet(gls, NMFParts.open(root, product="persons"))
+    assert started == []
+
+
+def test_gls_checks_the_scheduler_once(release, monkeypatch):
+    from invariantdp.census import _estimate
+
+    root, _ = release
+    calls = []
+    check = _estimate.check_scheduler
+
+    def counting(*args):
+        calls.append(args)
+        return check(*args)
+
+    # wherever the solve in parts would check it
+    for module in (_estimate, _nmf_parts):
+        monkeypatch.setattr(module, "check_scheduler", counting, raising=False)
+    quiet(gls, NMFParts.open(root, product="persons"))
+    assert calls == [("serial", None)]

@@ -153,13 +153,20 @@ def partitioned_top_down(sol: BlockSolution, root=None) -> BlockSolution:
 
     ``root`` is ``(x, F, G)`` of the level-0 units when they are not the
     roots of the whole tree (a part below units solved elsewhere); without
-    it the level-0 units are roots (``x = z``, ``F = V``).
+    it the level-0 units are roots (``x = z``, ``F = V``).  The bottom-up
+    summaries ``z[0]``, ``V[0]`` are kept: the pass sets ``x``, ``F`` and
+    ``G`` only.
     """
-    if root is not None:
-        x, f, g = root
-        # the pass starts from x_0 = z_0 and F_0 = V_0: the root's final values stand in
-        sol.z[0], sol.V[0] = x, f
-    _top_down(sol)
-    if root is not None:
-        sol.G[0] = g
+    if root is None:
+        _top_down(sol)
+        return sol
+    x, f, g = root
+    z0, v0 = sol.z[0], sol.V[0]
+    # the pass starts from x_0 = z_0 and F_0 = V_0: the root's final values stand in for it
+    sol.z[0], sol.V[0] = x, f
+    try:
+        _top_down(sol)
+    finally:
+        sol.z[0], sol.V[0] = z0, v0
+    sol.G[0] = g
     return sol

@@ -972,8 +972,9 @@ def gls(measurements, *, scheduler: str = "serial", client=None, queries=None):
     measurements : NoisyMeasurements or NMFParts
         The measurements, or a file opened with ``NMFParts.open(folder)``:
         it is then solved county by county, each county's rows read and
-        dropped in each pass, so that memory is bounded by the largest county
-        (see :class:`NMFParts`).
+        dropped in each pass, so that memory is that of the largest county
+        plus what the passes keep (the kept estimates of every unit, each
+        state's county-level solution between the passes; see :class:`NMFParts`).
     scheduler : {"serial", "dask"}
         With ``"dask"``, the subtrees below the second level (the counties of
         a state) are independent tasks in each pass; the result is identical.
@@ -1021,9 +1022,9 @@ def gls(measurements, *, scheduler: str = "serial", client=None, queries=None):
     >>> est.paths()["fast"].tolist()  # every unit in the scalar algebra
     [1, 2]
     """
+    check_scheduler(scheduler, client)
     solve_in_parts = getattr(measurements, "_solve", None)
     if solve_in_parts is not None:  # an NMFParts (whose module imports this one)
-        check_scheduler(scheduler, client)
         return solve_in_parts(queries, scheduler, client)
     if not isinstance(measurements, NoisyMeasurements):
         raise TypeError(
@@ -1035,7 +1036,6 @@ def gls(measurements, *, scheduler: str = "serial", client=None, queries=None):
             "`queries` applies to a file solved in parts (NMFParts); the estimates of "
             "NoisyMeasurements answer every query."
         )
-    check_scheduler(scheduler, client)
     names = {i: (lev, measurements.units[i]) for i, lev in enumerate(measurements.levels)}
     problem = measurements.to_problem()
     if problem.recoded():

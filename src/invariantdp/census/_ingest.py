@@ -365,8 +365,15 @@ def _row_values(ch: Chunk, rows: np.ndarray, cells: int) -> np.ndarray:
     return ch.flat[starts[:, None] + np.arange(cells)[None, :]]
 
 
-def assemble(chunks: list, schema, geography: Geography, randomness="unknown") -> dict:
-    """Check every chunk; the keyword arguments of the ``NoisyMeasurements`` they describe."""
+def assemble(
+    chunks: list, schema, geography: Geography, randomness="unknown", notes: list | None = None
+) -> dict:
+    """Check every chunk; the keyword arguments of the ``NoisyMeasurements`` they describe.
+
+    What is announced by a warning is appended to ``notes`` instead when a
+    list is given (a task on another thread returns it for its caller to
+    announce: the warnings filters are global to the process).
+    """
     per_chunk = [_check_chunk(ch, schema, geography) for ch in chunks]
     present = sorted({int(lv) for lev, *_ in per_chunk for lv in np.unique(lev)})
     if not present:
@@ -398,7 +405,7 @@ def assemble(chunks: list, schema, geography: Geography, randomness="unknown") -
             for lv in np.unique(lev[sel_q]):
                 rows = np.flatnonzero(sel_q & (lev == lv))
                 groups.setdefault((int(lv) - shift, q), []).append((ch, rows))
-    return _tables(groups, schema, geo, units, randomness)
+    return _tables(groups, schema, geo, units, randomness, notes)
 
 
 def _check_parents(chunks, per_chunk, units, geo, shift):
@@ -421,7 +428,7 @@ def _check_parents(chunks, per_chunk, units, geo, shift):
                     )
 
 
-def _tables(groups, schema, geo: Geography, units, randomness) -> dict:
+def _tables(groups, schema, geo: Geography, units, randomness, notes=None) -> dict:
     meas, inv, zeros, ineq = {}, {}, {}, {}
     seen: dict = {}
     for (li, q), parts in groups.items():
@@ -499,13 +506,15 @@ def _tables(groups, schema, geo: Geography, units, randomness) -> dict:
     informative = list(ineq)
     if informative:
         lev, q, sign = informative[0]
-        warnings.warn(
+        note = (
             f"{len(informative)} sets of inequality constraints (e.g. {sign!r} on {q!r} at "
             f"{lev}) are kept but not used: the GLS estimator is linear and imposes only the "
-            "equality invariants and the structural zeros (see inequality_report()).",
-            UserWarning,
-            stacklevel=4,
+            "equality invariants and the structural zeros (see inequality_report())."
         )
+        if notes is None:
+            warnings.warn(note, UserWarning, stacklevel=4)
+        else:
+            notes.append(note)
     return dict(
         schema=schema,
         geography=geo,

@@ -4,7 +4,10 @@ r"""A noisy measurement file solved part by part: a state county by county, the 
 geography and list of files.  :func:`~invariantdp.census.gls` then solves it
 in parts, so that the rows and arrays of no more than one county (or of a
 run of small counties, never more rows than the largest county) are in
-memory at once:
+memory at once, besides what is kept across the passes: the kept estimates
+of every unit (below) and, per state, the solution of its State and county
+levels from the bottom-up pass (a few ``m x m`` blocks per county, about
+24 kB each for the persons file), which the top-down pass starts from:
 
 * the *parts* are the subtrees of the units of the level below ``State``
   (the counties; without a ``State`` level, the subtrees of the units of
@@ -59,13 +62,20 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from .._dask_tasks import check_scheduler, client_of, run_tasks
-from .._estimates import check_clip, estimate_columns, negative_count
-from .._gls import partitioned_bottom_up, partitioned_top_down, replace_root, tree_dense
+from .._dask_tasks import client_of, run_tasks
+from .._estimates import check_clip
+from .._gls import (
+    block_path_refusal,
+    partitioned_bottom_up,
+    partitioned_top_down,
+    replace_root,
+    tree_dense,
+)
 from .._validation import check_confidence_level, format_value
 from ..exceptions import InvariantDPError
+from ._estimate import _UNIDENTIFIED
+from ._estimate_frames import check_geocodes, estimate_frame
 from ._geography import Geography
 from ._ingest import assemble, bad_row
 from ._measurements import NoisyMeasurements
@@ -74,6 +84,20 @@ from ._nmf_write import RANDOMNESS_KEY, pyarrow_modules
 from ._schema import Schema
 
 __all__ = ["NMFParts", "PartsEstimate"]
+
+
+_SPOOL_ROWS = 1 << 16
+"""Rows a state's split holds before writing them (one row group per county)."""
+
+
+def _may_hold(group, col: int, prefixes: tuple) -> bool:
+    """Whether a row group's geocode statistics (min, max) allow a geocode with a prefix."""
+    st = group.column(col).statistics
+    if st is None or not st.has_min_max:
+        return True
+    lo, hi = str(st.min), str(st.max)
+    # a geocode starting with p lies in [p, p + "\x7f"]: digits sort below it
+    return any(lo <= p + "\x7f" and hi >= p for p in prefixes)
 
 
 def _scan(pfile, cols: list, prefixes: tuple):
@@ -90,12 +114,8 @@ def _scan(pfile, cols: list, prefixes: tuple):
     col = pfile.schema_arrow.get_field_index("geocode")
     pieces = []
     for g in range(meta.num_row_groups):
-        st = meta.row_group(g).column(col).statistics
-        if st is not None and st.has_min_max:
-            lo, hi = str(st.min), str(st.max)
-            # a geocode starting with p lies in [p, p + "\x7f"]: digits sort below it
-            if not any(lo <= p + "\x7f" and hi >= p for p in prefixes):
-                continue
+        if not _may_hold(meta.row_group(g), col, prefixes):
+            continue
         part = pfile.read_row_group(g, columns=cols)
         keep = None
         for p in prefixes:
@@ -133,8 +153,13 @@ class NMFParts:
     at a time) and each county's subtree is read, solved to its county's
     summary and dropped; the levels above the counties are solved from the
     summaries; top-down, each county is read and solved again from its
-    county's final estimate.  Memory is that of the largest county; the
-    estimates equal those of ``gls(read_nmf(folder))`` to rounding.  With
+    county's final estimate.  Memory is that of the largest county's rows
+    and arrays, plus what the passes keep: the kept estimates of every unit
+    (a few numbers per unit and query) and each state's State- and
+    county-level solution between the passes (a few ``m x m`` blocks per
+    county), on the driver in a serial run, on the workers with Dask (the
+    driver then holds the levels above the states and the states'
+    summaries).  The estimates equal those of ``gls(read_nmf(folder))`` to rounding.  With
     ``gls(parts, scheduler="dask", client=client)`` each state is a task
     that reads its own files on a worker (see the user guide, "A national
     run").  The parts are solved in the dense-factor algebra, which needs
@@ -202,8 +227,16 @@ class NMFParts:
         _, pq = pyarrow_modules()
         if geography is not None and not isinstance(geography, Geography):
             raise TypeError(f"`geography` must be a Geography, got {type(geography).__name__}.")
+        _check_invariants(invariants, geography)
         root, product = _product(Path(os.fspath(path)), product)
         jobs, notes = _level_jobs(root, states, geography)
+        if invariants is not None:  # levels the folder has, before any file is opened
+            unknown = [lev for lev in invariants if lev not in jobs]
+            if unknown:
+                raise InvariantDPError(
+                    f"`invariants` at {', '.join(map(str, unknown))}: not a level read from the "
+                    f"file (levels {', '.join(jobs)})."
+                )
         if geography is not None:
             _order_levels(jobs, geography)
             jobs = {lev: jobs[lev] for lev in geography.names}
@@ -240,18 +273,7 @@ class NMFParts:
                 f"no level below it (levels {', '.join(names)}): read it whole with read_nmf."
             )
         if invariants is not None:
-            if not hasattr(invariants, "items"):
-                raise InvariantDPError(
-                    f"`invariants` ({format_value(invariants)}) must map levels to {{query: "
-                    "{geocode: value}}."
-                )
-            deep = [lev for lev in invariants if lev not in names[: t + 1]]
-            if deep:
-                raise InvariantDPError(
-                    f"`invariants` at {', '.join(map(str, deep))}: in parts, known answers are "
-                    f"added at the levels {', '.join(names[: t + 1])} only (the parts below are "
-                    "read by gls)."
-                )
+            _check_invariants(invariants, geo)
             object.__setattr__(parts, "invariants", invariants)
         return parts
 
@@ -278,11 +300,12 @@ class NMFParts:
         wanted = set(states)
         return [r for r in rows if "State" not in r[3] or r[3]["State"] in wanted]
 
-    def _rows(self, levels: list, prefixes=None, files=None) -> NoisyMeasurements:
+    def _rows(self, levels: list, prefixes=None, files=None, notes=None) -> NoisyMeasurements:
         """The rows of ``levels`` whose geocodes start with one of ``prefixes`` (None: all).
 
         ``files`` ``[(file, source, kind, level, partition)]``, if given, are
-        read whole instead (a county's spool, :func:`_spool`).
+        read whole instead (a county's spool, :func:`_spool`).  What reading
+        them would announce by a warning is appended to ``notes``, a list.
         """
         if files is None:
             w = self.geography.width(self.state_level)
@@ -301,7 +324,44 @@ class NMFParts:
             reader = None
         chunks = _chunks(files, self.schema.names, reader)
         geo = Geography({lev: self.geography.width(lev) for lev in levels})
-        return NoisyMeasurements(**assemble(chunks, self.schema, geo, self.randomness))
+        return NoisyMeasurements(**assemble(chunks, self.schema, geo, self.randomness, notes))
+
+
+def _check_invariants(invariants, geography) -> None:
+    """Refuse ``invariants`` that are not ``{level: {query: {geocode: value}}}`` at the top levels.
+
+    With ``geography`` (None: not known yet) the levels must be those down to
+    its state level (the levels below are read part by part, by :func:`gls`).
+    """
+    if invariants is None:
+        return
+    if not hasattr(invariants, "items"):
+        raise InvariantDPError(
+            f"`invariants` ({format_value(invariants)}) must map levels to {{query: "
+            "{geocode: value}}."
+        )
+    for level, queries in invariants.items():
+        if not hasattr(queries, "items"):
+            raise InvariantDPError(
+                f"`invariants[{level!r}]` ({format_value(queries)}) must map queries to "
+                "{geocode: value}."
+            )
+        for query, answers in queries.items():
+            if not hasattr(answers, "items"):
+                raise InvariantDPError(
+                    f"`invariants[{level!r}][{query!r}]` must map geocodes to values "
+                    "(a dict or a pandas Series)."
+                )
+    if geography is None:
+        return
+    names = geography.names
+    top = names[: names.index("State" if "State" in names else names[0]) + 1]
+    deep = [lev for lev in invariants if lev not in top]
+    if deep:
+        raise InvariantDPError(
+            f"`invariants` at {', '.join(map(str, deep))}: in parts, known answers are "
+            f"added at the levels {', '.join(top)} only (the parts below are read by gls)."
+        )
 
 
 def _chunks(files: list, names: tuple, reader) -> list:
@@ -319,18 +379,21 @@ def _spool(parts: NMFParts, state: str, counties, folder: Path) -> dict:
     rows})``, files in ``folder`` that hold exactly the county's subtree's
     rows (in file order), so that each county is read from its own files:
     every file of the state is read once per pass, whatever the order of its
-    rows.  A row whose
-    geocode does not start with a county of the state is refused, as
-    :func:`read_nmf` refuses a unit without a parent.
+    rows.  Only the rows whose geocode starts with the state's are kept (a
+    file may hold several states' rows when it has no partition by state), and
+    row groups whose geocode statistics cannot hold one are not read.  A kept
+    row whose geocode does not start with a county of the state is refused,
+    as :func:`read_nmf` refuses a unit without a parent.  A row group's rows
+    are put in county order by one stable sort and cut into runs, each run
+    buffered for its county; the buffers are written (one row group per
+    county) when they hold :data:`_SPOOL_ROWS` rows, and at the end of the file.
     """
-    _, pq = pyarrow_modules()
-    import pyarrow.compute as pc
-
+    pa, pq = pyarrow_modules()
     geo = parts.geography
     wc = geo.width(parts.part_level)
-    known = set(counties)
-    out: dict = {c: [] for c in counties}
-    counts = dict.fromkeys(counties, 0)
+    known = pa.array(sorted(str(c) for c in counties), type=pa.string())
+    out: dict = {str(c): [] for c in counties}
+    counts = dict.fromkeys(out, 0)
     levels = geo.names[geo.index(parts.part_level) :]
     n = 0
     for level in levels:
@@ -341,42 +404,96 @@ def _spool(parts: NMFParts, state: str, counties, folder: Path) -> dict:
                 raise InvariantDPError(f"{source}: not a readable Parquet file ({exc}).") from None
             if "geocode" not in pfile.schema_arrow.names:
                 raise InvariantDPError(f"{source}: the rows lack the column(s) geocode.")
-            writers: dict = {}
+            sink = _Sink(pfile.schema_arrow, folder, n, source, kind, level, part, parts, out)
             try:
-                first = 0
-                for g in range(pfile.metadata.num_row_groups):
-                    table = _row_group(pfile, g, source, first)
-                    codes = table.column("geocode")
-                    if codes.null_count:
-                        row = first + int(np.flatnonzero(np.asarray(codes.is_null()))[0])
-                        raise bad_row(source, row, "geocode", "must not be null.")
-                    heads = pc.utf8_slice_codeunits(codes, 0, wc)
-                    for code in pc.unique(heads).to_pylist():
-                        if code not in known:
-                            row = first + pc.index(heads, code).as_py()
-                            raise bad_row(
-                                source,
-                                row,
-                                "geocode",
-                                f"{codes[row - first].as_py()!r} has no parent: {code!r} is not a "
-                                f"unit of level {parts.part_level} in State {state}.",
-                            )
-                        if code not in writers:
-                            path = folder / f"{code}-{n}.parquet"
-                            writers[code] = pq.ParquetWriter(path, pfile.schema_arrow)
-                            note = (
-                                f"{source} (its rows of {parts.part_level} {code}, counted from 0)"
-                            )
-                            out[code].append((path, note, kind, level, part))
-                        rows = table.filter(pc.equal(heads, code))
-                        writers[code].write_table(rows)
-                        counts[code] += rows.num_rows
-                    first += table.num_rows
+                _split_file(pfile, source, state, known, wc, sink, counts)
             finally:
-                for w in writers.values():
-                    w.close()
+                sink.close()
             n += 1
     return out, counts
+
+
+def _split_file(pfile, source: str, state: str, known, wc: int, sink, counts: dict) -> None:
+    """Hand one file's rows of ``state`` to ``sink`` by county, one row group at a time."""
+    pa, _ = pyarrow_modules()
+    import pyarrow.compute as pc
+
+    meta = pfile.metadata
+    col = pfile.schema_arrow.get_field_index("geocode")
+    first = 0
+    for g in range(meta.num_row_groups):
+        size = meta.row_group(g).num_rows
+        if not _may_hold(meta.row_group(g), col, (state,)):
+            first += size
+            continue
+        table = _row_group(pfile, g, source, first)
+        codes = table.column("geocode")
+        if codes.null_count:
+            row = first + int(np.flatnonzero(np.asarray(codes.is_null()))[0])
+            raise bad_row(source, row, "geocode", "must not be null.")
+        # a file without a partition by state holds other states' rows: not this state's
+        mine = np.flatnonzero(np.asarray(pc.starts_with(codes, state)))
+        if mine.size < table.num_rows:
+            table = table.take(mine)
+        if table.num_rows:
+            heads = pc.utf8_slice_codeunits(table.column("geocode"), 0, wc).cast(pa.string())
+            pos = np.asarray(pc.index_in(heads, value_set=known).fill_null(-1))
+            if pos.min() < 0:
+                bad = int(np.flatnonzero(pos < 0)[0])
+                raise bad_row(
+                    source,
+                    first + int(mine[bad]),
+                    "geocode",
+                    f"{table.column('geocode')[bad].as_py()!r} has no parent: "
+                    f"{heads[bad].as_py()!r} is not a unit of level {sink.parts.part_level} "
+                    f"in {sink.parts.state_level} {state}.",
+                )
+            # one stable sort puts the rows in county order, file order kept within a county
+            order = np.argsort(pos, kind="stable")
+            ranked = pos[order]
+            table = table.take(order)
+            cuts = np.flatnonzero(np.diff(ranked)) + 1
+            ends = np.r_[cuts, ranked.size].tolist()
+            for lo, hi in zip(np.r_[0, cuts].tolist(), ends, strict=True):
+                code = known[int(ranked[lo])].as_py()
+                sink.add(code, table.slice(lo, hi - lo))
+                counts[code] += hi - lo
+        first += size
+    sink.flush()
+
+
+class _Sink:
+    """One file's rows of a state, buffered per county and written to the county's own file."""
+
+    def __init__(self, schema, folder, n, source, kind, level, part, parts, out):
+        self.schema, self.folder, self.n = schema, folder, n
+        self.source, self.kind, self.level, self.part = source, kind, level, part
+        self.parts, self.out = parts, out
+        self.writers, self.buffers, self.held = {}, {}, 0
+
+    def add(self, code: str, rows) -> None:
+        self.buffers.setdefault(code, []).append(rows)
+        self.held += rows.num_rows
+        if self.held >= _SPOOL_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write each county's buffered rows as one row group."""
+        pa, pq = pyarrow_modules()
+        for code, pieces in self.buffers.items():
+            if code not in self.writers:
+                path = self.folder / f"{code}-{self.n}.parquet"
+                self.writers[code] = pq.ParquetWriter(path, self.schema)
+                note = f"{self.source} (its rows of {self.parts.part_level} {code}, counted from 0)"
+                self.out[code].append((path, note, self.kind, self.level, self.part))
+            table = pa.concat_tables(pieces)
+            self.writers[code].write_table(table, row_group_size=max(table.num_rows, 1))
+        self.buffers.clear()
+        self.held = 0
+
+    def close(self) -> None:
+        for w in self.writers.values():
+            w.close()
 
 
 def _row_group(pfile, g: int, source: str, first: int):
@@ -413,10 +530,10 @@ def _problem(nm: NoisyMeasurements, root=None):
     return _onto_sole_children(prob)
 
 
-def _county(parts: NMFParts, codes: list, root, files: dict):
+def _county(parts: NMFParts, codes: list, root, files: dict, notes: list):
     """The problem of consecutive counties' subtrees (their items from ``root``), its names."""
     levels = list(parts.geography.names[parts.geography.index(parts.part_level) :])
-    nm = parts._rows(levels, codes, [f for code in codes for f in files[code]])
+    nm = parts._rows(levels, codes, [f for code in codes for f in files[code]], notes)
     return _problem(nm, root), _names(nm)
 
 
@@ -460,34 +577,38 @@ class _Spool:
 
 
 def _state_up(parts: NMFParts, code: str, root, dense):
-    """Bottom-up over one state, county by county: its summary and what top-down needs."""
+    """Bottom-up over one state, county by county: its summary and what top-down needs.
+
+    What reading the state's rows would announce by a warning is returned as
+    ``notes`` (each distinct text once), for the driver to announce: a task
+    does not touch the warnings filters, which every thread shares.
+    """
     t = parts.geography.index(parts.state_level)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        nm = parts._rows(list(parts.geography.names[t : t + 2]), [code])
-        if len(nm.units) < 2:
-            raise InvariantDPError(
-                f"{parts.state_level} {code} has no unit of level {parts.part_level}: nothing "
-                "below it to solve in parts (read the file whole with read_nmf)."
-            )
-        mid = _problem(nm, root)
-        dense = frozenset(dense) | tree_dense(mid)
-        with _Spool(parts, code, nm.units[1]) as (files, groups):
-            summaries = None
-            while summaries is None:
-                summaries, dense = _counties_up(parts, nm.units[1], mid, files, groups, dense)
-        leaves = tuple(np.concatenate(a) for a in zip(*summaries, strict=True))
-        sol = partitioned_bottom_up(mid, dense, _names(nm), leaves=leaves)
-    notes = sorted({str(w.message) for w in caught})
+    notes: list = []
+    nm = parts._rows(list(parts.geography.names[t : t + 2]), [code], notes=notes)
+    if len(nm.units) < 2:
+        raise InvariantDPError(
+            f"{parts.state_level} {code} has no unit of level {parts.part_level}: nothing "
+            "below it to solve in parts (read the file whole with read_nmf)."
+        )
+    mid = _problem(nm, root)
+    dense = frozenset(dense) | tree_dense(mid)
+    with _Spool(parts, code, nm.units[1]) as (files, groups):
+        summaries = None
+        while summaries is None:
+            summaries, dense = _counties_up(parts, nm.units[1], mid, files, groups, dense, notes)
+    leaves = tuple(np.concatenate(a) for a in zip(*summaries, strict=True))
+    sol = partitioned_bottom_up(mid, dense, _names(nm), leaves=leaves)
+    notes = sorted(set(notes))
     return {"solution": sol, "units": nm.units, "dense": dense, "notes": notes}
 
 
-def _counties_up(parts, counties, mid, files, groups, dense):
+def _counties_up(parts, counties, mid, files, groups, dense, notes):
     """The counties' summaries, a group at a time; None if the algebra must grow."""
     summaries = []
     for c0, c1 in groups:
         codes = [str(c) for c in counties[c0:c1]]
-        sub, names = _county(parts, codes, mid.subtree(1, [(c0, c1)]), files)
+        sub, names = _county(parts, codes, mid.subtree(1, [(c0, c1)]), files, notes)
         more = tree_dense(sub)
         if not more <= dense:  # the state again, in the larger algebra
             return None, dense | more
@@ -532,19 +653,18 @@ def _join(pieces: list, levels) -> dict:
     return out
 
 
-def _state_down(parts: NMFParts, up: dict, root: tuple, spec: dict) -> dict:
+def _state_down(parts: NMFParts, up: dict, final: tuple, spec: dict) -> dict:
     """Top-down over one state from its final ``(x, F, G)``; the kept estimates per level."""
     geo = parts.geography
     t = geo.index(parts.state_level)
-    mid = partitioned_top_down(up["solution"], root)
+    mid = partitioned_top_down(up["solution"], final)
     counties = [str(c) for c in up["units"][1]]
     pieces = []
-    spool = _Spool(parts, str(up["units"][0][0]), counties)
-    with warnings.catch_warnings(), spool as (files, groups):
-        warnings.simplefilter("ignore")  # announced by the bottom-up pass already
+    again: list = []  # the notes of the bottom-up pass's reading, announced already
+    with _Spool(parts, str(up["units"][0][0]), counties) as (files, groups):
         for c0, c1 in groups:
-            root = mid.problem.subtree(1, [(c0, c1)])
-            sub, names = _county(parts, counties[c0:c1], root, files)
+            items = mid.problem.subtree(1, [(c0, c1)])
+            sub, names = _county(parts, counties[c0:c1], items, files, again)
             sol = partitioned_bottom_up(sub, up["dense"], names)
             sl = slice(c0, c1)
             partitioned_top_down(sol, (mid.x[1][sl], mid.F[1][sl], mid.G[1][sl]))
@@ -573,14 +693,17 @@ def solve_parts(parts: NMFParts, queries, scheduler: str, client) -> PartsEstima
     """:func:`gls` of a lazily read file (see the module docstring)."""
     from ._nmf_read import _add_invariants
 
-    check_scheduler(scheduler, client)
     spec = _spec(parts.schema, queries)
     geo = parts.geography
     t = geo.index(parts.state_level)
-    top_nm = parts._rows(list(geo.names[: t + 1]))
+    read_notes: list = []
+    top_nm = parts._rows(list(geo.names[: t + 1]), notes=read_notes)
     if parts.invariants is not None:
         top_nm = _add_invariants(top_nm, parts.invariants)
     top = _problem(top_nm)
+    why = block_path_refusal(top)  # before any state is read
+    if why is not None:
+        raise InvariantDPError(f"the file cannot be solved in parts: {why}.")
     states = [str(s) for s in top_nm.units[t]]
     roots = [top.subtree(t, [(s, s + 1)]) for s in range(len(states))]
     dense = tree_dense(top)
@@ -610,13 +733,10 @@ def solve_parts(parts: NMFParts, queries, scheduler: str, client) -> PartsEstima
         again = run(_state_up, [(parts, states[i], roots[i], final) for i in redo])
         for i, up, s in zip(redo, again, gather(again, _summary), strict=True):
             ups[i], sums[i] = up, s
-    notes = sorted({n for s in sums for n in s["notes"]})
-    for note in notes[:1]:  # one per part would repeat it for every county
-        warnings.warn(
-            f"{note} (the first of {len(notes)} distinct warning(s) from reading the states)",
-            UserWarning,
-            stacklevel=4,
-        )
+    # each distinct note once: one per part would repeat it for every county
+    notes = tuple(sorted({*read_notes, *(n for s in sums for n in s["notes"])}))
+    for note in notes:
+        warnings.warn(f"{note} (from reading the states)", UserWarning, stacklevel=4)
     leaves = tuple(np.concatenate([s[k] for s in sums]) for k in ("z", "V", "zero"))
     sol = partitioned_bottom_up(top, final, _names(top_nm), leaves=leaves)
     partitioned_top_down(sol)
@@ -638,7 +758,7 @@ def solve_parts(parts: NMFParts, queries, scheduler: str, client) -> PartsEstima
         for f in downs:
             if f.status == "error":
                 f.result()  # raises the task's error here
-    return PartsEstimate(parts, tuple(spec), kept_top, list(downs), moved, live)
+    return PartsEstimate(parts, tuple(spec), kept_top, list(downs), moved, live, notes)
 
 
 def _spec(schema: Schema, queries) -> dict:
@@ -662,17 +782,18 @@ def _spec(schema: Schema, queries) -> dict:
 
 
 def _piece(kept: dict, level: str, query: str, schema: Schema, cl: float, clip: bool, codes):
-    """The estimate frame of one piece's units of ``level``."""
+    """The estimate frame of one piece's units of ``level`` (those of ``codes``, if given)."""
+    cells = schema.cell_frame(query)
+    c = max(len(cells), 1)
     if level not in kept:  # no rows, with the column types of a frame that has some
-        c = schema.query_cells(query)
         one = np.zeros((1, c))
-        return _frame(schema, query, np.array([""], dtype=object), one, one, cl, clip).iloc[:0]
-    got = kept[level]
-    rows = slice(None)
-    if codes is not None:
-        rows = np.flatnonzero(np.isin(got["geocode"], codes))
-    est, var = got[query]
-    return _frame(schema, query, got["geocode"][rows], est[rows], var[rows], cl, clip)
+        frame = estimate_frame({"geocode": [""]}, one, one, cells, cl, [_UNIDENTIFIED], clip=clip)
+        return frame.iloc[:0]
+    geocodes = kept[level]["geocode"]
+    est, var = (np.asarray(a, dtype=float).reshape(len(geocodes), c) for a in kept[level][query])
+    rows = None if codes is None else np.flatnonzero(np.isin(geocodes, codes))
+    reasons = [_UNIDENTIFIED] * len(geocodes)
+    return estimate_frame({"geocode": geocodes}, est, var, cells, cl, reasons, rows=rows, clip=clip)
 
 
 def _found(kept: dict, level: str, codes) -> set:
@@ -680,25 +801,6 @@ def _found(kept: dict, level: str, codes) -> set:
     if level not in kept:
         return set()
     return set(np.asarray(codes)[np.isin(codes, kept[level]["geocode"])].tolist())
-
-
-def _frame(schema, query, geocodes, est, var, cl, clip):
-    cells = schema.cell_frame(query)
-    c = max(len(cells), 1)
-    n = len(geocodes)
-    est = np.asarray(est, dtype=float).reshape(n, c)
-    var = np.asarray(var, dtype=float).reshape(n, c)
-    se = np.sqrt(np.maximum(var, 0.0))
-    half = stats.norm.ppf(0.5 + cl / 2.0) * se
-    out = pd.DataFrame({"geocode": np.repeat(np.asarray(geocodes, dtype=object), c)})
-    for name in cells.columns:
-        out[name] = np.tile(cells[name].to_numpy(), n)
-    for name, col in estimate_columns(est.ravel(), se.ravel(), half.ravel(), clip=clip).items():
-        out[name] = col
-    out.attrs["confidence_level"] = cl
-    out.attrs["negative"] = negative_count(est)
-    out.attrs["clipped"] = clip
-    return out
 
 
 @dataclass(frozen=True)
@@ -720,6 +822,9 @@ class PartsEstimate:
         (``to_workers``, ``from_workers``); 0 unless the tasks ran on a
         ``dask.distributed`` client, which must stay open while
         :meth:`estimate` gathers from it.
+    notes : tuple of str
+        Every distinct warning that reading the file gave (each announced
+        once by :func:`gls`, on the driver).
 
     References
     ----------
@@ -752,18 +857,30 @@ class PartsEstimate:
     _pieces: list = field(repr=False)
     transfer: dict = field(default_factory=dict)
     _client: object = field(default=None, repr=False)
+    notes: tuple = ()
 
     def estimate(
         self,
         query: str,
         level: str,
         confidence_level=0.95,
+        groups=None,
         *,
         geocodes=None,
         clip=False,
+        cells=None,
         frame="pandas",
     ):
         """Estimates, standard errors and Gaussian intervals of a kept query at ``level``.
+
+        The frame of :meth:`GLSEstimate.estimate` for the same file read
+        whole (the same construction, the same checks of the shared
+        arguments).  Sums over ``groups``, selections of ``cells`` and
+        :meth:`GLSEstimate.cov` or :meth:`GLSEstimate.to_release` need the
+        covariances between units or between a unit's cells, which a solve
+        in parts does not keep (only each cell's variance): ``groups`` and
+        ``cells`` are refused; read the file whole with :func:`read_nmf`
+        for them.
 
         Parameters
         ----------
@@ -772,15 +889,22 @@ class PartsEstimate:
         level : str
         confidence_level : float, optional
             In (0, 1); default 0.95.
-        geocodes : sequence of str, optional
-            The units to report (default all).
+        groups : None
+            Not available in parts (refused).
+        geocodes : str or sequence of str, optional
+            The units to report (default all), each once.
         clip : bool, optional
             Floor the estimates and interval ends at 0, for display only.
+        cells : None
+            Not available in parts (refused).
         frame : {"pandas", "dask"}, optional
             ``"pandas"`` (default) gathers the rows into one DataFrame;
             ``"dask"`` returns a ``dask.dataframe.DataFrame`` with one
             partition per state, computed where the state's results are
-            (on the workers after ``gls(..., scheduler="dask")``).
+            (on the workers after ``gls(..., scheduler="dask")``); its
+            ``attrs`` are not kept (dask keeps no per-row metadata): the
+            intervals are Gaussian at ``confidence_level``, as
+            ``attrs["interval"]`` of the pandas frame says.
 
         Returns
         -------
@@ -788,27 +912,49 @@ class PartsEstimate:
             The columns of :meth:`GLSEstimate.estimate`: ``geocode``, one
             column per attribute of the query, ``estimate``, ``std_error``,
             ``moe``, ``ci_lower``, ``ci_upper``, ``note``; rows in geocode
-            order.
+            order; ``attrs`` as :meth:`GLSEstimate.estimate`'s
+            (``confidence_level``, ``interval``, ``coverage``, ``negative``,
+            ``clipped``).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> import pandas as pd
+        >>> from invariantdp.census import Geography, NMFParts, NoisyMeasurements, Schema, gls
+        >>> dpq = pd.DataFrame({"geocode": ["1", "11", "111", "112"],
+        ...                     "query_name": ["total_dpq"] * 2 + ["detailed_dpq"] * 2,
+        ...                     "value": [[9.0], [8.0], [2.0, 3.0], [1.0, 3.0]], "variance": 1.0})
+        >>> nm = NoisyMeasurements.from_frames(
+        ...     dpq, None, Schema({"sex": 2}), Geography({"State": 1, "County": 2, "Tract": 3}))
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     nm.to_nmf(d + "/nmf")
+        ...     est = gls(NMFParts.open(d + "/nmf"))
+        >>> df = est.estimate("total", "Tract", geocodes="111")
+        >>> df["geocode"].tolist(), df.attrs["interval"]
+        (['111'], ['gaussian'])
         """
+        if not isinstance(query, str):
+            raise TypeError(f"`query` must be a str, got {type(query).__name__}.")
         schema = self.parts.schema
-        q = schema.canonical(query) if isinstance(query, str) else query
+        q = schema.canonical(query)
         if q not in self.queries:
             raise InvariantDPError(
                 f"`query` ({format_value(query)}) was not kept: this solve kept "
                 f"{', '.join(self.queries)} (pass queries= to gls)."
             )
+        for name, value in (("groups", groups), ("cells", cells)):
+            if value is not None:
+                raise InvariantDPError(
+                    f"`{name}` is not available for a file solved in parts: its sums need the "
+                    "covariances between units and cells, which the parts do not keep (read "
+                    "the file whole with read_nmf)."
+                )
         li = self.parts.geography.index(level)
         cl = float(check_confidence_level(confidence_level))
         clip = check_clip(clip)
         if frame not in ("pandas", "dask"):
             raise InvariantDPError(f"`frame` ({format_value(frame)}) must be 'pandas' or 'dask'.")
-        codes = None
-        if geocodes is not None:
-            if isinstance(geocodes, str) or not hasattr(geocodes, "__iter__"):
-                raise InvariantDPError(
-                    f"`geocodes` ({format_value(geocodes)}) must be a list of geocodes."
-                )
-            codes = np.asarray([str(g) for g in geocodes], dtype=object)
+        codes = None if geocodes is None else check_geocodes(geocodes)
         args = (level, q, schema, cl, clip, codes)
         if li <= self.parts.geography.index(self.parts.state_level):
             pieces, local = [self._top], True
@@ -821,11 +967,10 @@ class PartsEstimate:
                 found = self._client.gather(
                     [self._client.submit(_found, p, level, codes, pure=False) for p in pieces]
                 )
-            missing = sorted(set(codes.tolist()).difference(*found))
+            missing = [c for c in codes.tolist() if c not in set().union(*found)]
             if missing:
                 raise InvariantDPError(
-                    f"`geocodes`: {', '.join(map(repr, missing[:5]))} "
-                    f"{'is' if len(missing) == 1 else 'are'} not units of {level}."
+                    f"`geocodes` holds {format_value(missing[:3])}, not units of level `{level}`."
                 )
         if frame == "pandas":
             if local:
@@ -836,6 +981,8 @@ class PartsEstimate:
                 )
             frame_ = pd.concat(out, ignore_index=True) if len(out) > 1 else out[0]
             frame_.attrs = dict(out[0].attrs)
+            for key in ("interval", "coverage"):  # per row: the pieces' rows in order
+                frame_.attrs[key] = [v for p in out for v in p.attrs[key]]
             frame_.attrs["negative"] = sum(p.attrs["negative"] for p in out)
             return frame_
         import dask.dataframe as dd
