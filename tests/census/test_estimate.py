@@ -702,6 +702,17 @@ def test_to_release_on_the_dense_factor_path_is_the_kkt_solve(layout_kkt):
     assert detailed["dense-factor"].tolist() == [len(nm.geocodes(lev)) for lev in nm.levels]
 
 
+def test_to_release_refuses_a_recoded_query_naming_the_rule(layout_kkt):
+    nm, est, _ = layout_kkt
+    assert len(est.estimate("hhinstlevels", "Tract")) == 3 * len(nm.geocodes("Tract"))
+    with pytest.raises(
+        InvariantDPError,
+        match=r"`query` \('hhinstlevels'\) uses a recode: to_release takes marginal queries.*"
+        r"e\.g\. 'hhgq'",
+    ):
+        est.to_release("hhinstlevels", "Tract")
+
+
 def test_totals_and_vap_of_every_level_of_a_release_layout_file_add_up(tmp_path):
     truth, nm, est = _release_gls(tmp_path, 11)
     vap = {"vap": {"votingage": ["18 and over"]}}

@@ -690,7 +690,9 @@ class GLSEstimate:
         Raises
         ------
         InvariantDPError
-            Before any work: an unknown query, level or geocode, a unit
+            Before any work: an unknown query, level or geocode, a recoded
+            query (its groups of levels are not the cells the invariants
+            are stated on: release the attribute's query), a unit
             listed twice, a covariance beyond a release document's
             ``MAX_CELLS`` numbers; then a cell that is not estimable unless
             ``drop_unidentified``.
@@ -734,6 +736,16 @@ class GLSEstimate:
         True
         """
         nm, sol = self.measurements, self.solution
+        if nm.schema.is_recoded(query):
+            # the release's invariants (margins, structural zeros, linear facts) are stated on
+            # the levels of the query's attributes, which a recode's groups sum over
+            attr = nm.schema.names[next(iter(nm.schema.query_spec(query)[1]))]
+            raise InvariantDPError(
+                f"`query` ({format_value(query)}) uses a recode: to_release takes marginal "
+                f"queries (attributes at their own levels), whose cells the invariants are "
+                f"stated on; release the recoded attribute's query (e.g. {attr!r}) and sum "
+                "its cells, or use `estimate`, which takes recoded queries."
+            )
         attrs = nm.schema.query(query)
         li = self._level(level)
         units = slice_units(nm, level, geocodes)
