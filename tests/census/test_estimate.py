@@ -261,8 +261,11 @@ def test_paths_and_summary(nm):
     nm, tract = nm
     est = gls(nm)
     paths = est.paths()
+    assert paths.columns.tolist() == ["level", "fast", "low-rank", "dense", "dense-factor"]
     counts = paths.set_index("level").loc["Tract"]
     assert counts["low-rank"] + counts["dense"] >= 1  # k = 6: the correction may fill it
+    assert (paths["dense-factor"] == 0).all()
+    assert paths.iloc[:, 1:].sum(axis=1).tolist() == [len(nm.geocodes(lev)) for lev in nm.levels]
     assert est.path("Tract")[tract] != "fast"
     assert "invariants imposed exactly" in str(est.summary())
 
@@ -698,8 +701,9 @@ def test_to_release_on_the_dense_factor_path_is_the_kkt_solve(layout_kkt):
     zeros = [name for name in hhgq.invariants.names if "structural zero" in name]
     assert len(zeros) >= len(nm.geocodes("Block"))
     detailed = est.paths()
-    assert list(detailed.columns) == ["level", "dense-factor"]
+    assert list(detailed.columns) == ["level", "fast", "low-rank", "dense", "dense-factor"]
     assert detailed["dense-factor"].tolist() == [len(nm.geocodes(lev)) for lev in nm.levels]
+    assert not detailed[["fast", "low-rank", "dense"]].to_numpy().any()
 
 
 def test_to_release_refuses_a_recoded_query_naming_the_rule(layout_kkt):

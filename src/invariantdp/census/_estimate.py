@@ -815,12 +815,26 @@ class GLSEstimate:
     def paths(self):
         """Per level, how many units took each path of the passes (a DataFrame).
 
-        Marginal queries: ``fast`` (scalars on the eigenspaces), ``low-rank``
-        (a correction on the subspace of constraints that leave them) or
-        ``dense``.  Recoded queries (the 2020 release layout): every unit
-        takes ``dense-factor`` (a few ``m x m`` blocks per unit).
+        Columns ``level``, ``fast``, ``low-rank``, ``dense`` and
+        ``dense-factor``, every one of them whatever the solution (0 for a
+        path no unit took), so that files of either kind compare column by
+        column.  Marginal queries: ``fast`` (scalars on the eigenspaces),
+        ``low-rank`` (a correction on the subspace of constraints that leave
+        them) or ``dense``.  Recoded queries (the 2020 release layout): every
+        unit takes ``dense-factor`` (a few ``m x m`` blocks per unit).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from invariantdp.census import Geography, Schema, gls, measure
+        >>> counts = pd.DataFrame({"geocode": ["11", "12"], "sex": [0, 1], "count": [4, 6]})
+        >>> nm = measure(counts, Schema({"sex": 2}), Geography({"A": 1, "B": 2}),
+        ...              {"A": {"total": 1.0}, "B": {"detailed": 1.0}}, secure=False, rng=0,
+        ...              units=["11", "12"])
+        >>> gls(nm).paths().to_numpy().tolist()
+        [['A', 1, 0, 0, 0], ['B', 2, 0, 0, 0]]
         """
-        names = ("dense-factor",) if self._blocks else ("fast", "low-rank", "dense")
+        names = ("fast", "low-rank", "dense", "dense-factor")
         rows = []
         for li, level in enumerate(self.measurements.levels):
             p = self.solution.path(li)
