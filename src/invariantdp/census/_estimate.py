@@ -41,7 +41,9 @@ from .._gls import (
     Zeros,
     block_path_refusal,
     group_sum_laws,
+    laws_variances,
     query_variances,
+    row_weights,
     rows_cov,
     rows_variances,
     slice_cov,
@@ -590,16 +592,17 @@ class GLSEstimate:
             free = np.zeros((n_groups, c))
             np.add.at(free, codes, ~sol.exact_query_cells(li, units, attrs, recodes))
             return est, _exact_selections(var, free == 0, rows), [_UNIDENTIFIED] * n_groups
-        # one recursion for every group; each group's law then gives its variances
-        var, reasons = np.zeros((n_groups, rows.shape[0])), []
-        lifted = None if sel is None else rows @ sol.alg.query_rows(attrs)
-        for g, (m, law) in enumerate(group_sum_laws(sol, li, units, codes, n_groups)):
-            if sel is None:
-                var[g] = variance_from(sol, m, law, attrs)
-            else:
-                var[g] = np.diag(rows_cov(sol, m, law, lifted))
-            reasons.extend(self._reasons(m, attrs))
-        return est, var, reasons
+        # one recursion for every group; each group's law then gives its variances, with the
+        # weights of the query (or the selections' rows) computed once for all groups
+        laws = group_sum_laws(sol, li, units, codes, n_groups)
+        m_all = np.array([m for m, _ in laws]).reshape(n_groups, -1)
+        if sel is None:
+            var = laws_variances(sol, laws, attrs)
+        else:
+            lifted = rows @ sol.alg.query_rows(attrs)
+            weights = row_weights(sol, lifted)
+            var = np.array([np.diag(rows_cov(sol, m, law, lifted, weights)) for m, law in laws])
+        return est, var.reshape(n_groups, rows.shape[0]), self._reasons(m_all, attrs)
 
     def cov(self, query: str, geocode, level: str | None = None):
         """The covariance matrix of a query at one unit, or summed over units of one level.
