@@ -217,6 +217,23 @@ def test_crosswalks_take_dicts_series_and_two_column_frames(nm):
         est.estimate("age", "Tract", groups=[codes[0]])
 
 
+def test_crosswalk_areas_sort_by_value_and_keep_their_type(nm):
+    nm, _ = nm
+    est = gls(nm)
+    codes = nm.geocodes("Tract")
+    # integer district ids: 2 before 10 (as strings "10" would come first), kept as integers
+    walk = {codes[0]: 10, codes[1]: 2, codes[2]: 10, codes[3]: 2}
+    df = est.estimate("total", "Tract", groups=walk)
+    assert df["group"].tolist() == [2, 10]
+    assert all(type(g) is int for g in df["group"])
+    ref = est.estimate("total", "Tract", groups={c: f"d{a:02d}" for c, a in walk.items()})
+    np.testing.assert_array_equal(df["estimate"], ref["estimate"])
+    np.testing.assert_array_equal(df["std_error"], ref["std_error"])
+    # 1 and "1" are different areas: refused, not merged
+    with pytest.raises(TypeError, match=r"of one type.*'1' has type str and 1 type int"):
+        est.estimate("total", "Tract", groups={codes[0]: "1", codes[1]: 1})
+
+
 def test_crosswalk_keys_are_geocodes_or_tabulation_codes_never_both():
     # blocks 18 digits long: a 2-digit group, then a 16-digit tabulation code; two
     # groups hold blocks with the same tabulation code, so that code is ambiguous

@@ -205,9 +205,23 @@ class GLSEstimate:
             raise InvariantDPError(
                 f"`groups` lists the unit {keys[dup][0]!r} twice: each unit belongs to one group."
             )
+        kind = pd.api.types.infer_dtype(areas, skipna=False)
+        if kind.startswith("mixed") and kind != "mixed-integer-float":
+            first = type(areas[0])
+            other = next(a for a in areas if not isinstance(a, first))
+            raise TypeError(
+                f"`groups` areas must be of one type (all strings or all numbers), so that "
+                f"areas sort and compare by their values; {format_value(areas[0])} has type "
+                f"{first.__name__} and {format_value(other)} type {type(other).__name__}."
+            )
+        try:
+            codes, labels = pd.factorize(areas, sort=True)
+        except TypeError as exc:  # values of one type that have no order
+            raise TypeError(
+                f"`groups` areas must be values that sort (strings or numbers); {exc}"
+            ) from None
         units = self.measurements.unit_keys(level, keys)
-        labels, codes = np.unique(areas.astype(str), return_inverse=True)
-        return labels, units, codes.reshape(-1).astype(np.int64)
+        return np.asarray(labels, dtype=object), units, codes.astype(np.int64)
 
     def _level(self, level: str) -> int:
         return self.measurements.geography.index(level)
@@ -467,7 +481,9 @@ class GLSEstimate:
             geocode or, at a level whose geocodes are longer than 16 digits
             (the release layout's blocks: their block group's geocode then
             the 16-digit tabulation block code), by that tabulation code; one
-            form for every key.  Rows are ordered by area (as strings).
+            form for every key.  Areas are strings or numbers, all of one type;
+            rows are ordered by area (numbers numerically) and column
+            ``group`` holds the areas as given.
         geocodes : sequence of str, optional
             The units of ``level`` to report (default all), as in
             :meth:`to_release`; not with ``groups``.
