@@ -964,5 +964,5 @@ def test_negative_estimates_are_counted_and_clipped_only_on_request():
     text = str(est.summary())
     x = est.solution.x[GEO.index("Tract")]
     assert f"{int((x < 0).sum())} negative cell estimates" in text
-    with pytest.raises(InvariantDPError, match="`clip`"):
+    with pytest.raises(TypeError, match=r"`clip` must be True or False, got str \('yes'\)\."):
         est.estimate("total", "Tract", clip="yes")
