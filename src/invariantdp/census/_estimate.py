@@ -138,15 +138,13 @@ class GLSEstimate:
         frame = schema.cell_frame(query)
         attrs, used = schema.query_spec(query)
         grids = np.indices(schema.query_shape(query)).reshape(len(attrs), -1)
-        for name, (attr, groups) in schema.recodes.items():
+        for name, (attr, _) in schema.recodes.items():
             a = schema.names.index(attr)
             if a not in attrs or a in used or name in frame.columns:
                 continue
-            members = groups.values() if isinstance(groups, dict) else groups
-            labels = schema.labels(name)
+            group, level = np.nonzero(schema.recode_matrix(name))
             group_of = np.full(schema.shape[a], None, dtype=object)
-            for lab, levels in zip(labels, members, strict=True):
-                group_of[list(levels)] = lab
+            group_of[level] = np.asarray(schema.labels(name), dtype=object)[group]
             frame[name] = group_of[grids[attrs.index(a)]]
         if frame.shape[1] == 1:
             return pd.Index(frame.iloc[:, 0], name=frame.columns[0])
