@@ -272,17 +272,31 @@ def _fast_up(k, d, v, starts):
     return kbar, np.where(has_inf & ~same, np.inf, dp)
 
 
-def _dense_up(sol, lev, p, k, d, kd, dd):
-    """The sum recursion at an affected parent: ``K_p`` and ``D_p`` on ``U``."""
+def _dense_up(sol, lev, p, k, d, kd, dd, cache=None):
+    """The sum recursion at an affected parent: ``K_p`` and ``D_p`` on ``U``.
+
+    ``cache`` (a dict; ``k`` and ``d`` then a group's :class:`_Members`)
+    keeps the terms of children outside the group (``K = 0``, ``D = 0``),
+    the same for every group that reaches the parent: computed once per
+    child, not once per group.
+    """
     basis = sol.basis
     m = basis.dim
     eye, zero = np.eye(m), np.zeros((m, m))
     parts, d_parts = [], []
     for j in range(sol.starts[lev][p], sol.starts[lev][p + 1]):
-        law = restrict(basis, np.zeros(sol.alg.k), sol.v[lev][j], sol.sub[lev].get(j))  # cov only
-        kj = kd.get(j, basis.diag(k[j]))
-        parts.append(image(GGauss(np.zeros(m), law.cov, law.null), np.vstack([kj, eye])))
-        d_parts.append(dd.get(j, GGauss.diagonal(np.zeros(m), d[j][basis.labels])))
+        idle = cache is not None and not k.has(j)
+        if idle and (lev, j) in cache:
+            part, d_part = cache[(lev, j)]
+        else:
+            law = restrict(basis, np.zeros(sol.alg.k), sol.v[lev][j], sol.sub[lev].get(j))
+            kj = kd.get(j, basis.diag(k[j]))
+            part = image(GGauss(np.zeros(m), law.cov, law.null), np.vstack([kj, eye]))
+            d_part = dd.get(j, GGauss.diagonal(np.zeros(m), d[j][basis.labels]))
+            if idle:
+                cache[(lev, j)] = (part, d_part)
+        parts.append(part)
+        d_parts.append(d_part)
     joint = gsum(parts)
     joint.mean = np.zeros((2 * m, m))
     post = posterior(
@@ -338,6 +352,10 @@ class _Members:
         i = self.where.get(int(unit))
         return self.zero if i is None else self.rows[i]
 
+    def has(self, unit) -> bool:
+        """Whether ``unit`` is one of the group's (else its rows are zeros)."""
+        return int(unit) in self.where
+
 
 def group_sum_laws(sol, level: int, units, codes, n_groups: int) -> list:
     """:func:`sum_law` of every group at once: ``[(m, law on U or None)]``, one per group.
@@ -355,6 +373,7 @@ def group_sum_laws(sol, level: int, units, codes, n_groups: int) -> list:
     grp = np.asarray(codes, dtype=np.int64)
     k, d = np.ones((unit.size, ns)), np.zeros((unit.size, ns))
     kd, dd = {}, {}
+    idle_terms = {}  # children outside a group: one term each, whichever group reaches them
     for lev in range(level, 0, -1):
         st, v_all = sol.starts[lev], sol.v[lev]
         inf_all = np.isinf(v_all)
@@ -396,7 +415,7 @@ def group_sum_laws(sol, level: int, units, codes, n_groups: int) -> list:
                 kd_j = {u: kd[i] for u, i in where.items() if i in kd}
                 dd_j = {u: dd[i] for u, i in where.items() if i in dd}
                 new_kd[pair], new_dd[pair] = _dense_up(
-                    sol, lev, p, _Members(k, where), _Members(d, where), kd_j, dd_j
+                    sol, lev, p, _Members(k, where), _Members(d, where), kd_j, dd_j, idle_terms
                 )
         unit, grp, k, d, kd, dd = p_unit, p_grp, kbar, new_d, new_kd, new_dd
     total = d + mul0(k**2, sol.F[0][unit])
