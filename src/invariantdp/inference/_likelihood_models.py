@@ -427,7 +427,10 @@ class _NegativeBinomialResults(PrivatizedResults):
 
 
 def _parameter_rows(cols, n: int):
-    """``cols`` of :meth:`conf_int` as positions in ``[0, n)``, checked; None for all."""
+    """``cols`` of :meth:`_NegativeBinomialResults.conf_int`: positions in ``[0, n)``, or None.
+
+    Checked: integer positions only, each in range.
+    """
     if cols is None:
         return None
     arr = np.asarray(cols)
