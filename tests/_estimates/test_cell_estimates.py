@@ -456,7 +456,7 @@ def test_negative_estimates_are_counted_and_clip_is_for_display():
     np.testing.assert_array_equal(clipped["estimate"], np.maximum(noisy, 0.0))
     np.testing.assert_array_equal(clipped["ci_lower"], np.maximum(est["ci_lower"], 0.0))
     assert "biased" in str(clipped.summary())
-    with pytest.raises(InvariantDPError, match="`clip`"):
+    with pytest.raises(TypeError, match=r"`clip` must be True or False, got int \(1\)\."):
         estimate(r, clip=1)
 
 

@@ -265,6 +265,13 @@ def test_pl94_carries_the_bureaus_labels_and_recodes():
     nurse = PL94.query_spec("gqNursingTotal * nonvoting")[1]
     assert nurse[0].tolist() == [[0, 0, 0, 1, 0, 0, 0, 0]] and nurse[1].tolist() == [[1, 0]]
     assert PL94.query_shape("hhinstlevels") == (3,)
+    # one matrix per recode, the form query_spec gives and selections and invariants read
+    hh = PL94.recode_matrix("hhinstlevels")
+    assert hh.tolist() == [[1, 0, 0, 0, 0, 0, 0, 0], [0, 1, 1, 1, 1, 0, 0, 0],
+                           [0, 0, 0, 0, 0, 1, 1, 1]]  # fmt: skip
+    np.testing.assert_array_equal(PL94.query_spec("hhinstlevels")[1][0], hh)
+    with pytest.raises(InvariantDPError, match=r"`name` \('hhgq'\) is not a recode of the schema"):
+        PL94.recode_matrix("hhgq")
     # integer level indices stay accepted beside the labels
     assert PL94.level_codes("votingage", np.array([1, 0])).tolist() == [1, 0]
     assert PL94.level_codes("votingage", ["18 and over"]).tolist() == [1]

@@ -148,6 +148,41 @@ def test_cell_selections_take_the_full_covariance_of_their_cells(nm):
     assert zero["estimate"][0] == 0.0 and zero["std_error"][0] == 0.0
 
 
+def test_cell_selections_of_units_below_the_low_rank_path_are_the_dense_gls():
+    # tracts measured by age only (their sex split is not identified) in a county that the
+    # low-rank correction anchors (zeros at tracts of the other counties): rounding of R B on
+    # the sex eigenspaces must not meet their infinite variances
+    from dataclasses import replace
+
+    from invariantdp.census._measurements import QueryTable
+
+    counts = small_counts(np.random.default_rng(8))
+    wl = {"State": {"detailed": 1.0}, "County": {"detailed": 1.0}, "Tract": {"age": 1.0}}
+    nm = measure(counts, SCHEMA, GEO, wl, secure=False, rng=9, units=counts["geocode"].unique())
+    zero = np.zeros((2, 6), dtype=bool)
+    zero[0, 5] = zero[1, 1] = True
+    nm = replace(nm, zeros={("Tract", "detailed"): QueryTable(np.array([0, 4]), zero)})
+    est = gls(nm)
+    ref = DenseGLS(nm.to_problem())
+    codes = nm.geocodes("Tract")
+    assert est.solution.anchor[2][8:, 0].min() >= 0 and (est.path("Tract")[8:] == "fast").all()
+    cells = {"adults": {"age": ["18-64", "65+"]}, "kids": {"age": ["0-17"]}}
+    rows = np.array([[0, 1, 1], [1, 0, 0]], dtype=float)
+    for query in ("age", "sex * age"):
+        df = est.estimate(query, "Tract", cells=cells)
+        for u in range(codes.size):
+            r_est, r_cov, _ = ref.query(2, [u], (1,))
+            got = df.iloc[2 * u : 2 * u + 2]
+            assert got["estimate"].to_numpy() == pytest.approx(rows @ r_est, rel=1e-8, abs=1e-8)
+            se = np.sqrt(np.diag(rows @ r_cov @ rows.T))
+            assert got["std_error"].to_numpy() == pytest.approx(se, rel=1e-7, abs=1e-8)
+    # summed over a group of those tracts: the crosswalk's selections too
+    by = est.estimate("age", "Tract", groups={codes[8]: "g", codes[10]: "g"}, cells=cells)
+    r_est, r_cov, _ = ref.query(2, [8, 10], (1,))
+    se = np.sqrt(np.diag(rows @ r_cov @ rows.T))
+    assert by["std_error"].to_numpy() == pytest.approx(se, rel=1e-7, abs=1e-8)
+
+
 def test_cell_selections_are_checked_before_any_work(nm):
     nm, _ = nm
     est = gls(nm)
@@ -180,6 +215,23 @@ def test_crosswalks_take_dicts_series_and_two_column_frames(nm):
         est.estimate("age", "Tract", groups={codes[0]: None})
     with pytest.raises(TypeError, match="`groups` must be a mapping"):
         est.estimate("age", "Tract", groups=[codes[0]])
+
+
+def test_crosswalk_areas_sort_by_value_and_keep_their_type(nm):
+    nm, _ = nm
+    est = gls(nm)
+    codes = nm.geocodes("Tract")
+    # integer district ids: 2 before 10 (as strings "10" would come first), kept as integers
+    walk = {codes[0]: 10, codes[1]: 2, codes[2]: 10, codes[3]: 2}
+    df = est.estimate("total", "Tract", groups=walk)
+    assert df["group"].tolist() == [2, 10]
+    assert all(type(g) is int for g in df["group"])
+    ref = est.estimate("total", "Tract", groups={c: f"d{a:02d}" for c, a in walk.items()})
+    np.testing.assert_array_equal(df["estimate"], ref["estimate"])
+    np.testing.assert_array_equal(df["std_error"], ref["std_error"])
+    # 1 and "1" are different areas: refused, not merged
+    with pytest.raises(TypeError, match=r"of one type.*'1' has type str and 1 type int"):
+        est.estimate("total", "Tract", groups={codes[0]: "1", codes[1]: 1})
 
 
 def test_crosswalk_keys_are_geocodes_or_tabulation_codes_never_both():
@@ -261,8 +313,11 @@ def test_paths_and_summary(nm):
     nm, tract = nm
     est = gls(nm)
     paths = est.paths()
+    assert paths.columns.tolist() == ["level", "fast", "low-rank", "dense", "dense-factor"]
     counts = paths.set_index("level").loc["Tract"]
     assert counts["low-rank"] + counts["dense"] >= 1  # k = 6: the correction may fill it
+    assert (paths["dense-factor"] == 0).all()
+    assert paths.iloc[:, 1:].sum(axis=1).tolist() == [len(nm.geocodes(lev)) for lev in nm.levels]
     assert est.path("Tract")[tract] != "fast"
     assert "invariants imposed exactly" in str(est.summary())
 
@@ -698,8 +753,20 @@ def test_to_release_on_the_dense_factor_path_is_the_kkt_solve(layout_kkt):
     zeros = [name for name in hhgq.invariants.names if "structural zero" in name]
     assert len(zeros) >= len(nm.geocodes("Block"))
     detailed = est.paths()
-    assert list(detailed.columns) == ["level", "dense-factor"]
+    assert list(detailed.columns) == ["level", "fast", "low-rank", "dense", "dense-factor"]
     assert detailed["dense-factor"].tolist() == [len(nm.geocodes(lev)) for lev in nm.levels]
+    assert not detailed[["fast", "low-rank", "dense"]].to_numpy().any()
+
+
+def test_to_release_refuses_a_recoded_query_naming_the_rule(layout_kkt):
+    nm, est, _ = layout_kkt
+    assert len(est.estimate("hhinstlevels", "Tract")) == 3 * len(nm.geocodes("Tract"))
+    with pytest.raises(
+        InvariantDPError,
+        match=r"`query` \('hhinstlevels'\) uses a recode: to_release takes marginal queries.*"
+        r"e\.g\. 'hhgq'",
+    ):
+        est.to_release("hhinstlevels", "Tract")
 
 
 def test_totals_and_vap_of_every_level_of_a_release_layout_file_add_up(tmp_path):
@@ -897,5 +964,5 @@ def test_negative_estimates_are_counted_and_clipped_only_on_request():
     text = str(est.summary())
     x = est.solution.x[GEO.index("Tract")]
     assert f"{int((x < 0).sum())} negative cell estimates" in text
-    with pytest.raises(InvariantDPError, match="`clip`"):
+    with pytest.raises(TypeError, match=r"`clip` must be True or False, got str \('yes'\)\."):
         est.estimate("total", "Tract", clip="yes")

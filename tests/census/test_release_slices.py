@@ -417,7 +417,9 @@ def test_recoded_invariants_bind_the_release_of_the_dense_factor_path():
         rng=2, units=counts["geocode"].unique(),
     )  # fmt: skip
     est = gls(nm)
-    assert est.paths().columns.tolist() == ["level", "dense-factor"]
+    paths = est.paths()
+    assert paths.columns.tolist() == ["level", "fast", "low-rank", "dense", "dense-factor"]
+    assert paths["dense-factor"].tolist() == [len(nm.geocodes(lev)) for lev in nm.levels]
     truth = counts.assign(county=counts["geocode"].str[:2])
     for query, names in (
         ("g", ["grp grp=home", "grp grp=gq", "nurse nurse=nursing"]),

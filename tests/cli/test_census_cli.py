@@ -4,6 +4,7 @@ import json
 import re
 import shutil
 import signal
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -363,6 +364,28 @@ def test_estimate_cells_gives_the_numbers_of_python(nmf, capsys):
     ref = est.estimate("sex * age", "Tract", groups=walk, cells=spec)
     np.testing.assert_allclose(got["std_error"], ref["std_error"], rtol=1e-14)
     (nmf / "tracts.csv").unlink()
+
+
+def test_estimate_takes_a_recoded_query_with_cells_as_python_does(tmp_path, capsys):
+    from census.nmf_layout import write_release
+
+    write_release(tmp_path, np.random.default_rng(5), counties=1, tracts=2, groups=1, blocks=2)
+    folder = tmp_path / "US_Person_PL_PROD"
+    out = tmp_path / "inst.csv"
+    argv = ["census", "estimate", str(folder), "--schema", "pl94", "--level", "Tract",
+            "--query", "hhinstlevels", "--cells", "inst=hhinstlevels:Institutional Facility",
+            "-o", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    assert "selections of cells (column cells): inst" in capsys.readouterr().out
+    got = pd.read_csv(out, dtype={"geocode": str})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the kept-but-unused hhgq bounds
+        est = gls(read_nmf(folder))
+    spec = {"inst": {"hhinstlevels": ["Institutional Facility"]}}
+    ref = est.estimate("hhinstlevels", "Tract", cells=spec)
+    assert got["cells"].tolist() == ["inst"] * len(ref)
+    for col in ("estimate", "std_error"):
+        np.testing.assert_allclose(got[col], ref[col], rtol=1e-14)
 
 
 def test_estimate_reports_inequalities_kept_but_not_used(tmp_path, capsys):

@@ -138,6 +138,48 @@ def test_the_dispersion_interval_is_wald_on_the_log_scale(rng):
     np.testing.assert_allclose(named.to_numpy(), ci, rtol=1e-6)
 
 
+def test_the_dispersion_interval_takes_cols_and_the_t_quantile(rng):
+    X, s = _nb_counts(rng, n=60)
+    rel = projected_gaussian(s.astype(float), totals(np.repeat([0, 1], 30)), mu=0.3, rng=rng)
+    res = PrivatizedNegativeBinomial(rel, X).fit(disp=0)
+    full = np.asarray(res.conf_int(0.1))
+    # rows by position, the dispersion's log-scale row only where it is asked for
+    np.testing.assert_array_equal(res.conf_int(0.1, cols=[2]), full[[2]])
+    np.testing.assert_array_equal(res.conf_int(0.1, cols=[1, 0]), full[[1, 0]])
+    np.testing.assert_array_equal(res.conf_int(cols=np.array([0, 2])), res.conf_int()[[0, 2]])
+    frame = pd.DataFrame(X, columns=["const", "x"])
+    named = PrivatizedNegativeBinomial(rel, frame).fit(disp=0)
+    picked = named.conf_int(0.1, cols=[1, 2])
+    assert list(picked.index) == ["x", "alpha"]
+    np.testing.assert_allclose(picked.to_numpy(), named.conf_int(0.1).iloc[1:].to_numpy())
+    with pytest.raises(TypeError, match=r"`cols` \(\['x'\]\) must be a sequence of integer"):
+        res.conf_int(cols=["x"])
+    with pytest.raises(InvariantDPError, match=r"`cols` \(\[3\]\) must hold positions in \[0, 3\)"):
+        named.conf_int(cols=[3])
+    # with use_t every row takes Student's t with df_resid, the dispersion's on the log scale
+    res.use_t = True
+    q = stats.t.ppf(0.95, res.df_resid)
+    ci = np.asarray(res.conf_int(0.1))
+    a, se = res.params[-1], res.bse[-1]
+    np.testing.assert_allclose(ci[-1], a * np.exp([-q * se / a, q * se / a]), rtol=1e-12)
+    np.testing.assert_allclose(ci[0], res.params[0] + np.array([-q, q]) * res.bse[0], rtol=1e-12)
+
+
+def test_a_dispersion_at_the_boundary_gives_its_limit_without_overflow(rng):
+    X, s = _nb_counts(rng, n=60)
+    rel = projected_gaussian(s.astype(float), totals(np.repeat([0, 1], 30)), mu=0.3, rng=rng)
+    res = PrivatizedNegativeBinomial(rel, X).fit(disp=0)
+    se = float(res.bse[-1])
+    for tiny, want in ((1e-300, [0.0, np.inf]), (0.0, [0.0, np.inf])):
+        res.params[-1] = tiny  # the standard error comes from the covariance, unchanged
+        assert float(res.bse[-1]) == se
+        np.testing.assert_array_equal(res.conf_int()[-1], want)  # numpy warnings are errors
+    # a small estimate whose interval is finite: the log-scale formula itself
+    res.params[-1] = se
+    z = stats.norm.ppf(0.975)
+    np.testing.assert_allclose(res.conf_int(cols=[2])[0], se * np.exp([-z, z]), rtol=1e-12)
+
+
 def _misses(n_rep, seed, noise):
     """Per release: the slope's interval covers; alpha lies below its interval; above it.
 

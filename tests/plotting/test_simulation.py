@@ -130,7 +130,7 @@ def test_logx_draws_a_budget_on_a_log_axis_and_keeps_the_bars():
     ("kwargs", "error", "match"),
     [
         ({"logx": True, "where": {"n": 40}}, InvariantDPError, r"`logx` \(True\).*'effect'.*0\.0"),
-        ({"logx": "yes", "where": {"n": 40}}, TypeError, "`logx` must be True or False"),
+        ({"logx": "yes", "where": {"n": 40}}, TypeError, r"`logx` must be .*got str \('yes'\)\."),
     ],
 )
 def test_logx_refuses_non_positive_settings_and_non_booleans(study, kwargs, error, match):

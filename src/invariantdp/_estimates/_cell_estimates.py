@@ -158,7 +158,9 @@ def estimate_columns(est, se, half, note=None, *, clip: bool = False) -> dict:
 def check_clip(clip) -> bool:
     """``clip`` as a bool, refusing anything else (no truthiness coercion)."""
     if not isinstance(clip, bool | np.bool_):
-        raise InvariantDPError(f"`clip` ({format_value(clip)}) must be True or False.")
+        raise TypeError(
+            f"`clip` must be True or False, got {type(clip).__name__} ({format_value(clip)})."
+        )
     return bool(clip)
 
 

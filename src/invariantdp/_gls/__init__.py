@@ -62,8 +62,11 @@ from ._unit_information import own_info
 from ._unit_pair_covariances import slice_cov
 from ._variances import (
     group_sum_laws,
+    laws_variances,
     query_cov,
     query_variances,
+    query_weights,
+    row_weights,
     rows_cov,
     rows_variances,
     sum_law,
@@ -86,6 +89,7 @@ __all__ = [
     "dense_attributes",
     "estimate_release",
     "group_sum_laws",
+    "laws_variances",
     "marginal_constraints",
     "own_info",
     "partitioned_bottom_up",
@@ -94,6 +98,8 @@ __all__ = [
     "query_rows",
     "query_estimates",
     "query_variances",
+    "query_weights",
+    "row_weights",
     "release_problem",
     "replace_root",
     "rows_cov",

@@ -36,8 +36,11 @@ from ._low_rank import restrict
 
 __all__ = [
     "group_sum_laws",
+    "laws_variances",
     "query_cov",
     "query_variances",
+    "query_weights",
+    "row_weights",
     "rows_cov",
     "rows_variances",
     "sum_law",
@@ -55,14 +58,38 @@ def _weights(sol, attrs, with_u: bool):
         return np.broadcast_to(c, (n_cells, c.size)), None
     # the detailed query is the identity: its rows times the basis are the basis
     rb = basis.mat.copy() if n_cells == alg.k else alg.query_rows(attrs) @ basis.mat
-    # exact zeros where the query has no component (T not inside S): rounding there
-    # would meet infinite variances of eigenspaces the query never touches
-    rb[:, ~alg.query_mask(attrs)[basis.labels]] = 0.0
+    outside = np.broadcast_to(~alg.query_mask(attrs)[basis.labels], rb.shape)
+    rb = _clean_rb(rb, outside)
+    return _off_basis(np.broadcast_to(c, (n_cells, c.size)), rb, basis.labels), rb
+
+
+def _clean_rb(rb: np.ndarray, outside: np.ndarray) -> np.ndarray:
+    """``R B`` with exact zeros where a row has no component (``outside``) and below rounding.
+
+    Rounding there (entries near 1e-16) would meet the infinite variances of
+    eigenspaces the rows never touch, and ``0 * inf`` must stay 0.
+    """
+    rb[outside] = 0.0
     rb[np.abs(rb) < 1e-13 * max(1.0, float(np.abs(rb).max(initial=0.0)))] = 0.0
-    used = np.zeros((n_cells, alg.n_spaces))
-    np.add.at(used.T, basis.labels, (rb**2).T)
-    w = c[None, :] - used
-    return np.where(w > 1e-9 * np.maximum(c, 1.0)[None, :], w, 0.0), rb
+    return rb
+
+
+def _off_basis(w: np.ndarray, rb: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """``W[j, T] - ||B_T^T r_j||^2``: the rows' weights on ``U^perp``, rounding set to 0."""
+    used = np.zeros(w.shape)
+    np.add.at(used.T, labels, (rb**2).T)
+    resid = w - used
+    return np.where(resid > 1e-9 * np.maximum(w, 1.0), resid, 0.0)
+
+
+def query_weights(sol, attrs):
+    """``(W, (W on U^perp, R B) or None)`` of query ``attrs``: for laws without and with ``U``.
+
+    Computed once, they serve every law of a query (:func:`variance_from`'s
+    ``weights``), as the groups of a crosswalk need.
+    """
+    full, _ = _weights(sol, attrs, False)
+    return full, (None if sol.basis is None else _weights(sol, attrs, True))
 
 
 def _fast_part(w: np.ndarray, m: np.ndarray) -> np.ndarray:
@@ -130,11 +157,11 @@ def rows_variances(sol, level: int, rows: np.ndarray, units=None) -> np.ndarray:
     anchored = (
         np.zeros(units.size, dtype=bool) if sol.basis is None else sol.anchor[level][units, 0] >= 0
     )
-    w_full, _ = _row_weights(sol, rows, False)
+    w_full, with_u = row_weights(sol, rows)
     out = _fast_part(w_full, sol.F[level][units])
     if not anchored.any():
         return out
-    w_perp, rb = _row_weights(sol, rows, True)
+    w_perp, rb = with_u
     _anchored_part(sol, level, units, anchored, w_perp, rb, out)
     return out
 
@@ -150,9 +177,14 @@ def unit_law(sol, level: int, unit: int):
     return m, gsum(parts)
 
 
-def _row_weights(sol, rows: np.ndarray, with_u: bool):
-    """``W[j, T]`` (as in :func:`_weights`) and ``R B`` for arbitrary rows over the cells."""
+def row_weights(sol, rows: np.ndarray):
+    """``(W, (W on U^perp, R B) or None)`` (as :func:`query_weights`) of any rows over the cells.
+
+    One projection of the rows on each eigenspace serves both; ``R B`` is
+    exactly 0 where a row has no component on a basis vector's eigenspace.
+    """
     alg, basis = sol.alg, sol.basis
+    rows = np.asarray(rows, dtype=float)
     hist = rows.reshape(-1, *alg.shape)
     w = np.stack(
         [
@@ -162,19 +194,20 @@ def _row_weights(sol, rows: np.ndarray, with_u: bool):
         axis=1,
     )
     w = np.where(w > 1e-12 * max(1.0, float(np.abs(w).max(initial=0.0))), w, 0.0)
-    if not with_u:
+    if basis is None:
         return w, None
-    rb = rows @ basis.mat
-    used = np.zeros_like(w)
-    np.add.at(used.T, basis.labels, (rb**2).T)
-    resid = w - used
-    return np.where(resid > 1e-9 * np.maximum(w, 1.0), resid, 0.0), rb
+    rb = _clean_rb(rows @ basis.mat, w[:, basis.labels] == 0)
+    return w, (_off_basis(w, rb, basis.labels), rb)
 
 
 def rows_cov(sol, m: np.ndarray, law, rows: np.ndarray, weights=None) -> np.ndarray:
-    """``R Cov R^T`` of any rows over the ``k`` cells; ``inf`` rows/columns: not estimable."""
+    """``R Cov R^T`` of any rows over the ``k`` cells; ``inf`` rows/columns: not estimable.
+
+    ``weights``: :func:`row_weights` of ``rows`` (computed here if omitted).
+    """
     alg = sol.alg
-    w, rb = weights if weights is not None else _row_weights(sol, rows, law is not None)
+    full, with_u = weights if weights is not None else row_weights(sol, rows)
+    w, rb = with_u if law is not None else (full, None)
     finite = np.where(np.isinf(m), 0.0, m)
     cov = rows @ alg.apply(rows.reshape(-1, *alg.shape), finite).reshape(rows.shape[0], -1).T
     if law is not None:
@@ -185,13 +218,33 @@ def rows_cov(sol, m: np.ndarray, law, rows: np.ndarray, weights=None) -> np.ndar
     return cov
 
 
-def variance_from(sol, m: np.ndarray, law, attrs, full: bool = False) -> np.ndarray:
-    """Cell variances (or, with ``full``, the covariance matrix) of query ``attrs``."""
-    w, rb = _weights(sol, attrs, law is not None)
+def variance_from(sol, m: np.ndarray, law, attrs, full: bool = False, weights=None):
+    """Cell variances (or, with ``full``, the covariance matrix) of query ``attrs``.
+
+    ``weights``: :func:`query_weights` of ``attrs`` (computed here if omitted).
+    """
+    full_w, with_u = weights if weights is not None else query_weights(sol, attrs)
+    w, rb = with_u if law is not None else (full_w, None)
     if not full:
         var = _fast_part(w, m[None, :])[0]
         return var if law is None else var + law.variance_of(rb)
-    return rows_cov(sol, m, law, sol.alg.query_rows(attrs), weights=(w, rb))
+    return rows_cov(sol, m, law, sol.alg.query_rows(attrs), weights=(full_w, with_u))
+
+
+def laws_variances(sol, laws, attrs) -> np.ndarray:
+    """Cell variances of query ``attrs`` under each of ``laws`` (``[(m, law or None)]``).
+
+    ``(len(laws), cells)``: the scalar part of every law at once, the part on
+    ``U`` for the laws that have one, all with the query's weights computed
+    once (the groups of a crosswalk share them).
+    """
+    weights = query_weights(sol, attrs)
+    m = np.array([law[0] for law in laws], dtype=float).reshape(len(laws), -1)
+    out = _fast_part(weights[0], m)
+    for g, (m_g, law) in enumerate(laws):
+        if law is not None:
+            out[g] = variance_from(sol, m_g, law, attrs, weights=weights)
+    return out
 
 
 def query_cov(sol, level: int, unit: int, attrs) -> np.ndarray:
@@ -219,17 +272,31 @@ def _fast_up(k, d, v, starts):
     return kbar, np.where(has_inf & ~same, np.inf, dp)
 
 
-def _dense_up(sol, lev, p, k, d, kd, dd):
-    """The sum recursion at an affected parent: ``K_p`` and ``D_p`` on ``U``."""
+def _dense_up(sol, lev, p, k, d, kd, dd, cache=None):
+    """The sum recursion at an affected parent: ``K_p`` and ``D_p`` on ``U``.
+
+    ``cache`` (a dict; ``k`` and ``d`` then a group's :class:`_Members`)
+    keeps the terms of children outside the group (``K = 0``, ``D = 0``),
+    the same for every group that reaches the parent: computed once per
+    child, not once per group.
+    """
     basis = sol.basis
     m = basis.dim
     eye, zero = np.eye(m), np.zeros((m, m))
     parts, d_parts = [], []
     for j in range(sol.starts[lev][p], sol.starts[lev][p + 1]):
-        law = restrict(basis, np.zeros(sol.alg.k), sol.v[lev][j], sol.sub[lev].get(j))  # cov only
-        kj = kd.get(j, basis.diag(k[j]))
-        parts.append(image(GGauss(np.zeros(m), law.cov, law.null), np.vstack([kj, eye])))
-        d_parts.append(dd.get(j, GGauss.diagonal(np.zeros(m), d[j][basis.labels])))
+        idle = cache is not None and not k.has(j)
+        if idle and (lev, j) in cache:
+            part, d_part = cache[(lev, j)]
+        else:
+            law = restrict(basis, np.zeros(sol.alg.k), sol.v[lev][j], sol.sub[lev].get(j))
+            kj = kd.get(j, basis.diag(k[j]))
+            part = image(GGauss(np.zeros(m), law.cov, law.null), np.vstack([kj, eye]))
+            d_part = dd.get(j, GGauss.diagonal(np.zeros(m), d[j][basis.labels]))
+            if idle:
+                cache[(lev, j)] = (part, d_part)
+        parts.append(part)
+        d_parts.append(d_part)
     joint = gsum(parts)
     joint.mean = np.zeros((2 * m, m))
     post = posterior(
@@ -285,6 +352,10 @@ class _Members:
         i = self.where.get(int(unit))
         return self.zero if i is None else self.rows[i]
 
+    def has(self, unit) -> bool:
+        """Whether ``unit`` is one of the group's (else its rows are zeros)."""
+        return int(unit) in self.where
+
 
 def group_sum_laws(sol, level: int, units, codes, n_groups: int) -> list:
     """:func:`sum_law` of every group at once: ``[(m, law on U or None)]``, one per group.
@@ -302,6 +373,7 @@ def group_sum_laws(sol, level: int, units, codes, n_groups: int) -> list:
     grp = np.asarray(codes, dtype=np.int64)
     k, d = np.ones((unit.size, ns)), np.zeros((unit.size, ns))
     kd, dd = {}, {}
+    idle_terms = {}  # children outside a group: one term each, whichever group reaches them
     for lev in range(level, 0, -1):
         st, v_all = sol.starts[lev], sol.v[lev]
         inf_all = np.isinf(v_all)
@@ -343,7 +415,7 @@ def group_sum_laws(sol, level: int, units, codes, n_groups: int) -> list:
                 kd_j = {u: kd[i] for u, i in where.items() if i in kd}
                 dd_j = {u: dd[i] for u, i in where.items() if i in dd}
                 new_kd[pair], new_dd[pair] = _dense_up(
-                    sol, lev, p, _Members(k, where), _Members(d, where), kd_j, dd_j
+                    sol, lev, p, _Members(k, where), _Members(d, where), kd_j, dd_j, idle_terms
                 )
         unit, grp, k, d, kd, dd = p_unit, p_grp, kbar, new_d, new_kd, new_dd
     total = d + mul0(k**2, sol.F[0][unit])
@@ -354,10 +426,14 @@ def group_sum_laws(sol, level: int, units, codes, n_groups: int) -> list:
         return out
     basis, zero = sol.basis, np.zeros(sol.basis.dim)
     live = np.any(k != 0, axis=1) | np.any(d != 0, axis=1)
-    dense_roots = np.array([int(u) in sol.Fd[0] for u in unit.tolist()], dtype=bool)
+    dense_roots = np.isin(unit, np.fromiter(sol.Fd[0], dtype=np.int64, count=len(sol.Fd[0])))
+    # the live pairs by group: one segment per group, each read once
+    pairs = np.flatnonzero(live)
+    pairs = pairs[np.argsort(grp[pairs], kind="stable")]
+    bounds = segment_starts(grp[pairs], n_groups)
     for g in np.unique(grp[live & dense_roots]).tolist():
         laws = []
-        for pair in np.flatnonzero(live & (grp == g)).tolist():
+        for pair in pairs[bounds[g] : bounds[g + 1]].tolist():
             r = int(unit[pair])
             if r in sol.Fd[0]:
                 f = sol.Fd[0][r]

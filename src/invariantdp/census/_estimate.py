@@ -41,7 +41,9 @@ from .._gls import (
     Zeros,
     block_path_refusal,
     group_sum_laws,
+    laws_variances,
     query_variances,
+    row_weights,
     rows_cov,
     rows_variances,
     slice_cov,
@@ -136,15 +138,13 @@ class GLSEstimate:
         frame = schema.cell_frame(query)
         attrs, used = schema.query_spec(query)
         grids = np.indices(schema.query_shape(query)).reshape(len(attrs), -1)
-        for name, (attr, groups) in schema.recodes.items():
+        for name, (attr, _) in schema.recodes.items():
             a = schema.names.index(attr)
             if a not in attrs or a in used or name in frame.columns:
                 continue
-            members = groups.values() if isinstance(groups, dict) else groups
-            labels = schema.labels(name)
+            group, level = np.nonzero(schema.recode_matrix(name))
             group_of = np.full(schema.shape[a], None, dtype=object)
-            for lab, levels in zip(labels, members, strict=True):
-                group_of[list(levels)] = lab
+            group_of[level] = np.asarray(schema.labels(name), dtype=object)[group]
             frame[name] = group_of[grids[attrs.index(a)]]
         if frame.shape[1] == 1:
             return pd.Index(frame.iloc[:, 0], name=frame.columns[0])
@@ -203,9 +203,23 @@ class GLSEstimate:
             raise InvariantDPError(
                 f"`groups` lists the unit {keys[dup][0]!r} twice: each unit belongs to one group."
             )
+        kind = pd.api.types.infer_dtype(areas, skipna=False)
+        if kind.startswith("mixed") and kind != "mixed-integer-float":
+            first = type(areas[0])
+            other = next(a for a in areas if not isinstance(a, first))
+            raise TypeError(
+                f"`groups` areas must be of one type (all strings or all numbers), so that "
+                f"areas sort and compare by their values; {format_value(areas[0])} has type "
+                f"{first.__name__} and {format_value(other)} type {type(other).__name__}."
+            )
+        try:
+            codes, labels = pd.factorize(areas, sort=True)
+        except TypeError as exc:  # values of one type that have no order
+            raise TypeError(
+                f"`groups` areas must be values that sort (strings or numbers); {exc}"
+            ) from None
         units = self.measurements.unit_keys(level, keys)
-        labels, codes = np.unique(areas.astype(str), return_inverse=True)
-        return labels, units, codes.reshape(-1).astype(np.int64)
+        return np.asarray(labels, dtype=object), units, codes.astype(np.int64)
 
     def _level(self, level: str) -> int:
         return self.measurements.geography.index(level)
@@ -465,7 +479,9 @@ class GLSEstimate:
             geocode or, at a level whose geocodes are longer than 16 digits
             (the release layout's blocks: their block group's geocode then
             the 16-digit tabulation block code), by that tabulation code; one
-            form for every key.  Rows are ordered by area (as strings).
+            form for every key.  Areas are strings or numbers, all of one type;
+            rows are ordered by area (numbers numerically) and column
+            ``group`` holds the areas as given.
         geocodes : sequence of str, optional
             The units of ``level`` to report (default all), as in
             :meth:`to_release`; not with ``groups``.
@@ -590,16 +606,17 @@ class GLSEstimate:
             free = np.zeros((n_groups, c))
             np.add.at(free, codes, ~sol.exact_query_cells(li, units, attrs, recodes))
             return est, _exact_selections(var, free == 0, rows), [_UNIDENTIFIED] * n_groups
-        # one recursion for every group; each group's law then gives its variances
-        var, reasons = np.zeros((n_groups, rows.shape[0])), []
-        lifted = None if sel is None else rows @ sol.alg.query_rows(attrs)
-        for g, (m, law) in enumerate(group_sum_laws(sol, li, units, codes, n_groups)):
-            if sel is None:
-                var[g] = variance_from(sol, m, law, attrs)
-            else:
-                var[g] = np.diag(rows_cov(sol, m, law, lifted))
-            reasons.extend(self._reasons(m, attrs))
-        return est, var, reasons
+        # one recursion for every group; each group's law then gives its variances, with the
+        # weights of the query (or the selections' rows) computed once for all groups
+        laws = group_sum_laws(sol, li, units, codes, n_groups)
+        m_all = np.array([m for m, _ in laws]).reshape(n_groups, -1)
+        if sel is None:
+            var = laws_variances(sol, laws, attrs)
+        else:
+            lifted = rows @ sol.alg.query_rows(attrs)
+            weights = row_weights(sol, lifted)
+            var = np.array([np.diag(rows_cov(sol, m, law, lifted, weights)) for m, law in laws])
+        return est, var.reshape(n_groups, rows.shape[0]), self._reasons(m_all, attrs)
 
     def cov(self, query: str, geocode, level: str | None = None):
         """The covariance matrix of a query at one unit, or summed over units of one level.
@@ -690,7 +707,9 @@ class GLSEstimate:
         Raises
         ------
         InvariantDPError
-            Before any work: an unknown query, level or geocode, a unit
+            Before any work: an unknown query, level or geocode, a recoded
+            query (its groups of levels are not the cells the invariants
+            are stated on: release the attribute's query), a unit
             listed twice, a covariance beyond a release document's
             ``MAX_CELLS`` numbers; then a cell that is not estimable unless
             ``drop_unidentified``.
@@ -734,6 +753,16 @@ class GLSEstimate:
         True
         """
         nm, sol = self.measurements, self.solution
+        if nm.schema.is_recoded(query):
+            # the release's invariants (margins, structural zeros, linear facts) are stated on
+            # the levels of the query's attributes, which a recode's groups sum over
+            attr = nm.schema.names[next(iter(nm.schema.query_spec(query)[1]))]
+            raise InvariantDPError(
+                f"`query` ({format_value(query)}) uses a recode: to_release takes marginal "
+                f"queries (attributes at their own levels), whose cells the invariants are "
+                f"stated on; release the recoded attribute's query (e.g. {attr!r}) and sum "
+                "its cells, or use `estimate`, which takes recoded queries."
+            )
         attrs = nm.schema.query(query)
         li = self._level(level)
         units = slice_units(nm, level, geocodes)
@@ -803,12 +832,26 @@ class GLSEstimate:
     def paths(self):
         """Per level, how many units took each path of the passes (a DataFrame).
 
-        Marginal queries: ``fast`` (scalars on the eigenspaces), ``low-rank``
-        (a correction on the subspace of constraints that leave them) or
-        ``dense``.  Recoded queries (the 2020 release layout): every unit
-        takes ``dense-factor`` (a few ``m x m`` blocks per unit).
+        Columns ``level``, ``fast``, ``low-rank``, ``dense`` and
+        ``dense-factor``, every one of them whatever the solution (0 for a
+        path no unit took), so that files of either kind compare column by
+        column.  Marginal queries: ``fast`` (scalars on the eigenspaces),
+        ``low-rank`` (a correction on the subspace of constraints that leave
+        them) or ``dense``.  Recoded queries (the 2020 release layout): every
+        unit takes ``dense-factor`` (a few ``m x m`` blocks per unit).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from invariantdp.census import Geography, Schema, gls, measure
+        >>> counts = pd.DataFrame({"geocode": ["11", "12"], "sex": [0, 1], "count": [4, 6]})
+        >>> nm = measure(counts, Schema({"sex": 2}), Geography({"A": 1, "B": 2}),
+        ...              {"A": {"total": 1.0}, "B": {"detailed": 1.0}}, secure=False, rng=0,
+        ...              units=["11", "12"])
+        >>> gls(nm).paths().to_numpy().tolist()
+        [['A', 1, 0, 0, 0], ['B', 2, 0, 0, 0]]
         """
-        names = ("dense-factor",) if self._blocks else ("fast", "low-rank", "dense")
+        names = ("fast", "low-rank", "dense", "dense-factor")
         rows = []
         for li, level in enumerate(self.measurements.levels):
             p = self.solution.path(li)

@@ -224,6 +224,32 @@ class Schema:
         lab = self._labels[a]
         return list(lab) if lab is not None else list(range(self.shape[a]))
 
+    def recode_matrix(self, name: str) -> np.ndarray:
+        """The groups of the recode ``name`` as a 0/1 integer matrix ``(G, n)``.
+
+        Group ``g`` holds level ``j`` of the recoded attribute (``n`` levels)
+        iff ``matrix[g, j] == 1``; a level in no group has a zero column.  The
+        one form of a recode that queries, selections, invariants and zeros
+        read.
+
+        Examples
+        --------
+        >>> from invariantdp.census import Schema
+        >>> s = Schema({"age": 4}, recodes={"adult": ("age", [[2, 3]])})
+        >>> s.recode_matrix("adult").tolist()
+        [[0, 0, 1, 1]]
+        """
+        if name not in self._recodes:
+            known = ", ".join(self._recodes) or "none"
+            raise InvariantDPError(
+                f"`name` ({format_value(name)}) is not a recode of the schema (recodes: {known})."
+            )
+        a, groups, _ = self._recodes[name]
+        mat = np.zeros((len(groups), self.shape[a]), dtype=np.int64)
+        for g, levels in enumerate(groups):
+            mat[g, list(levels)] = 1
+        return mat
+
     def has_labels(self, attribute: str) -> bool:
         if attribute in self._recodes:
             return self._recodes[attribute][2] is not None
@@ -350,14 +376,7 @@ class Schema:
         recoded attribute, ``n`` for a plain one).
         """
         attrs, used = self._parse(name)
-        recodes = {}
-        for a, r in used.items():
-            groups = self._recodes[r][1]
-            mat = np.zeros((len(groups), self.shape[a]), dtype=np.int64)
-            for g, levels in enumerate(groups):
-                mat[g, list(levels)] = 1
-            recodes[a] = mat
-        return attrs, recodes
+        return attrs, {a: self.recode_matrix(r) for a, r in used.items()}
 
     def query_shape(self, name: str) -> tuple:
         """The shape of a query's answer (``()`` for the total)."""

@@ -143,14 +143,8 @@ def _grid(sizes) -> np.ndarray:
 
 def _recode_name(schema, a: int, mat) -> str | None:
     """The schema's name of the recode ``mat`` (groups x levels) of attribute ``a``, if any."""
-    for name, (attr, groups) in schema.recodes.items():
-        if attr != schema.names[a]:
-            continue
-        members = list(groups.values()) if isinstance(groups, dict) else groups
-        want = np.zeros((len(members), schema.shape[a]), dtype=np.int64)
-        for g, levels in enumerate(members):
-            want[g, list(levels)] = 1
-        if np.array_equal(want, np.asarray(mat)):
+    for name, (attr, _) in schema.recodes.items():
+        if attr == schema.names[a] and np.array_equal(schema.recode_matrix(name), mat):
             return name
     return None
 

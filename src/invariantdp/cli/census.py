@@ -571,8 +571,10 @@ def _cells(texts, schema, query: str) -> dict | None:
         "must be NAME=ATTR:LABEL,LABEL[;ATTR:LABEL,...] (e.g. 'adults=age:18-64,65+') with "
         "ATTR an attribute of --query or a recode of one"
     )
-    attrs = [schema.names[a] for a in schema.query(query)]
-    named = attrs + [r for r, (attr, _) in schema.recodes.items() if attr in attrs]
+    # the query's own columns (an attribute or the recode it is asked through), then the
+    # recodes of its plain attributes: the names GLSEstimate.estimate's selections take
+    named = [str(c) for c in schema.cell_frame(query).columns]
+    named += [r for r, (attr, _) in schema.recodes.items() if attr in named]
     out = {}
     for text in texts:
         name, eq, body = (p.strip() for p in text.partition("="))
@@ -610,7 +612,7 @@ def _run_estimate(args) -> int:
     schema = _schema(args.schema)
     geography = _geography(args.geography)
     try:
-        query = schema.query_name(schema.query(args.query))
+        query = schema.canonical(args.query)  # recoded queries too, as estimate takes them
     except InvariantDPError as exc:
         raise InvariantDPError(f"`--query`: {exc}") from None
     try:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .._validation import check_positive
+from .._validation import check_positive, format_value
 from ..exceptions import InvariantDPError
 from ._axes import get_ax
 
@@ -138,7 +138,9 @@ def plot_simulation(
         raise InvariantDPError(f"`hue` ({hue!r}) must be another setting than `x`.")
     n_se = check_positive("n_se", n_se)
     if not isinstance(logx, bool | np.bool_):
-        raise TypeError(f"`logx` must be True or False, got {type(logx).__name__}.")
+        raise TypeError(
+            f"`logx` must be True or False, got {type(logx).__name__} ({format_value(logx)})."
+        )
     if y == "rejection_rate":
         table = result.rejection_rate(alpha, pvalue=pvalue)
     else:
