@@ -21,14 +21,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from .._dask_tasks import check_scheduler
 from .._estimates import (
     cell_selection_rows,
     check_clip,
     dg_variances,
-    estimate_columns,
     half_widths,
     negative_count,
 )
@@ -58,6 +56,7 @@ from .._results import Summary, format_table
 from .._validation import check_confidence_level, format_value
 from ..exceptions import InvariantDPError
 from ..release import Release
+from ._estimate_frames import estimate_frame
 from ._measurements import NoisyMeasurements, actual_variances
 from ._slice import (
     census_guarantee,
@@ -239,48 +238,17 @@ class GLSEstimate:
         clip=False,
         cells=None,
     ):
-        """The estimate frame; ``rows`` (unit positions) keeps part of the units.
+        """The estimate frame (:func:`~invariantdp.census._estimate_frames.estimate_frame`).
 
-        ``cells`` labels the columns of ``est`` (a DataFrame, one row each;
-        default: the query's cells).
+        ``rows`` (unit positions) keeps part of the units; ``cells`` labels
+        the columns of ``est`` (a DataFrame, one row each; default: the
+        query's cells).
         """
-        cl = check_confidence_level(confidence_level)
-        z = stats.norm.ppf(0.5 + cl / 2.0)
-        ok = np.isfinite(var)
-        se = np.where(ok, np.sqrt(np.where(ok, np.maximum(var, 0.0), 0.0)), np.nan)
-        est = np.where(ok, est, np.nan)
-        n, c = est.shape
-        if lattice is None:
-            half = z * se
-            how = np.full((n, c), "gaussian", dtype=object)
-            coverage = np.full((n, c), cl)
-        else:
-            half, coverage, how = lattice(cl, var)
-            # rounding of the GLS (relative 1e-13) must not drop an integer sitting on an end
-            half = half + 1e-10 * (1.0 + np.abs(np.where(ok, est, 0.0)) + half)
-        half = np.where(ok, half, np.nan)
-        note = np.where(ok, None, np.repeat(np.asarray(reasons, dtype=object), c).reshape(n, c))
-        keys = {k: np.asarray(v, dtype=object) for k, v in keys.items()}
-        if rows is not None:
-            est, se, half, ok, note = est[rows], se[rows], half[rows], ok[rows], note[rows]
-            how, coverage = np.asarray(how)[rows], np.asarray(coverage)[rows]
-            keys = {k: v[rows] for k, v in keys.items()}
-            n = len(rows)
         if cells is None:
             cells = self.measurements.schema.cell_frame(query)
-        out = pd.DataFrame({k: np.repeat(v, c) for k, v in keys.items()})
-        for name in cells.columns:
-            out[name] = np.tile(cells[name].to_numpy(), n)
-        cols = estimate_columns(est.ravel(), se.ravel(), half.ravel(), note.ravel(), clip=clip)
-        for name, col in cols.items():
-            out[name] = col
-        out.attrs["confidence_level"] = cl
-        out.attrs["interval"] = np.where(ok, how, "not estimable").reshape(-1).tolist()
-        # plain lists: attrs travel into Parquet and JSON metadata
-        out.attrs["coverage"] = np.where(ok, coverage, np.nan).reshape(-1).astype(float).tolist()
-        out.attrs["negative"] = negative_count(est)
-        out.attrs["clipped"] = clip
-        return out
+        return estimate_frame(
+            keys, est, var, cells, confidence_level, reasons, lattice, rows=rows, clip=clip
+        )
 
     def _exact_intervals(self) -> bool:
         """Whether the noise's linear combinations have a computable exact (lattice) law."""
