@@ -308,17 +308,22 @@ class BlockSolution:
         out[:, fa.cell_order(attrs, recodes)] = pairs
         return out
 
-    def pair_blocks(self, level: int, units) -> np.ndarray:
-        """``Cov(h_u, h_v)`` blocks for units of one level, ``(n, n, 2^|C|, m, m)``."""
-        units = np.asarray(units, dtype=np.int64)
-        prob, n = self.problem, units.size
+    def _ancestry(self, level: int, units):
+        """``(ancestors per level, deepest common level of each pair)`` of ``units``."""
         anc = [None] * (level + 1)
         anc[level] = units
         for lev in range(level, 0, -1):
-            anc[lev - 1] = prob.parents[lev][anc[lev]]
-        lca = np.full((n, n), -1)
+            anc[lev - 1] = self.problem.parents[lev][anc[lev]]
+        lca = np.full((units.size, units.size), -1)
         for lev, a in enumerate(anc):
             lca[a[:, None] == a[None, :]] = lev
+        return anc, lca
+
+    def pair_blocks(self, level: int, units) -> np.ndarray:
+        """``Cov(h_u, h_v)`` blocks for units of one level, ``(n, n, 2^|C|, m, m)``."""
+        units = np.asarray(units, dtype=np.int64)
+        n = units.size
+        anc, lca = self._ancestry(level, units)
         ns, m = self.fa.n_spaces, self.fa.m
         up = [None] * (level + 1)  # gains from the unit up to its ancestor at level l + 1
         up[level] = np.broadcast_to(np.eye(m), (n, ns, m, m))
@@ -523,16 +528,10 @@ class BlockSolution:
         """
         fa, attrs, recodes = self.fa, tuple(attrs), dict(recodes or {})
         units = np.asarray(units, dtype=np.int64)
-        prob, n = self.problem, units.size
+        n = units.size
         qd = fa.dense_rows(attrs, recodes)
         g = qd.shape[0]
-        anc = [None] * (level + 1)
-        anc[level] = units
-        for lev in range(level, 0, -1):
-            anc[lev - 1] = prob.parents[lev][anc[lev]]
-        lca = np.full((n, n), -1)
-        for lev, a in enumerate(anc):
-            lca[a[:, None] == a[None, :]] = lev
+        anc, lca = self._ancestry(level, units)
         # proj[l]: the query's rows times the gains from the unit up to its ancestor at l + 1
         proj = [None] * (level + 1)
         proj[level] = np.broadcast_to(qd, (n, fa.n_spaces, g, fa.m))
@@ -704,6 +703,17 @@ def _zero_out(fa, x, zero):
     np.copyto(x, 0.0, where=zero.reshape(zero.shape[0], *(1,) * len(fa.sshape), fa.m))
 
 
+def empty_solution(problem: Problem, fa: FactorAlgebra) -> BlockSolution:
+    """A :class:`BlockSolution` of ``problem`` with its segments and empty passes."""
+    n_lev = len(problem.sizes)
+    starts = [None] + [
+        segment_starts(problem.parents[lev], problem.sizes[lev - 1]) for lev in range(1, n_lev)
+    ]
+    sol = BlockSolution(problem, fa, starts)
+    sol.z, sol.V, sol.sinv, sol.zero = ([None] * n_lev for _ in range(4))
+    return sol
+
+
 def solve_blocks(problem: Problem, names=None) -> BlockSolution:
     """The two passes in the dense-factor algebra (see the module docstring).
 
@@ -743,15 +753,11 @@ def solve_blocks(problem: Problem, names=None) -> BlockSolution:
         raise InvariantDPError(f"the dense-factor path does not apply: {why}.")
     fa = FactorAlgebra(problem.shape, dense_attributes(problem))
     n_lev = len(problem.sizes)
-    starts = [None] + [
-        segment_starts(problem.parents[lev], problem.sizes[lev - 1]) for lev in range(1, n_lev)
-    ]
-    sol = BlockSolution(problem, fa, starts)
-    sol.z, sol.V, sol.sinv, sol.zero = ([None] * n_lev for _ in range(4))
+    sol = empty_solution(problem, fa)
     child = None
     for lev in range(n_lev - 1, -1, -1):
         own = _own(fa, problem, lev)
-        st = starts[lev + 1] if lev + 1 < n_lev else None
+        st = sol.starts[lev + 1] if lev + 1 < n_lev else None
         z, v, sinv = _bottom_up(fa, own, st, child, lev, names)
         _check_own(fa, problem, lev, z, own.zero, names)
         sol.z[lev], sol.V[lev], sol.sinv[lev], sol.zero[lev] = z, v, sinv, own.zero

@@ -36,9 +36,9 @@ from ._block_passes import (
     _own,
     _top_down,
     block_path_refusal,
+    empty_solution,
 )
 from ._dense_factors import FactorAlgebra, dense_attributes
-from ._eigenspace_rules import segment_starts
 from ._problem import Problem
 
 __all__ = [
@@ -124,11 +124,7 @@ def partitioned_bottom_up(problem: Problem, dense, names=None, leaves=None) -> B
         )
     fa = FactorAlgebra(problem.shape, sorted(dense))
     n_lev = len(problem.sizes)
-    starts = [None] + [
-        segment_starts(problem.parents[lev], problem.sizes[lev - 1]) for lev in range(1, n_lev)
-    ]
-    sol = BlockSolution(problem, fa, starts)
-    sol.z, sol.V, sol.sinv, sol.zero = ([None] * n_lev for _ in range(4))
+    sol = empty_solution(problem, fa)
     child, top = None, n_lev - 1
     if leaves is not None:
         z, v, zero = leaves
@@ -140,7 +136,7 @@ def partitioned_bottom_up(problem: Problem, dense, names=None, leaves=None) -> B
         child, top = (z, v), top - 1
     for lev in range(top, -1, -1):
         own = _own(fa, problem, lev)
-        st = starts[lev + 1] if lev + 1 < n_lev else None
+        st = sol.starts[lev + 1] if lev + 1 < n_lev else None
         z, v, sinv = _bottom_up(fa, own, st, child, lev, names)
         _check_own(fa, problem, lev, z, own.zero, names)
         sol.z[lev], sol.V[lev], sol.sinv[lev], sol.zero[lev] = z, v, sinv, own.zero

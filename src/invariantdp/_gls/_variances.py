@@ -327,18 +327,27 @@ def sum_law(sol, level: int, units):
     roots = np.flatnonzero(np.any(k != 0, axis=1) | np.any(d != 0, axis=1))
     if sol.basis is None or not any(int(r) in sol.Fd[0] for r in roots):
         return m, None
-    basis, zero = sol.basis, np.zeros(sol.basis.dim)
     laws = []
-    for r in roots:
-        r = int(r)
-        if r in sol.Fd[0]:
-            f = sol.Fd[0][r]
-            kr = kd.get(r, basis.diag(k[r]))
-            dr = dd.get(r, GGauss.diagonal(zero, d[r][basis.labels]))
-            laws += [dr, image(GGauss(zero, f.cov, f.null), kr)]
-        else:
-            laws.append(GGauss.diagonal(zero, total[r][basis.labels]))
+    for r in roots.tolist():
+        laws += _root_laws(sol, r, r, k, d, kd, dd, total)
     return m, gsum(laws)
+
+
+def _root_laws(sol, root, key, k, d, kd, dd, total) -> list:
+    """The laws a root unit adds to a sum: its own error through ``k`` and ``d`` (row ``key``).
+
+    A root with a generalised-Gaussian covariance (``sol.Fd[0]``) gives the
+    law of ``d`` and the image of its law under ``k``; any other root, the
+    diagonal law of its ``total`` variances.
+    """
+    basis = sol.basis
+    zero = np.zeros(basis.dim)
+    if root not in sol.Fd[0]:
+        return [GGauss.diagonal(zero, total[key][basis.labels])]
+    f = sol.Fd[0][root]
+    kr = kd.get(key, basis.diag(k[key]))
+    dr = dd.get(key, GGauss.diagonal(zero, d[key][basis.labels]))
+    return [dr, image(GGauss(zero, f.cov, f.null), kr)]
 
 
 class _Members:
@@ -424,7 +433,6 @@ def group_sum_laws(sol, level: int, units, codes, n_groups: int) -> list:
     out = [(m[g], None) for g in range(n_groups)]
     if sol.basis is None:
         return out
-    basis, zero = sol.basis, np.zeros(sol.basis.dim)
     live = np.any(k != 0, axis=1) | np.any(d != 0, axis=1)
     dense_roots = np.isin(unit, np.fromiter(sol.Fd[0], dtype=np.int64, count=len(sol.Fd[0])))
     # the live pairs by group: one segment per group, each read once
@@ -434,13 +442,6 @@ def group_sum_laws(sol, level: int, units, codes, n_groups: int) -> list:
     for g in np.unique(grp[live & dense_roots]).tolist():
         laws = []
         for pair in pairs[bounds[g] : bounds[g + 1]].tolist():
-            r = int(unit[pair])
-            if r in sol.Fd[0]:
-                f = sol.Fd[0][r]
-                kr = kd.get(pair, basis.diag(k[pair]))
-                dr = dd.get(pair, GGauss.diagonal(zero, d[pair][basis.labels]))
-                laws += [dr, image(GGauss(zero, f.cov, f.null), kr)]
-            else:
-                laws.append(GGauss.diagonal(zero, total[pair][basis.labels]))
+            laws += _root_laws(sol, int(unit[pair]), pair, k, d, kd, dd, total)
         out[g] = (m[g], gsum(laws))
     return out

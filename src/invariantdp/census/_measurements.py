@@ -458,20 +458,22 @@ class NoisyMeasurements:
             out += [(lev, q, kind) for (lev, q) in d if self.schema.is_recoded(q)]
         return out
 
-    def refuse_recoded(self, operation: str) -> None:
+    def refuse_recoded(self, operation: str, *, allow=()) -> None:
         """Raise, naming the query, if a measurement or constraint uses a recode.
 
         The estimators take marginal queries of the detailed histogram; a
         recoded query is refused rather than read as something it is not.
+        ``allow`` names the kinds (``"structural zeros"``, ...) the operation
+        takes recoded.
         """
-        recoded = self.recoded_queries()
+        recoded = [r for r in self.recoded_queries() if r[2] not in allow]
         if recoded:
             lev, q, kind = recoded[0]
             raise InvariantDPError(
-                f"{operation} does not yet support recoded queries: the {kind} of {q!r} at "
-                f"level {lev} group the levels of an attribute"
+                f"{operation} does not support recoded {_kinds_except(allow)}: the {kind} of "
+                f"{q!r} at level {lev} group the levels of an attribute"
                 + (f" (and {len(recoded) - 1} more recoded tables)" if len(recoded) > 1 else "")
-                + ". Drop them with without_queries() to estimate from the other measurements."
+                + f". Drop them with without_queries({q!r}) to use the other measurements."
             )
 
     def without_queries(self, queries) -> NoisyMeasurements:
@@ -544,3 +546,14 @@ class NoisyMeasurements:
         (``docs/guide/nmf_layout.md``); :func:`read_nmf` reads it back.
         """
         write_nmf(self, path)
+
+
+def _kinds_except(allow) -> str:
+    """The recoded tables an operation refuses, in words."""
+    words = {
+        "noisy answers": "noisy answers",
+        "invariant": "invariants",
+        "structural zeros": "structural zeros",
+    }
+    kinds = [w for k, w in words.items() if k not in allow]
+    return "queries" if len(kinds) == len(words) else " or ".join(kinds)

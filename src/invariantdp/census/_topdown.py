@@ -466,15 +466,7 @@ def _own_estimates(nm: NoisyMeasurements, alg: EigenAlgebra) -> list:
     """Per level, each unit's least-squares estimate from its own measurements, ``(units, k)``."""
     # recoded structural zeros are zero cells (_zero_masks); recoded noisy answers and
     # invariants would need a fit of grouped cells, which this one does not make
-    recoded = [r for r in nm.recoded_queries() if r[2] != "structural zeros"]
-    if recoded:
-        lev, q, kind = recoded[0]
-        raise InvariantDPError(
-            f"topdown_postprocess does not support recoded noisy answers or invariants: the "
-            f"{kind} of {q!r} at level {lev} group the levels of an attribute"
-            + (f" (and {len(recoded) - 1} more recoded tables)" if len(recoded) > 1 else "")
-            + f". Drop them with without_queries({q!r}) to post-process the other measurements."
-        )
+    nm.refuse_recoded("topdown_postprocess", allow=("structural zeros",))
     problem = nm.to_problem()
     out = []
     for li, units in enumerate(nm.units):
