@@ -48,7 +48,7 @@ from ._partitioned_passes import (
     replace_root,
     tree_dense,
 )
-from ._problem import Equality, Linear, Measurement, Problem, Zeros
+from ._problem import Equality, Linear, Measurement, Problem, Zeros, onto_sole_children
 from ._single_release import (
     estimate_release,
     marginal_constraints,
@@ -84,6 +84,7 @@ __all__ = [
     "Problem",
     "Solution",
     "Zeros",
+    "onto_sole_children",
     "block_path_refusal",
     "constraints_of",
     "dense_attributes",

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..exceptions import InvariantDPError
 
-__all__ = ["Equality", "Linear", "Measurement", "Problem", "Zeros"]
+__all__ = ["Equality", "Linear", "Measurement", "Problem", "Zeros", "onto_sole_children"]
 
 
 def _cells(shape, attrs, recodes=None) -> int:
@@ -276,3 +276,64 @@ class Problem:
     def at(self, items, level):
         """The items of a list that belong to ``level``."""
         return [it for it in items if it.level == level]
+
+
+def onto_sole_children(problem: Problem) -> Problem:
+    """The same problem, with what bears on a parent of one unmeasured child moved to the child.
+
+    A unit with a single child has the child's histogram (the Bureau's
+    bypassed blocks: a block group of one block is measured, its block
+    appears only in the constraints).  Its measurements, invariants and
+    zeros are then the child's too, exactly; moved down level by level
+    (a chain of sole children ends at the leaf), they leave the GLS
+    estimate unchanged and let the dense-factor passes, which identify
+    every unit from below, see the leaf identified.
+    """
+    n_lev = len(problem.sizes)
+    items = {
+        "m": list(problem.measurements),
+        "e": list(problem.equalities),
+        "z": list(problem.zeros),
+    }
+    for lev in range(1, n_lev):
+        par = problem.parents[lev]
+        counts = np.bincount(par, minlength=problem.sizes[lev - 1])
+        measured = np.zeros(problem.sizes[lev], dtype=bool)
+        for it in items["m"]:
+            if it.level == lev:
+                measured[it.units] = True
+        sole = np.flatnonzero((counts[par] == 1) & ~measured)
+        if not sole.size:
+            continue
+        child_of = np.full(problem.sizes[lev - 1], -1)
+        child_of[par[sole]] = sole
+        for kind, lst in items.items():
+            out = []
+            for it in lst:
+                move = (child_of[it.units] >= 0) if it.level == lev - 1 else None
+                if move is None or not move.any():
+                    out.append(it)
+                    continue
+                for sel, level, units in (
+                    (~move, lev - 1, it.units[~move]),
+                    (move, lev, child_of[it.units[move]]),
+                ):
+                    if not sel.any():
+                        continue
+                    if kind == "m":
+                        var = it.variance[sel]
+                        out.append(
+                            Measurement(
+                                level, it.attrs, units, it.values[sel], var, recodes=it.recodes
+                            )
+                        )
+                    elif kind == "e":
+                        out.append(
+                            Equality(level, it.attrs, units, it.values[sel], recodes=it.recodes)
+                        )
+                    else:
+                        out.append(Zeros(level, it.attrs, units, it.mask[sel], recodes=it.recodes))
+            items[kind] = out
+    return Problem(
+        problem.shape, problem.parents, items["m"], items["e"], items["z"], problem.linear
+    )

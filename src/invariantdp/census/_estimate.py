@@ -32,14 +32,11 @@ from .._estimates import (
 )
 from .._gls import (
     BlockSolution,
-    Equality,
-    Measurement,
-    Problem,
     Solution,
-    Zeros,
     block_path_refusal,
     group_sum_laws,
     laws_variances,
+    onto_sole_children,
     query_variances,
     row_weights,
     rows_cov,
@@ -56,8 +53,9 @@ from .._results import Summary, format_table
 from .._validation import check_confidence_level, format_value
 from ..exceptions import InvariantDPError
 from ..release import Release
-from ._estimate_frames import estimate_frame
+from ._estimate_frames import UNIDENTIFIED, estimate_frame
 from ._measurements import NoisyMeasurements, actual_variances
+from ._nmf_parts import NMFParts
 from ._slice import (
     census_guarantee,
     check_slice_size,
@@ -67,8 +65,6 @@ from ._slice import (
 )
 
 __all__ = ["GLSEstimate", "gls"]
-
-_UNIDENTIFIED = "not estimable: no measurement or invariant identifies this cell"
 
 
 def _space_names(schema, spaces) -> str:
@@ -527,7 +523,7 @@ class GLSEstimate:
         elif self._blocks:
             est = self.solution.estimates(li, attrs, recodes)
             var = self.solution.query_variances(li, attrs, recodes)
-            reasons = [_UNIDENTIFIED] * est.shape[0]
+            reasons = [UNIDENTIFIED] * est.shape[0]
         else:
             sol = self.solution
             est = sol.alg.marginal(sol.x[li], attrs)
@@ -546,7 +542,7 @@ class GLSEstimate:
             est = sol.estimates(li, attrs, recodes) @ rows.T
             var = sol.selection_variances(sol.F[li], attrs, recodes, rows)
             exact = sol.exact_query_cells(li, np.arange(est.shape[0]), attrs, recodes)
-            reasons = [_UNIDENTIFIED] * est.shape[0]
+            reasons = [UNIDENTIFIED] * est.shape[0]
         else:
             est = sol.alg.marginal(sol.x[li], attrs) @ rows.T
             var = rows_variances(sol, li, rows @ sol.alg.query_rows(attrs))
@@ -573,7 +569,7 @@ class GLSEstimate:
             var = sol.selection_variances(blocks, attrs, recodes, rows)
             free = np.zeros((n_groups, c))
             np.add.at(free, codes, ~sol.exact_query_cells(li, units, attrs, recodes))
-            return est, _exact_selections(var, free == 0, rows), [_UNIDENTIFIED] * n_groups
+            return est, _exact_selections(var, free == 0, rows), [UNIDENTIFIED] * n_groups
         # one recursion for every group; each group's law then gives its variances, with the
         # weights of the query (or the selections' rows) computed once for all groups
         laws = group_sum_laws(sol, li, units, codes, n_groups)
@@ -914,67 +910,6 @@ def _one(terms, var: float, confidence_level: float, cache: dict):
     return h[0], cov[0], how[0]
 
 
-def _onto_sole_children(problem: Problem) -> Problem:
-    """The same problem, with what bears on a parent of one unmeasured child moved to the child.
-
-    A unit with a single child has the child's histogram (the Bureau's
-    bypassed blocks: a block group of one block is measured, its block
-    appears only in the constraints).  Its measurements, invariants and
-    zeros are then the child's too, exactly; moved down level by level
-    (a chain of sole children ends at the leaf), they leave the GLS
-    estimate unchanged and let the dense-factor passes, which identify
-    every unit from below, see the leaf identified.
-    """
-    n_lev = len(problem.sizes)
-    items = {
-        "m": list(problem.measurements),
-        "e": list(problem.equalities),
-        "z": list(problem.zeros),
-    }
-    for lev in range(1, n_lev):
-        par = problem.parents[lev]
-        counts = np.bincount(par, minlength=problem.sizes[lev - 1])
-        measured = np.zeros(problem.sizes[lev], dtype=bool)
-        for it in items["m"]:
-            if it.level == lev:
-                measured[it.units] = True
-        sole = np.flatnonzero((counts[par] == 1) & ~measured)
-        if not sole.size:
-            continue
-        child_of = np.full(problem.sizes[lev - 1], -1)
-        child_of[par[sole]] = sole
-        for kind, lst in items.items():
-            out = []
-            for it in lst:
-                move = (child_of[it.units] >= 0) if it.level == lev - 1 else None
-                if move is None or not move.any():
-                    out.append(it)
-                    continue
-                for sel, level, units in (
-                    (~move, lev - 1, it.units[~move]),
-                    (move, lev, child_of[it.units[move]]),
-                ):
-                    if not sel.any():
-                        continue
-                    if kind == "m":
-                        var = it.variance[sel]
-                        out.append(
-                            Measurement(
-                                level, it.attrs, units, it.values[sel], var, recodes=it.recodes
-                            )
-                        )
-                    elif kind == "e":
-                        out.append(
-                            Equality(level, it.attrs, units, it.values[sel], recodes=it.recodes)
-                        )
-                    else:
-                        out.append(Zeros(level, it.attrs, units, it.mask[sel], recodes=it.recodes))
-            items[kind] = out
-    return Problem(
-        problem.shape, problem.parents, items["m"], items["e"], items["z"], problem.linear
-    )
-
-
 def gls(measurements, *, scheduler: str = "serial", client=None, queries=None):
     """Generalised least squares on noisy measurements, invariants and zeros imposed exactly.
 
@@ -1034,9 +969,8 @@ def gls(measurements, *, scheduler: str = "serial", client=None, queries=None):
     [1, 2]
     """
     check_scheduler(scheduler, client)
-    solve_in_parts = getattr(measurements, "_solve", None)
-    if solve_in_parts is not None:  # an NMFParts (whose module imports this one)
-        return solve_in_parts(queries, scheduler, client)
+    if isinstance(measurements, NMFParts):
+        return measurements._solve(queries, scheduler, client)
     if not isinstance(measurements, NoisyMeasurements):
         raise TypeError(
             "`measurements` must be NoisyMeasurements or NMFParts, got "
@@ -1061,7 +995,7 @@ def gls(measurements, *, scheduler: str = "serial", client=None, queries=None):
                 "recoded queries: use scheduler='serial', or open the file with "
                 "NMFParts.open(folder), which gls solves state by state on Dask."
             )
-        return GLSEstimate(measurements, solve_blocks(_onto_sole_children(problem), names))
+        return GLSEstimate(measurements, solve_blocks(onto_sole_children(problem), names))
     if scheduler == "serial":
         return GLSEstimate(measurements, solve(problem, names))
     return GLSEstimate(measurements, solve_dask(problem, client, names))

@@ -20,7 +20,10 @@ from .._estimates import estimate_columns, negative_count
 from .._validation import check_confidence_level, format_value
 from ..exceptions import InvariantDPError
 
-__all__ = ["check_geocodes", "estimate_frame"]
+__all__ = ["UNIDENTIFIED", "check_geocodes", "estimate_frame"]
+
+#: the note of a cell no measurement or invariant identifies
+UNIDENTIFIED = "not estimable: no measurement or invariant identifies this cell"
 
 
 def check_geocodes(geocodes) -> np.ndarray:

@@ -67,6 +67,7 @@ from .._dask_tasks import client_of, run_tasks
 from .._estimates import check_clip
 from .._gls import (
     block_path_refusal,
+    onto_sole_children,
     partitioned_bottom_up,
     partitioned_top_down,
     replace_root,
@@ -74,8 +75,7 @@ from .._gls import (
 )
 from .._validation import check_confidence_level, format_value
 from ..exceptions import InvariantDPError
-from ._estimate import _UNIDENTIFIED
-from ._estimate_frames import check_geocodes, estimate_frame
+from ._estimate_frames import UNIDENTIFIED, check_geocodes, estimate_frame
 from ._geography import Geography
 from ._ingest import assemble, bad_row
 from ._measurements import NoisyMeasurements
@@ -522,12 +522,10 @@ def _names(nm: NoisyMeasurements) -> dict:
 
 
 def _problem(nm: NoisyMeasurements, root=None):
-    from ._estimate import _onto_sole_children
-
     prob = nm.to_problem()
     if root is not None:
         prob = replace_root(prob, root)
-    return _onto_sole_children(prob)
+    return onto_sole_children(prob)
 
 
 def _county(parts: NMFParts, codes: list, root, files: dict, notes: list):
@@ -787,12 +785,12 @@ def _piece(kept: dict, level: str, query: str, schema: Schema, cl: float, clip: 
     c = max(len(cells), 1)
     if level not in kept:  # no rows, with the column types of a frame that has some
         one = np.zeros((1, c))
-        frame = estimate_frame({"geocode": [""]}, one, one, cells, cl, [_UNIDENTIFIED], clip=clip)
+        frame = estimate_frame({"geocode": [""]}, one, one, cells, cl, [UNIDENTIFIED], clip=clip)
         return frame.iloc[:0]
     geocodes = kept[level]["geocode"]
     est, var = (np.asarray(a, dtype=float).reshape(len(geocodes), c) for a in kept[level][query])
     rows = None if codes is None else np.flatnonzero(np.isin(geocodes, codes))
-    reasons = [_UNIDENTIFIED] * len(geocodes)
+    reasons = [UNIDENTIFIED] * len(geocodes)
     return estimate_frame({"geocode": geocodes}, est, var, cells, cl, reasons, rows=rows, clip=clip)
 
 
