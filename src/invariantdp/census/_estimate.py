@@ -439,7 +439,9 @@ class GLSEstimate:
             of ``level``: estimates of the query summed over each area's units
             (a voting district or a city from its blocks), with the
             covariances between units (through the tree) accounted for; the
-            cost is linear in the number of units listed.  Units are named by
+            cost is linear in the number of units listed (units on the
+            low-rank path add, per area, the size of their top affected
+            family).  Units are named by
             geocode or, at a level whose geocodes are longer than 16 digits
             (the release layout's blocks: their block group's geocode then
             the 16-digit tabulation block code), by that tabulation code; one
