@@ -52,7 +52,7 @@ import numpy as np
 from scipy import sparse
 
 from ..exceptions import InvariantDPError
-from ._dense_factors import FactorAlgebra, dense_attributes, sum_broadcast
+from ._dense_factors import CHUNK_CELLS, FactorAlgebra, dense_attributes, sum_broadcast
 from ._eigenspace_rules import segment_starts, segment_sum
 from ._generalized_gaussian import ROUNDING, RTOL
 from ._problem import Problem
@@ -88,7 +88,13 @@ def _children_sum(x, starts):
     if n == 0 or starts[0] != 0 or starts[-1] != n:
         return segment_sum(x, starts)
     mat = sparse.csr_array((np.ones(n), np.arange(n), starts), shape=(n_par, n))
-    return np.asarray(mat @ x.reshape(n, -1)).reshape(n_par, *x.shape[1:])
+    # a transposed view (the block layout of detailed histograms) is summed as it lies
+    order = (0, *(1 + np.argsort(x.strides[1:], kind="stable")[::-1]))
+    xt = x.transpose(order)
+    if not xt.flags.c_contiguous:
+        xt, order = x, tuple(range(x.ndim))
+    out = np.asarray(mat @ xt.reshape(n, -1)).reshape(n_par, *xt.shape[1:])
+    return out.transpose(np.argsort(order))
 
 
 def _outer(q, w):
@@ -178,6 +184,7 @@ def _own(fa: FactorAlgebra, prob: Problem, level: int) -> _Own:
     meas, eqs = prob.at(prob.measurements, level), prob.at(prob.equalities, level)
     w = np.zeros((n, len(meas)))
     spreads, targets = {}, {}  # per set of units: the spreads to sum (detailed layout)
+    scaled = {}  # per set of units: one detailed query's (values, weights), summed lazily
     bases = np.zeros((len(meas), ns, m, m))
     for i, it in enumerate(meas):
         var = it.variance
@@ -190,8 +197,12 @@ def _own(fa: FactorAlgebra, prob: Problem, level: int) -> _Own:
         w[it.units, i] = wi
         c, a = fa.query_info(it.attrs, it.recodes)
         bases[i] = c[:, None, None] * a
-        part = fa.spread(it.values * wi[:, None], it.attrs, it.recodes, False)
-        _parts(spreads, it.units).append(part)
+        group = _parts(spreads, it.units)
+        key = (it.units.size, it.units.tobytes())
+        if len(it.attrs) == fa.d and not it.recodes and key not in scaled:
+            scaled[key] = (it.values, wi)  # the largest spread: multiplied into the sum
+        else:
+            group.append(fa.spread(it.values * wi[:, None], it.attrs, it.recodes, False))
     pins = np.zeros((n, len(eqs)))
     projs = np.zeros((len(eqs), ns, m, m))
     for j, it in enumerate(eqs):
@@ -212,7 +223,7 @@ def _own(fa: FactorAlgebra, prob: Problem, level: int) -> _Own:
     zdiag[:, np.arange(m), np.arange(m)] = ukey[:, len(meas) + len(eqs) :]
     mc_u += zdiag[:, None, :, :]
     b = _level_sum(fa, n, targets) if eqs else None
-    return _Own(lam_u, _level_sum(fa, n, spreads), mc_u, b, zero, inv)
+    return _Own(lam_u, _level_sum(fa, n, spreads, scaled), mc_u, b, zero, inv)
 
 
 def _parts(groups: dict, units: np.ndarray) -> list:
@@ -220,24 +231,28 @@ def _parts(groups: dict, units: np.ndarray) -> list:
     return groups.setdefault((units.size, units.tobytes()), (units, []))[1]
 
 
-def _level_sum(fa: FactorAlgebra, n: int, groups: dict) -> np.ndarray:
+def _level_sum(fa: FactorAlgebra, n: int, groups: dict, scaled=None) -> np.ndarray:
     """``(n, *sshape, m)``: per set of units the sum of its parts, in the block layout.
 
     The parts of a set are summed smallest first into the larger ones they
     broadcast into, so the level's histograms are written a few times, not once per query.
+    ``scaled`` (keyed as ``groups``) holds a set's detailed ``(values, weights)``,
+    multiplied straight into the sum (:meth:`FactorAlgebra.block_sum`).
     """
+    scaled = scaled or {}
     out = None
     # the largest set first: it is written into the level's array, the others added to it
-    for units, parts in sorted(groups.values(), key=lambda g: -g[0].size):
+    for key, (units, parts) in sorted(groups.items(), key=lambda g: -g[1][0].size):
         roots = sum_broadcast(parts)
+        lazy = scaled.get(key)
         if out is None and _every_row(units, n):
-            out = fa.block_sum(roots, n)
+            out = fa.block_sum(roots, n, scaled=lazy)
         elif out is None and np.all(np.diff(units) > 0):
-            out = fa.block_sum(roots, n, rows=units)
+            out = fa.block_sum(roots, n, rows=units, scaled=lazy)
         else:
             if out is None:
                 out = np.zeros((n, *fa.sshape, fa.m))
-            _add_rows(out, units, fa.block_sum(roots, units.size))
+            _add_rows(out, units, fa.block_sum(roots, units.size, scaled=lazy))
     return np.zeros((n, *fa.sshape, fa.m)) if out is None else out
 
 
@@ -259,7 +274,9 @@ class BlockSolution:
 
     ``z, x`` subtree and final estimates (block layout); ``V, F`` subtree and
     final covariances and ``G`` gains, ``(units, 2^|C|, m, m)``; ``zero`` the
-    dense coordinates of each unit's structural zeros.
+    dense coordinates of each unit's structural zeros.  :func:`solve_blocks`
+    keeps ``z`` of the first level only: below it, each level's ``x`` is
+    written over its ``z`` (a state's blocks are the largest arrays).
     """
 
     problem: Problem
@@ -283,7 +300,7 @@ class BlockSolution:
 
     def estimates(self, level: int, attrs, recodes=None) -> np.ndarray:
         """``Q x_u`` for every unit of ``level``, ``(units, cells)``."""
-        return self.fa.marginal(self.histograms(level), tuple(attrs), dict(recodes or {}))
+        return self.fa.block_marginal(self.x[level], tuple(attrs), dict(recodes or {}))
 
     def _exact_cells(self, level, qd, units):
         """Query cells (dense part) made only of structural zeros: ``(n, G_D)``."""
@@ -496,15 +513,15 @@ class BlockSolution:
             st = segment_starts(inv[order], key.size)
             child = units[order]
             if k is None:
-                b = segment_sum(self.V[lev][child], st)
+                b = _children_sum(self.V[lev][child], st)
                 d = b.copy()
-                k = segment_sum(self.G[lev][child], st)
+                k = _children_sum(self.G[lev][child], st)
             else:
                 ko = k[order]
                 kv = ko @ self.V[lev][child]
-                b = segment_sum(kv, st)
-                d = segment_sum(d[order] + kv @ np.swapaxes(ko, -1, -2), st)
-                k = segment_sum(ko @ self.G[lev][child], st)
+                b = _children_sum(kv, st)
+                d = _children_sum(d[order] + kv @ np.swapaxes(ko, -1, -2), st)
+                k = _children_sum(ko @ self.G[lev][child], st)
             units, grp = key // n_groups, key % n_groups
             sinv = self.sinv[lev - 1]
             if sinv is not None:
@@ -608,8 +625,9 @@ def _bottom_up(fa, own, starts, child, level, names=None):
         _identified(bad, level, leaves[np.argmax(bad.any(axis=1)[inv])] if bad.any() else 0, names)
         every = leaves.size == n
         eta = own.eta if every else own.eta[leaves]
-        # one transform per pattern, shared by every unit that has it
-        z_l = fa.apply(eta, None, index=inv, moebius=fa.moebius(vk))
+        # one transform per pattern, shared by every unit that has it; written over eta,
+        # which the level's own blocks or the gather just made and nothing reads again
+        z_l = fa.apply(eta, None, index=inv, moebius=fa.moebius(vk), out=eta)
         if own.b is not None:  # zeros alone have target 0: only invariants move h0
             pinned = np.flatnonzero(np.abs(own.b[leaves]).reshape(leaves.size, -1).max(axis=1) > 0)
             h0 = fa.apply(own.b[leaves[pinned]], mpinv[inv[pinned]])
@@ -762,11 +780,13 @@ def solve_blocks(problem: Problem, names=None) -> BlockSolution:
         _check_own(fa, problem, lev, z, own.zero, names)
         sol.z[lev], sol.V[lev], sol.sinv[lev], sol.zero[lev] = z, v, sinv, own.zero
         child = (z, v)
-    _top_down(sol)
+    _top_down(sol, consume=True)
     return sol
 
 
-def _top_down(sol: BlockSolution) -> None:
+def _top_down(sol: BlockSolution, consume: bool = False) -> None:
+    """The top-down pass, in place; with ``consume``, each level's ``z`` below the first
+    becomes its ``x`` (and ``z`` is set to None)."""
     fa, n_lev = sol.fa, sol.n_levels
     sol.x, sol.F, sol.G = ([None] * n_lev for _ in range(3))
     sol.x[0], sol.F[0] = sol.z[0].copy(), sol.V[0].copy()
@@ -775,17 +795,35 @@ def _top_down(sol: BlockSolution) -> None:
         st = sol.starts[lev]
         pidx = np.repeat(np.arange(st.size - 1), np.diff(st))
         d = sol.x[lev - 1] - _children_sum(sol.z[lev], st)
-        vc = sol.V[lev]
-        sinv = sol.sinv[lev - 1]
-        g = vc @ sinv[pidx] if sinv is not None else np.zeros_like(vc)
-        x = fa.apply(d[pidx], g)
-        x += sol.z[lev]  # a fresh array: the sum in place
+        g, f = _gains_and_covariances(sol.V[lev], sol.sinv[lev - 1], sol.F[lev - 1], pidx)
+        if consume:  # x = z + G (x_p - s) written over z: the largest arrays, never copied
+            x = fa.apply(d, g, rows=pidx, add_to=sol.z[lev])
+            sol.z[lev] = None
+        else:
+            x = fa.apply(d, g, rows=pidx, add_to=sol.z[lev].copy())
         _zero_out(fa, x, sol.zero[lev])
-        # F = G F_p G^T + V - G V, with one scratch array reused for every product
-        scratch = g @ sol.F[lev - 1][pidx]
-        f = scratch @ np.swapaxes(g, -1, -2)
-        f += vc
-        f -= np.matmul(g, vc, out=scratch)
-        f_sym = np.add(f, np.swapaxes(f, -1, -2), out=scratch)
-        f_sym *= 0.5
-        sol.x[lev], sol.F[lev], sol.G[lev] = x, f_sym, g
+        sol.x[lev], sol.F[lev], sol.G[lev] = x, f, g
+
+
+def _gains_and_covariances(vc, sinv, fp, pidx):
+    """``G = V S^+_p`` and ``F = G F_p G^T + V - G V`` (symmetrised) of a level's units.
+
+    Computed a chunk of units at a time into the two results: the parents'
+    blocks are gathered a chunk at a time, never for the whole level.
+    """
+    g, f = np.empty_like(vc), np.empty_like(vc)
+    step = max(1, CHUNK_CELLS // max(1, int(np.prod(vc.shape[1:], dtype=np.int64))))
+    for lo in range(0, vc.shape[0], step):
+        sl = slice(lo, lo + step)
+        p, v = pidx[sl], vc[sl]
+        gi = g[sl]
+        if sinv is None:
+            gi.fill(0.0)
+        else:
+            np.matmul(v, sinv[p], out=gi)
+        fi = (gi @ fp[p]) @ np.swapaxes(gi, -1, -2)
+        fi += v
+        fi -= gi @ v
+        np.add(fi, np.swapaxes(fi, -1, -2), out=f[sl])
+        f[sl] *= 0.5
+    return g, f

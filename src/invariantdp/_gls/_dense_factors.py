@@ -45,7 +45,10 @@ import numpy as np
 
 from ._eigenspaces import EigenAlgebra
 
-__all__ = ["FactorAlgebra", "dense_attributes", "query_rows", "sum_broadcast"]
+__all__ = ["CHUNK_CELLS", "FactorAlgebra", "dense_attributes", "query_rows", "sum_broadcast"]
+
+#: cells of the histograms of one chunk of :meth:`FactorAlgebra.apply` (4 MB of float64)
+CHUNK_CELLS = 1 << 19
 
 
 def query_rows(shape, attrs, recodes, over=None) -> np.ndarray:
@@ -152,16 +155,23 @@ class FactorAlgebra:
         v = x.reshape(n, *self.shape).transpose(0, *(1 + a for a in self._perm))
         return v.reshape(n, *self.sshape, self.m)
 
-    def block_sum(self, roots, n, rows=None) -> np.ndarray:
+    def block_sum(self, roots, n, rows=None, scaled=None) -> np.ndarray:
         """The sum of detailed-layout arrays ``roots`` (broadcast to ``(n, *shape)``), blocked.
 
         Summed into histograms in the detailed layout, returned seen in the
         block layout (:meth:`block_view`).  With ``rows`` (increasing indices
         into ``N`` rows, one per row of the roots) the sum lands on those rows
         of zero histograms, written run by run of consecutive rows.
+        ``scaled = (values, w)`` is one more root, ``values * w[:, None]``
+        (detailed histograms, one row per row of the roots), multiplied
+        straight into the result: the largest part never has an array of its own.
         """
         full = (n, *self.shape)
-        if rows is None and len(roots) == 1 and roots[0].shape == full:
+        if scaled is not None:
+            vals, w = scaled
+            vals = vals.reshape(vals.shape[0], *self.shape)
+            w = w.reshape(-1, *(1,) * self.d)
+        if scaled is None and rows is None and len(roots) == 1 and roots[0].shape == full:
             # a fresh sum of the parts: it is the histograms itself
             if roots[0].flags.c_contiguous and roots[0].flags.writeable:
                 return self.block_view(roots[0])
@@ -180,7 +190,11 @@ class FactorAlgebra:
         for lo, hi, a, b in runs:
             part = [r[a:b] if r.shape[0] > 1 else r for r in roots]
             dst = out[lo:hi]
-            if not part:
+            if scaled is not None:
+                np.multiply(vals[a:b], w[a:b], out=dst)
+                for r in part:
+                    dst += r
+            elif not part:
                 dst[...] = 0.0
             elif len(part) == 1:
                 np.copyto(dst, part[0])
@@ -196,6 +210,21 @@ class FactorAlgebra:
         dims = [self.shape[a] for a in self._perm]
         x = np.asarray(xb).reshape(n, *dims).transpose(0, *(1 + a for a in self._inv))
         return np.ascontiguousarray(x)
+
+    def block_marginal(self, xb, attrs, recodes) -> np.ndarray:
+        """:meth:`marginal` of block-layout histograms ``xb``, without their detailed copy.
+
+        The scalar attributes the query sums are summed in the block layout
+        (contiguous, the largest reduction); what is left is small.
+        """
+        xb = np.asarray(xb, dtype=float)
+        n = xb.shape[0]
+        drop = tuple(1 + i for i, a in enumerate(self.scalar) if a not in attrs)
+        arr = xb.sum(axis=drop, keepdims=True) if drop else xb
+        sdims = [arr.shape[1 + i] for i in range(len(self.scalar))]
+        dims = (*sdims, *(self.shape[a] for a in self.dense))
+        hist = arr.reshape(n, *dims).transpose(0, *(1 + a for a in self._inv))
+        return self.marginal(hist, attrs, recodes)
 
     # -- queries in the detailed layout ----------------------------------------------
 
@@ -217,10 +246,14 @@ class FactorAlgebra:
         return np.broadcast_to(arr, (n, *self.shape)) if broadcast else arr
 
     def marginal(self, x, attrs, recodes) -> np.ndarray:
-        """``Q x`` for histograms ``x`` (``(N, *shape)``): ``(N, cells)`` in C order."""
+        """``Q x`` for histograms ``x`` (``(N, *shape)``): ``(N, cells)`` in C order.
+
+        Axes the query sums may already have length 1 (summed, kept).
+        """
         arr = np.asarray(x, dtype=float)
         n = arr.shape[0]
-        arr = arr.reshape(n, *self.shape)
+        if arr.ndim != self.d + 1:
+            arr = arr.reshape(n, *self.shape)
         drop = tuple(1 + a for a in range(self.d) if a not in attrs)
         if drop:
             arr = arr.sum(axis=drop, keepdims=True)
@@ -316,28 +349,74 @@ class FactorAlgebra:
                     b[..., t, :, :] -= b[..., t | bit, :, :]
         return np.swapaxes(b, -1, -2)
 
-    def apply(self, xb, mats, index=None, moebius=None) -> np.ndarray:
+    def apply(
+        self, xb, mats, index=None, moebius=None, rows=None, add_to=None, out=None
+    ) -> np.ndarray:
         """``sum_T (P_T kron M_T) x`` for block-layout ``xb``; ``mats``: ``([N,] 2^|C|, m, m)``.
 
         With ``index``, unit ``i`` uses ``mats[index[i]]`` (a table of distinct
         patterns, transformed once); ``moebius`` is :meth:`moebius` of ``mats``
-        when already computed.
+        when already computed.  With ``rows`` (one per output unit) the
+        operator of unit ``i`` acts on ``xb[rows[i]]`` (children's gains on
+        their parents' histograms), gathered chunk by chunk, never whole.
+        With ``add_to`` (an array of the result's shape) the result is added
+        into it, in place, and it is returned; with ``out`` it is written
+        there (``out`` may be ``xb`` itself: the operator applied in place).
+
+        The units are taken in chunks of about :data:`CHUNK_CELLS` cells: the
+        result is the only array of the full size, every temporary is a
+        chunk's, so that the allocator reuses their pages (on a machine where
+        touching fresh memory is dear, as in a VM, that is most of the cost).
         """
         xb = np.asarray(xb, dtype=float)
-        b = self.moebius(mats) if moebius is None else moebius
-        means = self.eig.means(xb)
+        # one operator per unit: transformed a chunk at a time, as the histograms are
+        per_unit = moebius is None and np.ndim(mats) == 4 and index is None
+        b = mats if per_unit else self.moebius(mats) if moebius is None else moebius
+        n = xb.shape[0] if rows is None else len(rows)
+        if add_to is not None:
+            out, mode = add_to, "add"
+        elif out is not None:
+            mode = "copy" if np.may_share_memory(out, xb) else "write"
+        else:
+            out, mode = np.empty((n, *xb.shape[1:])), "write"
+        step = max(1, CHUNK_CELLS // max(1, int(np.prod(xb.shape[1:], dtype=np.int64))))
+        for lo in range(0, n, step):
+            hi = min(n, lo + step)
+            x = xb[lo:hi] if rows is None else xb[rows[lo:hi]]
+            if b.ndim == 3:
+                ops = b
+            elif per_unit:
+                ops = self.moebius(b[lo:hi])
+            elif index is None:
+                ops = b[lo:hi]
+            else:
+                ops = b[index[lo:hi]]
+            self._apply_chunk(x, ops, out[lo:hi], mode)
+        return out
+
+    def _apply_chunk(self, x, b, out, mode) -> None:
+        """:meth:`apply` of one chunk ``x`` into ``out``: operators ``b`` moebius-transformed.
+
+        ``mode``: "write" (the largest product lands in ``out``), "add" (the
+        result is added to ``out``) or "copy" (``out`` is ``x``: every term is
+        computed before ``out`` is written).
+        """
+        means = self.eig.means(x)
+        full = self.n_spaces - 1 if mode == "write" else -1
         terms = []
         for u, mean in means.items():
             n = mean.shape[0]
             inner = int(np.prod(mean.shape[1:-1], dtype=np.int64))
             if b.ndim == 3:  # one operator for every unit: a single product
-                flat = mean.reshape(n * inner, self.m) @ b[u]
+                dst = out.reshape(n * inner, self.m) if u == full else None
+                flat = np.matmul(mean.reshape(n * inner, self.m), b[u], out=dst)
             else:
-                bu = b[:, u] if index is None else b[index, u]
-                flat = mean.reshape(n, inner, self.m) @ bu
-            terms.append(flat.reshape(mean.shape))  # fresh arrays: summed into in place
+                dst = out.reshape(n, inner, self.m) if u == full else None
+                flat = np.matmul(mean.reshape(n, inner, self.m), b[:, u], out=dst)
+            if u != full:
+                terms.append(flat.reshape(mean.shape))  # fresh arrays: summed into in place
         roots = sum_broadcast(terms)
-        out = roots[0]
-        for r in roots[1:]:
-            out = out + r
-        return np.broadcast_to(out, xb.shape).copy() if out.shape != xb.shape else out
+        if mode == "copy":
+            np.copyto(out, roots.pop(0))
+        for r in roots:
+            out += r

@@ -144,24 +144,25 @@ def partitioned_bottom_up(problem: Problem, dense, names=None, leaves=None) -> B
     return sol
 
 
-def partitioned_top_down(sol: BlockSolution, root=None) -> BlockSolution:
+def partitioned_top_down(sol: BlockSolution, root=None, consume: bool = False) -> BlockSolution:
     """The top-down pass of a :func:`partitioned_bottom_up` solution, in place; returns it.
 
     ``root`` is ``(x, F, G)`` of the level-0 units when they are not the
     roots of the whole tree (a part below units solved elsewhere); without
     it the level-0 units are roots (``x = z``, ``F = V``).  The bottom-up
     summaries ``z[0]``, ``V[0]`` are kept: the pass sets ``x``, ``F`` and
-    ``G`` only.
+    ``G`` only; with ``consume`` the ``z`` of the levels below become their
+    ``x`` (no copy of the largest arrays; the solution's ``z`` are then None).
     """
     if root is None:
-        _top_down(sol)
+        _top_down(sol, consume)
         return sol
     x, f, g = root
     z0, v0 = sol.z[0], sol.V[0]
     # the pass starts from x_0 = z_0 and F_0 = V_0: the root's final values stand in for it
     sol.z[0], sol.V[0] = x, f
     try:
-        _top_down(sol)
+        _top_down(sol, consume)
     finally:
         sol.z[0], sol.V[0] = z0, v0
     sol.G[0] = g

@@ -221,7 +221,11 @@ class Problem:
                 f"`{what}.{name}` must have one row of {cells} cells per "
                 f"unit; got shape {np.shape(getattr(it, name))}."
             )
-        if name == "values":
+        if name == "values" and arr.dtype.kind in "iu":
+            # integer answers (a release's) are finite and stay as they are: no float
+            # copy of the largest arrays; every product with them is float
+            arr = arr.astype(np.int64, copy=False)
+        elif name == "values":
             arr = arr.astype(float, copy=False)
             if not np.all(np.isfinite(arr)):
                 raise InvariantDPError(f"`{what}.values` must be finite.")

@@ -665,7 +665,7 @@ def _state_down(parts: NMFParts, up: dict, final: tuple, spec: dict) -> dict:
             sub, names = _county(parts, counties[c0:c1], items, files, again)
             sol = partitioned_bottom_up(sub, up["dense"], names)
             sl = slice(c0, c1)
-            partitioned_top_down(sol, (mid.x[1][sl], mid.F[1][sl], mid.G[1][sl]))
+            partitioned_top_down(sol, (mid.x[1][sl], mid.F[1][sl], mid.G[1][sl]), consume=True)
             pieces.append(
                 {
                     geo.names[t + 1 + lev]: {

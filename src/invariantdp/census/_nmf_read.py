@@ -204,7 +204,11 @@ def _read_table(pfile, cols: list, source: str):
 
 
 def _flat_list(column, source: str, name: str):
-    """``(flat float64 values, offsets)`` of a list column (nulls: empty lists)."""
+    """``(flat values, offsets)`` of a list column (nulls: empty lists).
+
+    The values are int64 for an integer column (a view of the file's buffer,
+    read-only), float64 otherwise.
+    """
     pa, _ = pyarrow_modules()
     arr = column.combine_chunks() if hasattr(column, "combine_chunks") else column
     if arr.null_count:
@@ -233,8 +237,10 @@ def _flat_list(column, source: str, name: str):
                 name,
                 "holds an integer beyond 2^53, which a float64 does not hold exactly.",
             )
-    # numpy's cast: its large arrays take huge pages, far fewer faults than arrow's pool
-    return raw.astype(np.float64, copy=raw.dtype != np.float64), offsets - offsets[0]
+    # integers stay integers, as the file holds them (no copy: the largest arrays of a
+    # read); the estimators take float64 of them where they compute
+    kind = np.int64 if raw.dtype.kind in "iu" else np.float64
+    return raw.astype(kind, copy=False), offsets - offsets[0]
 
 
 def read_chunk(
@@ -651,6 +657,9 @@ def read_nmf(
     Returns
     -------
     NoisyMeasurements
+        Values as the file holds them: int64 for integer lists (the
+        release's), read-only views of the file's buffers where the rows
+        lie evenly; float64 for lists of floats.
 
     Raises
     ------
@@ -683,7 +692,7 @@ def read_nmf(
     ...     nm.to_nmf(d + "/nmf")
     ...     back = read_nmf(d + "/nmf")
     >>> back.geography, back.measurements[("State", "total")].values.tolist()
-    (Geography({'US': 0, 'State': 1}), [[9.0]])
+    (Geography({'US': 0, 'State': 1}), [[9]])
     """
     check_scheduler(scheduler, client)
     pyarrow_modules()
