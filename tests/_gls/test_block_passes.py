@@ -344,3 +344,45 @@ def test_contradicting_invariants_and_zeros_are_refused_naming_the_unit():
     own = [Equality(1, (0,), np.array([1]), np.array([[2.0, 0.0, 0.0]]))]
     with pytest.raises(InvariantDPError, match="of unit b of level Tract"):
         solve_blocks(Problem((3, 2), parents, meas, own, zeros), names)
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_the_passes_by_chunks_of_units_equal_the_passes_whole(case, monkeypatch):
+    # the operators, gains, final covariances and crosswalk sums work a chunk of units at
+    # a time: chunks of one or two units must give what one chunk gives, and the dense GLS
+    import invariantdp._gls._dense_factors as factors
+
+    shape, fan, roots = CASES[case]
+    rng = np.random.default_rng(1200 + case)
+    prob, _ = random_recoded_problem(rng, shape, fan, roots)
+    whole = solve_blocks(prob)
+    last = len(prob.sizes) - 1
+    chosen = np.flatnonzero(rng.random(prob.sizes[last]) < 0.8)
+    codes = rng.integers(0, 3, chosen.size)
+    want_groups = whole.group_sum_blocks(last, chosen, codes, 3)
+    k = int(np.prod(shape))
+    for cells in (1, k + 1):  # one unit per chunk (histograms and blocks); about two
+        monkeypatch.setattr(factors, "CHUNK_CELLS", cells)
+        sol = solve_blocks(prob)
+        for lev in range(len(prob.sizes)):
+            assert np.allclose(sol.x[lev], whole.x[lev], rtol=1e-12, atol=1e-9)
+            assert np.allclose(sol.F[lev], whole.F[lev], rtol=1e-12, atol=1e-9)
+            if lev:
+                assert np.allclose(sol.G[lev], whole.G[lev], rtol=1e-12, atol=1e-12)
+        got = sol.group_sum_blocks(last, chosen, codes, 3)
+        assert np.allclose(got, want_groups, rtol=1e-12, atol=1e-9)
+    ref = DenseGLS(prob)
+    r_est, _ = ref.slice(last, np.arange(prob.sizes[last]), tuple(range(len(shape))), {})
+    assert close(sol.histograms(last).reshape(-1), r_est)
+
+
+def test_final_covariances_are_computed_when_first_asked_for():
+    rng = np.random.default_rng(77)
+    prob, _ = random_recoded_problem(rng, (4, 2, 3), (3, 2, 2), 1)
+    sol = solve_blocks(prob)
+    last = len(prob.sizes) - 1
+    assert list.__getitem__(sol.F, last) is None  # not computed by the solve
+    f = sol.F[last]
+    assert list.__getitem__(sol.F, last) is f  # computed once, then kept
+    assert f.shape == sol.V[last].shape and np.allclose(f, np.swapaxes(f, -1, -2))
+    assert [a.shape for a in sol.F] == [v.shape for v in sol.V]

@@ -25,3 +25,18 @@ def test_rows_that_do_not_split_into_units_are_refused_by_name():
         Problem((3, 2), parents, [Measurement(0, (0, 1), np.array([0]), np.ones(5), [1.0])])
     with pytest.raises(InvariantDPError, match="must have one row of 3 cells per unit"):
         Problem((3, 2), parents, zeros=[Zeros(0, (0,), np.array([], int), np.ones((1, 3), bool))])
+
+
+def test_integer_answers_are_kept_without_a_float_copy_and_solve_as_floats():
+    # a release's answers are integers: the problem keeps the array it was given (the
+    # largest of a state, no float copy) and both paths solve it as its float64 values
+    parents = [np.array([-1]), np.zeros(2, dtype=np.int64)]
+    ints = np.arange(12, dtype=np.int64).reshape(2, 6) * 7 - 20
+    prob = Problem((3, 2), parents, [Measurement(1, (0, 1), np.arange(2), ints, np.ones(2))])
+    kept = prob.measurements[0].values
+    assert kept.dtype == np.int64 and np.shares_memory(kept, ints)
+    floats = Problem(
+        (3, 2), parents, [Measurement(1, (0, 1), np.arange(2), ints.astype(float), np.ones(2))]
+    )
+    assert np.array_equal(solve(prob).x[1], solve(floats).x[1])
+    assert np.array_equal(solve_blocks(prob).histograms(1), solve_blocks(floats).histograms(1))

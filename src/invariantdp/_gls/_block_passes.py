@@ -52,7 +52,7 @@ import numpy as np
 from scipy import sparse
 
 from ..exceptions import InvariantDPError
-from ._dense_factors import CHUNK_CELLS, FactorAlgebra, dense_attributes, sum_broadcast
+from ._dense_factors import FactorAlgebra, dense_attributes, row_chunks, sum_broadcast
 from ._eigenspace_rules import segment_starts, segment_sum
 from ._generalized_gaussian import ROUNDING, RTOL
 from ._problem import Problem
@@ -95,6 +95,24 @@ def _children_sum(x, starts):
         xt, order = x, tuple(range(x.ndim))
     out = np.asarray(mat @ xt.reshape(n, -1)).reshape(n_par, *xt.shape[1:])
     return out.transpose(np.argsort(order))
+
+
+def _gathered_sum(x, rows, starts):
+    """``_children_sum(x[rows], starts)`` with the rows gathered a chunk at a time.
+
+    A chunk's children belong to a run of consecutive parents (``starts``
+    increasing), whose sums it adds to: linear in the rows, never a gathered
+    copy of them all.
+    """
+    n, n_par = rows.size, starts.size - 1
+    out = np.zeros((n_par, *x.shape[1:]))
+    for sl in row_chunks(x.shape[1:], n):
+        lo, hi = sl.start, sl.stop
+        p0 = int(np.searchsorted(starts, lo, side="right")) - 1
+        p1 = int(np.searchsorted(starts, hi, side="left"))
+        sub = np.clip(starts[p0 : p1 + 1], lo, hi) - lo
+        out[p0:p1] += _children_sum(x[rows[lo:hi]], sub)
+    return out
 
 
 def _outer(q, w):
@@ -214,8 +232,7 @@ def _own(fa: FactorAlgebra, prob: Problem, level: int) -> _Own:
     for it in prob.at(prob.zeros, level):
         zero[it.units] |= fa.zero_coords(it.attrs, it.recodes, it.mask)
     key = np.hstack([w, pins, zero.astype(float)])
-    ukey, inv = np.unique(key, axis=0, return_inverse=True) if n else (key, np.zeros(0, int))
-    inv = inv.reshape(-1)
+    ukey, inv = _unique_rows(key) if n else (key, np.zeros(0, int))
     nk = ukey.shape[0]
     lam_u = np.einsum("ui,itab->utab", ukey[:, : len(meas)], bases)
     mc_u = np.einsum("uj,jtab->utab", ukey[:, len(meas) : len(meas) + len(eqs)], projs)
@@ -224,6 +241,19 @@ def _own(fa: FactorAlgebra, prob: Problem, level: int) -> _Own:
     mc_u += zdiag[:, None, :, :]
     b = _level_sum(fa, n, targets) if eqs else None
     return _Own(lam_u, _level_sum(fa, n, spreads, scaled), mc_u, b, zero, inv)
+
+
+def _unique_rows(key):
+    """``(distinct rows, each row's index among them)`` of a float array ``(n, c)``.
+
+    Rows compared as bytes (one sort of ``n`` opaque items, several times
+    faster than ``np.unique(axis=0)``); the order of the distinct rows is
+    not that of their values.  The keys hold no -0.0 and no NaN.
+    """
+    key = np.ascontiguousarray(key, dtype=float)
+    flat = key.view(np.dtype((np.void, key.dtype.itemsize * key.shape[1]))).reshape(-1)
+    _, first, inv = np.unique(flat, return_index=True, return_inverse=True)
+    return key[first], inv.reshape(-1)
 
 
 def _parts(groups: dict, units: np.ndarray) -> list:
@@ -276,7 +306,8 @@ class BlockSolution:
     final covariances and ``G`` gains, ``(units, 2^|C|, m, m)``; ``zero`` the
     dense coordinates of each unit's structural zeros.  :func:`solve_blocks`
     keeps ``z`` of the first level only: below it, each level's ``x`` is
-    written over its ``z`` (a state's blocks are the largest arrays).
+    written over its ``z`` (a state's blocks are the largest arrays).  ``F``
+    is a :class:`FinalCovariances`: a level's is computed when first asked for.
     """
 
     problem: Problem
@@ -512,10 +543,10 @@ class BlockSolution:
             order = np.argsort(inv, kind="stable")
             st = segment_starts(inv[order], key.size)
             child = units[order]
-            if k is None:
-                b = _children_sum(self.V[lev][child], st)
+            if k is None:  # the level's blocks, gathered a chunk at a time
+                b = _gathered_sum(self.V[lev], child, st)
                 d = b.copy()
-                k = _children_sum(self.G[lev][child], st)
+                k = _gathered_sum(self.G[lev], child, st)
             else:
                 ko = k[order]
                 kv = ko @ self.V[lev][child]
@@ -786,44 +817,88 @@ def solve_blocks(problem: Problem, names=None) -> BlockSolution:
 
 def _top_down(sol: BlockSolution, consume: bool = False) -> None:
     """The top-down pass, in place; with ``consume``, each level's ``z`` below the first
-    becomes its ``x`` (and ``z`` is set to None)."""
+    becomes its ``x`` (and ``z`` is set to None).
+
+    The final covariances ``F`` of the levels below the first are computed
+    when first asked for (:class:`FinalCovariances`).
+    """
     fa, n_lev = sol.fa, sol.n_levels
-    sol.x, sol.F, sol.G = ([None] * n_lev for _ in range(3))
-    sol.x[0], sol.F[0] = sol.z[0].copy(), sol.V[0].copy()
+    sol.x, sol.G = [None] * n_lev, [None] * n_lev
+    sol.F = FinalCovariances(sol)
+    sol.x[0] = sol.z[0].copy()
+    sol.F.set_first(sol.V[0].copy())
     sol.G[0] = np.full_like(sol.V[0], np.nan)
     for lev in range(1, n_lev):
         st = sol.starts[lev]
-        pidx = np.repeat(np.arange(st.size - 1), np.diff(st))
+        pidx = _parent_rows(st)
         d = sol.x[lev - 1] - _children_sum(sol.z[lev], st)
-        g, f = _gains_and_covariances(sol.V[lev], sol.sinv[lev - 1], sol.F[lev - 1], pidx)
+        g = _gains(sol.V[lev], sol.sinv[lev - 1], pidx)
         if consume:  # x = z + G (x_p - s) written over z: the largest arrays, never copied
             x = fa.apply(d, g, rows=pidx, add_to=sol.z[lev])
             sol.z[lev] = None
         else:
             x = fa.apply(d, g, rows=pidx, add_to=sol.z[lev].copy())
         _zero_out(fa, x, sol.zero[lev])
-        sol.x[lev], sol.F[lev], sol.G[lev] = x, f, g
+        sol.x[lev], sol.G[lev] = x, g
 
 
-def _gains_and_covariances(vc, sinv, fp, pidx):
-    """``G = V S^+_p`` and ``F = G F_p G^T + V - G V`` (symmetrised) of a level's units.
+def _parent_rows(starts):
+    """Each child's parent, from the children's ``starts``."""
+    return np.repeat(np.arange(starts.size - 1), np.diff(starts))
 
-    Computed a chunk of units at a time into the two results: the parents'
-    blocks are gathered a chunk at a time, never for the whole level.
-    """
-    g, f = np.empty_like(vc), np.empty_like(vc)
-    step = max(1, CHUNK_CELLS // max(1, int(np.prod(vc.shape[1:], dtype=np.int64))))
-    for lo in range(0, vc.shape[0], step):
-        sl = slice(lo, lo + step)
-        p, v = pidx[sl], vc[sl]
-        gi = g[sl]
+
+def _gains(vc, sinv, pidx):
+    """``G = V S^+_p`` of a level's units, a chunk at a time (parents gathered per chunk)."""
+    g = np.empty_like(vc)
+    for sl in row_chunks(vc.shape[1:], vc.shape[0]):
         if sinv is None:
-            gi.fill(0.0)
+            g[sl] = 0.0
         else:
-            np.matmul(v, sinv[p], out=gi)
-        fi = (gi @ fp[p]) @ np.swapaxes(gi, -1, -2)
+            np.matmul(vc[sl], sinv[pidx[sl]], out=g[sl])
+    return g
+
+
+def _final_covariances(vc, g, fp, pidx):
+    """``F = G F_p G^T + V - G V`` (symmetrised) of a level's units, a chunk at a time."""
+    f = np.empty_like(vc)
+    for sl in row_chunks(vc.shape[1:], vc.shape[0]):
+        v, gi = vc[sl], g[sl]
+        fi = (gi @ fp[pidx[sl]]) @ np.swapaxes(gi, -1, -2)
         fi += v
         fi -= gi @ v
         np.add(fi, np.swapaxes(fi, -1, -2), out=f[sl])
         f[sl] *= 0.5
-    return g, f
+    return f
+
+
+class FinalCovariances(list):
+    """``F`` per level of a :class:`BlockSolution`, each computed when first asked for.
+
+    ``F_i = G_i F_p G_i^T + V_i - G_i V_i`` needs the level above's; the
+    finest level's is as large as its ``V`` and ``G`` together and only
+    its own units' variances use it (a crosswalk's sums use ``V``, ``G``
+    and the roots' ``F``), so a solve that is asked for tract totals never
+    computes the blocks'.  A list otherwise: ``F[level]`` as before.
+    """
+
+    def __init__(self, sol: BlockSolution):
+        super().__init__([None] * sol.n_levels)
+        self._sol = sol
+
+    def set_first(self, f0) -> None:
+        list.__setitem__(self, 0, f0)
+
+    def __getitem__(self, level):
+        if isinstance(level, slice):
+            return [self[i] for i in range(*level.indices(len(self)))]
+        level = range(len(self))[level]
+        out = list.__getitem__(self, level)
+        if out is None:
+            sol = self._sol
+            pidx = _parent_rows(sol.starts[level])
+            out = _final_covariances(sol.V[level], sol.G[level], self[level - 1], pidx)
+            list.__setitem__(self, level, out)
+        return out
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))

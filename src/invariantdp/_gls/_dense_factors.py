@@ -45,10 +45,27 @@ import numpy as np
 
 from ._eigenspaces import EigenAlgebra
 
-__all__ = ["CHUNK_CELLS", "FactorAlgebra", "dense_attributes", "query_rows", "sum_broadcast"]
+__all__ = [
+    "CHUNK_CELLS",
+    "FactorAlgebra",
+    "dense_attributes",
+    "query_rows",
+    "row_chunks",
+    "sum_broadcast",
+]
 
 #: cells of the histograms of one chunk of :meth:`FactorAlgebra.apply` (4 MB of float64)
 CHUNK_CELLS = 1 << 19
+
+
+def row_chunks(row_shape, n: int):
+    """Slices of ``n`` rows of shape ``row_shape``, each about :data:`CHUNK_CELLS` numbers.
+
+    The passes work a chunk at a time so that their temporaries are a
+    chunk's: the allocator reuses their pages instead of touching fresh ones.
+    """
+    step = max(1, CHUNK_CELLS // max(1, int(np.prod(row_shape, dtype=np.int64))))
+    return (slice(lo, min(lo + step, n)) for lo in range(0, n, step))
 
 
 def query_rows(shape, attrs, recodes, over=None) -> np.ndarray:
@@ -379,9 +396,8 @@ class FactorAlgebra:
             mode = "copy" if np.may_share_memory(out, xb) else "write"
         else:
             out, mode = np.empty((n, *xb.shape[1:])), "write"
-        step = max(1, CHUNK_CELLS // max(1, int(np.prod(xb.shape[1:], dtype=np.int64))))
-        for lo in range(0, n, step):
-            hi = min(n, lo + step)
+        for sl in row_chunks(xb.shape[1:], n):
+            lo, hi = sl.start, sl.stop
             x = xb[lo:hi] if rows is None else xb[rows[lo:hi]]
             if b.ndim == 3:
                 ops = b
