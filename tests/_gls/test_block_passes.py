@@ -381,8 +381,19 @@ def test_final_covariances_are_computed_when_first_asked_for():
     prob, _ = random_recoded_problem(rng, (4, 2, 3), (3, 2, 2), 1)
     sol = solve_blocks(prob)
     last = len(prob.sizes) - 1
-    assert list.__getitem__(sol.F, last) is None  # not computed by the solve
+    assert not sol.F.computed(last)  # not computed by the solve
     f = sol.F[last]
-    assert list.__getitem__(sol.F, last) is f  # computed once, then kept
+    assert sol.F.computed(last) and sol.F[last] is f  # computed once, then kept
     assert f.shape == sol.V[last].shape and np.allclose(f, np.swapaxes(f, -1, -2))
     assert [a.shape for a in sol.F] == [v.shape for v in sol.V]
+    assert all(a is b for a, b in zip(reversed(sol.F), sol.F[::-1], strict=True))
+    # no reference cycle: a dropped solution is freed at once, not by the cyclic collector
+    import gc
+    import weakref
+
+    gc.disable()
+    try:
+        ref = weakref.ref(solve_blocks(prob))
+        assert ref() is None
+    finally:
+        gc.enable()

@@ -73,3 +73,18 @@ def test_block_layout_round_trip_and_zero_coordinates(rng):
     assert z.shape == (2, 8)
     assert z[0].reshape(4, 2)[:, 0].tolist() == [True, False, False, False]
     assert z[1].reshape(4, 2).all(axis=1).tolist() == [False, True, True, False]
+
+
+def test_apply_in_place_is_refused_with_rows_and_into_a_strided_out():
+    fa = FactorAlgebra((3, 2, 4), dense=(0,))
+    x = fa.to_block(np.random.default_rng(1).normal(size=(5, 24)))
+    mats = np.broadcast_to(np.eye(3), (5, fa.n_spaces, 3, 3))
+    want = fa.apply(x, mats)
+    same = x.copy()
+    assert np.allclose(fa.apply(same, mats, out=same), want)  # in place, without rows
+    with pytest.raises(ValueError, match="without `rows`"):
+        fa.apply(same, mats, rows=np.arange(5)[::-1], out=same)
+    strided = np.zeros((5, 3, 2, 4)).transpose(0, 2, 3, 1)  # x's shape, not C-contiguous
+    assert strided.shape == x.shape
+    with pytest.raises(ValueError, match="C-contiguous"):
+        fa.apply(x, mats, out=strided)

@@ -40,3 +40,11 @@ def test_integer_answers_are_kept_without_a_float_copy_and_solve_as_floats():
     )
     assert np.array_equal(solve(prob).x[1], solve(floats).x[1])
     assert np.array_equal(solve_blocks(prob).histograms(1), solve_blocks(floats).histograms(1))
+
+
+def test_unsigned_64_bit_answers_take_the_float_path_never_wrapping():
+    parents = [np.array([-1])]
+    big = np.array([[2**63 + 5, 3, 0, 1, 2, 4]], dtype=np.uint64)
+    prob = Problem((3, 2), parents, [Measurement(0, (0, 1), np.array([0]), big, [1.0])])
+    kept = prob.measurements[0].values
+    assert kept.dtype == float and kept[0, 0] == float(2**63 + 5)

@@ -46,6 +46,7 @@ Inference*, Sec. 4i (least squares under exact linear constraints).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -320,6 +321,8 @@ class BlockSolution:
     F: list = field(default_factory=list)
     G: list = field(default_factory=list)
     sinv: list = field(default_factory=list)
+    #: levels whose ``z`` a caller lent (summaries given as leaves): never written over
+    lent: set = field(default_factory=set)
 
     @property
     def n_levels(self) -> int:
@@ -833,7 +836,7 @@ def _top_down(sol: BlockSolution, consume: bool = False) -> None:
         pidx = _parent_rows(st)
         d = sol.x[lev - 1] - _children_sum(sol.z[lev], st)
         g = _gains(sol.V[lev], sol.sinv[lev - 1], pidx)
-        if consume:  # x = z + G (x_p - s) written over z: the largest arrays, never copied
+        if consume and lev not in sol.lent:  # x = z + G (x_p - s) written over z: no copy
             x = fa.apply(d, g, rows=pidx, add_to=sol.z[lev])
             sol.z[lev] = None
         else:
@@ -871,34 +874,38 @@ def _final_covariances(vc, g, fp, pidx):
     return f
 
 
-class FinalCovariances(list):
+class FinalCovariances(Sequence):
     """``F`` per level of a :class:`BlockSolution`, each computed when first asked for.
 
     ``F_i = G_i F_p G_i^T + V_i - G_i V_i`` needs the level above's; the
     finest level's is as large as its ``V`` and ``G`` together and only
     its own units' variances use it (a crosswalk's sums use ``V``, ``G``
     and the roots' ``F``), so a solve that is asked for tract totals never
-    computes the blocks'.  A list otherwise: ``F[level]`` as before.
+    computes the blocks'.  A sequence otherwise: ``F[level]`` as before.
+    It holds the solution's lists of ``V``, ``G`` and segments, not the
+    solution (no reference cycle: a solution is freed as soon as it is dropped).
     """
 
     def __init__(self, sol: BlockSolution):
-        super().__init__([None] * sol.n_levels)
-        self._sol = sol
+        self._f = [None] * sol.n_levels
+        self._v, self._g, self._starts = sol.V, sol.G, sol.starts
 
     def set_first(self, f0) -> None:
-        list.__setitem__(self, 0, f0)
+        self._f[0] = f0
+
+    def computed(self, level: int) -> bool:
+        """Whether ``F[level]`` is held already."""
+        return self._f[level] is not None
+
+    def __len__(self) -> int:
+        return len(self._f)
 
     def __getitem__(self, level):
         if isinstance(level, slice):
             return [self[i] for i in range(*level.indices(len(self)))]
         level = range(len(self))[level]
-        out = list.__getitem__(self, level)
-        if out is None:
-            sol = self._sol
-            pidx = _parent_rows(sol.starts[level])
-            out = _final_covariances(sol.V[level], sol.G[level], self[level - 1], pidx)
-            list.__setitem__(self, level, out)
-        return out
-
-    def __iter__(self):
-        return (self[i] for i in range(len(self)))
+        if self._f[level] is None:
+            pidx = _parent_rows(self._starts[level])
+            above = self[level - 1]
+            self._f[level] = _final_covariances(self._v[level], self._g[level], above, pidx)
+        return self._f[level]

@@ -394,6 +394,14 @@ class FactorAlgebra:
             out, mode = add_to, "add"
         elif out is not None:
             mode = "copy" if np.may_share_memory(out, xb) else "write"
+            if (mode == "write" and not out.flags.c_contiguous) or (
+                mode == "copy" and rows is not None
+            ):
+                # the largest product lands in a view of `out`; in place, a chunk must never
+                # overwrite parents' rows still to gather
+                raise ValueError(
+                    "`out` must be C-contiguous (or `xb` itself), and `xb` only without `rows`"
+                )
         else:
             out, mode = np.empty((n, *xb.shape[1:])), "write"
         for sl in row_chunks(xb.shape[1:], n):

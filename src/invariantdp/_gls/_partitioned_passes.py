@@ -133,6 +133,7 @@ def partitioned_bottom_up(problem: Problem, dense, names=None, leaves=None) -> B
                 f"`leaves` summarise {z.shape[0]} units; the finest level has {problem.sizes[top]}."
             )
         sol.z[top], sol.V[top], sol.zero[top] = z, v, zero
+        sol.lent.add(top)
         child, top = (z, v), top - 1
     for lev in range(top, -1, -1):
         own = _own(fa, problem, lev)

@@ -221,9 +221,11 @@ class Problem:
                 f"`{what}.{name}` must have one row of {cells} cells per "
                 f"unit; got shape {np.shape(getattr(it, name))}."
             )
-        if name == "values" and arr.dtype.kind in "iu":
+        exact_int = arr.dtype.kind == "i" or (arr.dtype.kind == "u" and arr.itemsize < 8)
+        if name == "values" and exact_int:
             # integer answers (a release's) are finite and stay as they are: no float
-            # copy of the largest arrays; every product with them is float
+            # copy of the largest arrays; every product with them is float (uint64 is
+            # not: it would wrap in int64)
             arr = arr.astype(np.int64, copy=False)
         elif name == "values":
             arr = arr.astype(float, copy=False)
