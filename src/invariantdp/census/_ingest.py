@@ -154,10 +154,13 @@ def _check_chunk(ch: Chunk, schema, geography: Geography):
         )
     if ch.shapes is not None:
         _check_shapes(ch, schema, queries, inv, lengths)
-    # NaN propagates through min and max: both finite means every number is
+    # integers are finite; for floats NaN propagates through min and max: both finite
+    # means every number is
     finite = (
         True
-        if not ch.flat.size or np.isfinite(ch.flat.min() + ch.flat.max())
+        if not ch.flat.size
+        or ch.flat.dtype.kind in "iub"
+        or np.isfinite(ch.flat.min() + ch.flat.max())
         else np.isfinite(ch.flat)
     )
     if ch.sign is not None and not np.all(finite):
