@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
+from _timing import clock
 
 from invariantdp.census import (
     PL94,
@@ -102,16 +103,6 @@ def synthetic_counts(rng, schema, codes, mean):
 
 def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
-def clock(fn, repeat: int = 1):
-    """``(seconds, result)``: the fastest of ``repeat`` runs (the machine may be shared)."""
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def part_state(tmp: Path):

@@ -22,11 +22,11 @@ Run: ``.venv/bin/python benchmarks/bench_crosswalk.py``.
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+from _timing import clock
 
 from invariantdp.census import Geography, Schema, gls, measure
 from invariantdp.census._measurements import QueryTable
@@ -34,16 +34,6 @@ from invariantdp.census._measurements import QueryTable
 SCHEMA = Schema({"sex": ["F", "M"], "age": ["0-17", "18-64", "65+"]})
 GEO = Geography({"State": 2, "County": 5, "Tract": 11})
 COUNTIES, TRACTS = 160, 25
-
-
-def clock(fn, repeat: int = 3):
-    """``(seconds, result)``: the fastest of ``repeat`` runs."""
-    best, out = np.inf, None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def state(zero: bool):
@@ -73,10 +63,10 @@ def main() -> None:
         nm, codes = state(zero)
         est = gls(nm)
         walk = pd.Series(np.arange(len(codes)), index=codes)
-        t_base, _ = clock(lambda est=est: est.estimate("age", "Tract"))
-        t_sum, by = clock(lambda est=est, walk=walk: est.estimate("age", "Tract", groups=walk))
+        t_base, _ = clock(lambda est=est: est.estimate("age", "Tract"), 3)
+        t_sum, by = clock(lambda est=est, walk=walk: est.estimate("age", "Tract", groups=walk), 3)
         t_sel, _ = clock(
-            lambda est=est, walk=walk: est.estimate("age", "Tract", groups=walk, cells=adults)
+            lambda est=est, walk=walk: est.estimate("age", "Tract", groups=walk, cells=adults), 3
         )
         assert len(by) == 3 * len(codes) and np.isfinite(by["std_error"]).all()
         paths = est.paths().set_index("level").loc["Tract"]

@@ -216,8 +216,7 @@ def _own(fa: FactorAlgebra, prob: Problem, level: int) -> _Own:
         w[it.units, i] = wi
         c, a = fa.query_info(it.attrs, it.recodes)
         bases[i] = c[:, None, None] * a
-        group = _parts(spreads, it.units)
-        key = (it.units.size, it.units.tobytes())
+        group, key = _parts(spreads, it.units), _units_key(it.units)
         if len(it.attrs) == fa.d and not it.recodes and key not in scaled:
             scaled[key] = (it.values, wi)  # the largest spread: multiplied into the sum
         else:
@@ -257,9 +256,14 @@ def _unique_rows(key):
     return key[first], inv.reshape(-1)
 
 
+def _units_key(units: np.ndarray) -> tuple:
+    """A set of units as a dict key (queries of one level share their units)."""
+    return units.size, units.tobytes()
+
+
 def _parts(groups: dict, units: np.ndarray) -> list:
-    """The list of parts of ``groups`` for this set of units (queries share their units)."""
-    return groups.setdefault((units.size, units.tobytes()), (units, []))[1]
+    """The list of parts of ``groups`` for this set of units."""
+    return groups.setdefault(_units_key(units), (units, []))[1]
 
 
 def _level_sum(fa: FactorAlgebra, n: int, groups: dict, scaled=None) -> np.ndarray:
@@ -833,7 +837,7 @@ def _top_down(sol: BlockSolution, consume: bool = False) -> None:
     sol.G[0] = np.full_like(sol.V[0], np.nan)
     for lev in range(1, n_lev):
         st = sol.starts[lev]
-        pidx = _parent_rows(st)
+        pidx = sol.problem.parents[lev]  # sorted: the children of each parent in a run
         d = sol.x[lev - 1] - _children_sum(sol.z[lev], st)
         g = _gains(sol.V[lev], sol.sinv[lev - 1], pidx)
         if consume and lev not in sol.lent:  # x = z + G (x_p - s) written over z: no copy
@@ -843,11 +847,6 @@ def _top_down(sol: BlockSolution, consume: bool = False) -> None:
             x = fa.apply(d, g, rows=pidx, add_to=sol.z[lev].copy())
         _zero_out(fa, x, sol.zero[lev])
         sol.x[lev], sol.G[lev] = x, g
-
-
-def _parent_rows(starts):
-    """Each child's parent, from the children's ``starts``."""
-    return np.repeat(np.arange(starts.size - 1), np.diff(starts))
 
 
 def _gains(vc, sinv, pidx):
@@ -882,13 +881,13 @@ class FinalCovariances(Sequence):
     its own units' variances use it (a crosswalk's sums use ``V``, ``G``
     and the roots' ``F``), so a solve that is asked for tract totals never
     computes the blocks'.  A sequence otherwise: ``F[level]`` as before.
-    It holds the solution's lists of ``V``, ``G`` and segments, not the
+    It holds the solution's lists of ``V``, ``G`` and parents, not the
     solution (no reference cycle: a solution is freed as soon as it is dropped).
     """
 
     def __init__(self, sol: BlockSolution):
         self._f = [None] * sol.n_levels
-        self._v, self._g, self._starts = sol.V, sol.G, sol.starts
+        self._v, self._g, self._parents = sol.V, sol.G, sol.problem.parents
 
     def set_first(self, f0) -> None:
         self._f[0] = f0
@@ -905,7 +904,7 @@ class FinalCovariances(Sequence):
             return [self[i] for i in range(*level.indices(len(self)))]
         level = range(len(self))[level]
         if self._f[level] is None:
-            pidx = _parent_rows(self._starts[level])
             above = self[level - 1]
+            pidx = self._parents[level]
             self._f[level] = _final_covariances(self._v[level], self._g[level], above, pidx)
         return self._f[level]

@@ -431,12 +431,10 @@ class FactorAlgebra:
         for u, mean in means.items():
             n = mean.shape[0]
             inner = int(np.prod(mean.shape[1:-1], dtype=np.int64))
-            if b.ndim == 3:  # one operator for every unit: a single product
-                dst = out.reshape(n * inner, self.m) if u == full else None
-                flat = np.matmul(mean.reshape(n * inner, self.m), b[u], out=dst)
-            else:
-                dst = out.reshape(n, inner, self.m) if u == full else None
-                flat = np.matmul(mean.reshape(n, inner, self.m), b[:, u], out=dst)
+            # one operator for every unit: a single product; else one per unit
+            lead, op = ((n * inner,), b[u]) if b.ndim == 3 else ((n, inner), b[:, u])
+            dst = out.reshape(*lead, self.m) if u == full else None
+            flat = np.matmul(mean.reshape(*lead, self.m), op, out=dst)
             if u != full:
                 terms.append(flat.reshape(mean.shape))  # fresh arrays: summed into in place
         roots = sum_broadcast(terms)

@@ -289,8 +289,9 @@ def onto_sole_children(problem: Problem) -> Problem:
 
     A unit with a single child has the child's histogram (the Bureau's
     bypassed blocks: a block group of one block is measured, its block
-    appears only in the constraints).  Its measurements, invariants and
-    zeros are then the child's too, exactly; moved down level by level
+    appears only in the constraints).  Its measurements, equalities and
+    zeros are then the child's too, exactly (``Linear`` constraints stay on
+    the parent, where they bind the same histogram); moved down level by level
     (a chain of sole children ends at the leaf), they leave the GLS
     estimate unchanged and let the dense-factor passes, which identify
     every unit from below, see the leaf identified.

@@ -1,8 +1,9 @@
 """The estimate frame of GLS estimates, and the checks of the units it reports.
 
 One construction of the frame :meth:`GLSEstimate.estimate` and
-:meth:`PartsEstimate.estimate` return (columns, intervals, ``attrs``), so that
-a file read whole and one solved in parts give the same frame.
+:meth:`PartsEstimate.estimate` return, so that a file read whole and one
+solved in parts give the same columns and ``attrs``; the intervals of a
+solve in parts are Gaussian (it keeps no exact law of the errors).
 
 References
 ----------

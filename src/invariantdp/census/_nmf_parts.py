@@ -965,7 +965,8 @@ class PartsEstimate:
                 found = self._client.gather(
                     [self._client.submit(_found, p, level, codes, pure=False) for p in pieces]
                 )
-            missing = [c for c in codes.tolist() if c not in set().union(*found)]
+            have = set().union(*found)
+            missing = [c for c in codes.tolist() if c not in have]
             if missing:
                 raise InvariantDPError(
                     f"`geocodes` holds {format_value(missing[:3])}, not units of level `{level}`."

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from statsmodels.base import wrapper as wrap
 from statsmodels.base.data import PandasData
 from statsmodels.base.model import GenericLikelihoodModel, LikelihoodResultsWrapper
@@ -411,16 +410,13 @@ class _NegativeBinomialResults(PrivatizedResults):
         """
         rows = _parameter_rows(cols, len(self.params))
         ci = np.array(super().conf_int(alpha), dtype=float)
-        if self.use_t:
-            q = stats.t.ppf(1.0 - alpha / 2.0, getattr(self, "df_resid_inference", self.df_resid))
-        else:
-            q = stats.norm.ppf(1.0 - alpha / 2.0)
-        a, se = float(self.params[-1]), float(self.bse[-1])
+        a = float(self.params[-1])
         if rows is None or len(self.params) - 1 in rows:
-            # on the log scale: log a -+ q se / a, whose exp overflows (to inf, the limit) for
-            # an estimate at the boundary; a = 0 exactly is the limit [0, inf] itself
+            # on the log scale: log a -+ q se / a, with q se the half-width of statsmodels'
+            # own interval (its quantile); the exp overflows (to inf, the limit) for an
+            # estimate at the boundary; a = 0 exactly is the limit [0, inf] itself
             with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-                half = q * se / a
+                half = (ci[-1, 1] - ci[-1, 0]) / (2.0 * a)
                 ends = np.exp(np.log(a) + np.array([-half, half]))
             ci[-1] = [0.0, np.inf] if a == 0.0 else ends
         return ci if rows is None else ci[rows]
