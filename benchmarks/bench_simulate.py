@@ -24,9 +24,9 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
-import time
 
 import pandas as pd
+from _timing import clock
 
 from invariantdp import ump_binomial_test
 from invariantdp.distributions import tulap, tulap_params
@@ -47,25 +47,15 @@ def fast(rng, a, b):
     return {"x": float(rng.normal())}
 
 
-def best_of(repeats: int, call) -> tuple[float, object]:
-    """The least wall time of ``repeats`` calls, and the last result."""
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = call()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
-
-
 def bench_progress() -> None:
     import sys
 
     study = dict(replicates=300, seed=1)
-    off, _ = best_of(7, lambda: simulate(fast, FAST, progress=False, **study))
+    off, _ = clock(lambda: simulate(fast, FAST, progress=False, **study), 7)
     with tempfile.TemporaryFile("w") as sink:
         stderr, sys.stderr = sys.stderr, sink
         try:
-            on, _ = best_of(7, lambda: simulate(fast, FAST, progress=True, **study))
+            on, _ = clock(lambda: simulate(fast, FAST, progress=True, **study), 7)
         finally:
             sys.stderr = stderr
     runs = 24 * 300
@@ -78,12 +68,12 @@ def bench_progress() -> None:
 
     with tempfile.TemporaryFile("w") as sink:
         raw = tqdm(total=runs, file=sink)
-        raw_s, _ = best_of(1, lambda: [raw.update(1) for _ in range(runs)])
+        raw_s, _ = clock(lambda: [raw.update(1) for _ in range(runs)], 1)
         raw.close()
         stderr, sys.stderr = sys.stderr, sink
         try:
             bar = progress_bar(runs, True, desc="bench")
-            ours_s, _ = best_of(1, lambda: [bar.update(1) for _ in range(runs)])
+            ours_s, _ = clock(lambda: [bar.update(1) for _ in range(runs)], 1)
             bar.close()
         finally:
             sys.stderr = stderr
@@ -97,14 +87,14 @@ def bench_dask(replicates: int) -> None:
     from dask.distributed import Client, LocalCluster
 
     study = dict(replicates=replicates, seed=1, progress=False)
-    serial_s, serial = best_of(1, lambda: simulate(run, SETTINGS, **study).frame)
+    serial_s, serial = clock(lambda: simulate(run, SETTINGS, **study).frame, 1)
     runs = len(serial)
     rows = [("serial", serial_s, serial)]
 
     def fresh():
         return simulate(run, SETTINGS, scheduler="dask", n_workers=2, **study).frame
 
-    rows.append(("dask, fresh local cluster of 2", *best_of(1, fresh)))
+    rows.append(("dask, fresh local cluster of 2", *clock(fresh, 1)))
     for workers in (1, 2):
         cluster = LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
@@ -119,7 +109,7 @@ def bench_dask(replicates: int) -> None:
                         run, SETTINGS, scheduler="dask", client=client, batch_size=batch, **study
                     ).frame
 
-                rows.append((f"dask, {workers} running, {label}", *best_of(1, on_client)))
+                rows.append((f"dask, {workers} running, {label}", *clock(on_client, 1)))
     print(f"\nDask against serial: {runs} runs in {runs // replicates} settings")
     print(f"{'scheduler':<40} {'seconds':>8} {'/ serial':>9}")
     for name, seconds, _ in rows:
